@@ -1,0 +1,3 @@
+module github.com/scyllakube/managerclient
+
+go 1.26.0
