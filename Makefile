@@ -1,0 +1,71 @@
+# scylla-operator build, test and code generation entry points. Run 'make help' for the list.
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -o errexit -o nounset -o pipefail -c
+.DEFAULT_GOAL := build
+
+OUTPUT_DIR ?= _output
+GIT_VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-unknown)
+GIT_COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+BUILD_DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+VERSION_PKG := github.com/scyllakube/scylla-operator/pkg/version
+LDFLAGS := -X $(VERSION_PKG).gitVersion=$(GIT_VERSION) -X $(VERSION_PKG).gitCommit=$(GIT_COMMIT) -X $(VERSION_PKG).buildDate=$(BUILD_DATE)
+GO_TEST_FLAGS ?=
+E2E_TIMEOUT ?= 45m
+
+.PHONY: help
+help: ## Show this help.
+	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-22s %s\n", $$1, $$2}'
+
+.PHONY: build
+build: ## Build the scylla-operator binary into _output/bin.
+	go build -ldflags '$(LDFLAGS)' -o $(OUTPUT_DIR)/bin/scylla-operator ./cmd/scylla-operator
+
+.PHONY: test
+test: test-unit test-e2e ## Run every test: unit tests, then e2e tests on a local control plane.
+
+.PHONY: test-unit
+test-unit: ## Run the unit tests of every module.
+	hack/test-unit.sh $(GO_TEST_FLAGS)
+
+.PHONY: test-e2e
+test-e2e: ## Build the local control plane (cached) and run the e2e tests against it.
+	hack/build-control-plane.sh
+	go test -tags e2e -timeout $(E2E_TIMEOUT) -count=1 $(GO_TEST_FLAGS) ./e2e/...
+
+.PHONY: bench
+bench: ## Run the benchmarks of every module.
+	hack/test-unit.sh -run '^$$' -bench . -benchmem $(GO_TEST_FLAGS)
+
+.PHONY: update
+update: update-codegen update-crds ## Regenerate all generated code.
+
+.PHONY: update-codegen
+update-codegen: ## Regenerate deepcopy functions and the client module.
+	hack/update-codegen.sh
+
+.PHONY: update-crds
+update-crds: ## Regenerate the CRDs in deploy/crds.
+	hack/update-crds.sh
+
+.PHONY: verify
+verify: verify-gofmt verify-govet verify-staging-imports verify-codegen verify-crds ## Fail on stale generated code, formatting or vet findings.
+
+.PHONY: verify-gofmt verify-govet verify-staging-imports verify-codegen verify-crds
+verify-gofmt:
+	hack/verify-gofmt.sh
+verify-govet:
+	hack/verify-govet.sh
+verify-staging-imports:
+	hack/verify-staging-imports.sh
+verify-codegen:
+	hack/verify-codegen.sh
+verify-crds:
+	hack/verify-crds.sh
+
+.PHONY: local-up
+local-up: ## Start a local control plane with the operator and an example ScyllaCluster.
+	hack/local-up.sh
+
+.PHONY: local-down
+local-down: ## Stop what local-up started.
+	hack/local-down.sh

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Generates one CustomResourceDefinition file per kind into deploy/crds/ with controller-gen, at the version pinned
+# by go.mod.
+source "$(dirname "${BASH_SOURCE[0]}")/lib/init.sh"
+
+cd "${REPO_ROOT}"
+rm -f deploy/crds/*.yaml
+go tool controller-gen \
+	crd:crdVersions=v1 \
+	paths=github.com/scyllakube/api/scylla/... \
+	output:crd:dir=deploy/crds
