@@ -9,6 +9,12 @@ replace (
 )
 
 require (
+	github.com/scyllakube/api v0.0.0
+	github.com/scyllakube/client v0.0.0
+	github.com/scyllakube/managerclient v0.0.0
+)
+
+require (
 	cel.dev/expr v0.25.1 // indirect
 	github.com/NYTimes/gziphandler v1.1.1 // indirect
 	github.com/antlr4-go/antlr/v4 v4.13.1 // indirect
@@ -65,9 +71,7 @@ require (
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
-	github.com/scyllakube/api v0.0.0
-	github.com/scyllakube/client v0.0.0
-	github.com/scyllakube/managerclient v0.0.0
+	github.com/robfig/cron/v3 v3.0.1 // indirect
 	github.com/spf13/cobra v1.10.2 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
