@@ -1,0 +1,248 @@
+// Package resourceapply writes the objects the operator owns. Every owned kind goes through one generic Apply: it
+// creates what is missing, updates only what drifted from what the controller asks for, and never touches objects
+// that belong to someone else. A second Apply of the same object makes no API call.
+package resourceapply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/scyllakube/scylla-operator/pkg/kubeinterfaces"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+)
+
+// ErrObjectBeingDeleted is wrapped by the error Apply returns when the existing object has a deletionTimestamp.
+// The object is recreated by the first Apply after it is gone; callers may treat this error as progress rather than
+// a failure (errors.Is).
+var ErrObjectBeingDeleted = errors.New("object is being deleted")
+
+// ApplyOptions tune Apply. The zero value is the safe default.
+type ApplyOptions struct {
+	// AdoptOrphans lets Apply take over an existing object that has no controller while the required object has one.
+	// By default such an object is left alone and Apply fails, because the name may be used by something the
+	// operator never created.
+	AdoptOrphans bool
+}
+
+// Apply makes the object named like required match required and returns the object as the API server (or, when
+// nothing had to change, the informer cache) has it. The returned object must not be mutated. changed reports
+// whether Apply wrote anything.
+//
+// The required object is what the controller built: a name, no resourceVersion or UID, and not the bookkeeping
+// annotations Apply adds itself. Apply stores a hash of it in naming.ManagedHashAnnotation and:
+//   - creates the object when lister does not have it;
+//   - refuses to touch an object whose controller differs from required's (or, unless options.AdoptOrphans, that has
+//     no controller while required has one): it returns an error and records a Warning event;
+//   - writes nothing when the hash matches and the labels, annotations, owner references and finalizers required asks
+//     for are all present;
+//   - otherwise updates it: labels and annotations other actors added survive, the ones the operator set before but
+//     no longer wants are removed, and fields the API server allocated (a Service's cluster IPs and node ports) are
+//     kept when required leaves them unset;
+//   - deletes it instead, when a field the API server refuses to update must change (a StatefulSet's selector,
+//     serviceName, podManagementPolicy, revisionHistoryLimit or volumeClaimTemplates; a Service's clusterIP; a
+//     RoleBinding's roleRef; an immutable Secret's or ConfigMap's data). A StatefulSet is deleted with orphan
+//     propagation so its pods keep running. Apply then returns a nil object with changed set, and a later Apply
+//     creates the object once it is gone; until then Apply returns an error wrapping ErrObjectBeingDeleted.
+//
+// Every create, update and delete records a Normal event, every failure a Warning event, both on the required
+// object's controller (or on the object itself when it has none). Conflicts and AlreadyExists errors only mean
+// that the cache is behind; they are returned without an event and the next sync retries.
+func Apply[T kubeinterfaces.ObjectInterface](
+	ctx context.Context,
+	client kubeinterfaces.CreateUpdateDeleterInterface[T],
+	lister kubeinterfaces.GetterInterface[T],
+	recorder record.EventRecorder,
+	required T,
+	options ApplyOptions,
+) (T, bool, error) {
+	var zero T
+	kind := kindOf[T]()
+	if err := validateRequired(required); err != nil {
+		return zero, false, fmt.Errorf("can't apply %s: %w", kind, err)
+	}
+	key := klog.KObj(required).String()
+	logger := klog.FromContext(ctx).WithValues("kind", kind, "object", key)
+
+	hash, err := Hash(required)
+	if err != nil {
+		return zero, false, fmt.Errorf("can't apply %s %q: %w", kind, key, err)
+	}
+
+	existing, err := lister.Get(required.GetName())
+	if apierrors.IsNotFound(err) {
+		return create(ctx, client, recorder, required, hash, kind, key, logger)
+	}
+	if err != nil {
+		return zero, false, fmt.Errorf("can't get %s %q: %w", kind, key, err)
+	}
+
+	if existing.GetDeletionTimestamp() != nil {
+		return zero, false, fmt.Errorf("can't apply %s %q: %w", kind, key, ErrObjectBeingDeleted)
+	}
+
+	if err := checkControllerRef(existing, required, options); err != nil {
+		err = fmt.Errorf("can't apply %s %q: %w", kind, key, err)
+		recorder.Event(eventTarget(required, existing), corev1.EventTypeWarning, kind+"OwnershipConflict", err.Error())
+		return zero, false, err
+	}
+
+	if isUpToDate(existing, required, hash) {
+		logger.V(5).Info("Object is up to date")
+		return existing, false, nil
+	}
+
+	obj := required.DeepCopyObject().(T)
+	mergeMetadata(obj, existing, hash)
+	preserveAllocatedFields(existing, obj)
+
+	if field, propagation, ok := immutableFieldChange(existing, obj); ok {
+		return zero, true, deleteToRecreate(ctx, client, recorder, existing, required, field, propagation, kind, key, logger)
+	}
+
+	updated, err := client.Update(ctx, obj, metav1.UpdateOptions{})
+	if err != nil {
+		if !isStaleCacheError(err) {
+			recorder.Eventf(eventTarget(required, existing), corev1.EventTypeWarning, kind+"UpdateFailed", "Failed to update %s %s: %v", kind, key, err)
+		}
+		return zero, false, fmt.Errorf("can't update %s %q: %w", kind, key, err)
+	}
+
+	logger.V(2).Info("Updated object", "resourceVersion", updated.GetResourceVersion())
+	recorder.Eventf(eventTarget(required, updated), corev1.EventTypeNormal, kind+"Updated", "%s %s updated", kind, key)
+	return updated, true, nil
+}
+
+func create[T kubeinterfaces.ObjectInterface](
+	ctx context.Context,
+	client kubeinterfaces.CreatorInterface[T],
+	recorder record.EventRecorder,
+	required T,
+	hash, kind, key string,
+	logger klog.Logger,
+) (T, bool, error) {
+	var zero T
+
+	obj := required.DeepCopyObject().(T)
+	setBookkeepingAnnotations(obj, hash)
+
+	created, err := client.Create(ctx, obj, metav1.CreateOptions{})
+	if err != nil {
+		if !isStaleCacheError(err) {
+			recorder.Eventf(eventTarget(required, required), corev1.EventTypeWarning, kind+"CreateFailed", "Failed to create %s %s: %v", kind, key, err)
+		}
+		return zero, false, fmt.Errorf("can't create %s %q: %w", kind, key, err)
+	}
+
+	logger.V(2).Info("Created object", "resourceVersion", created.GetResourceVersion())
+	recorder.Eventf(eventTarget(required, created), corev1.EventTypeNormal, kind+"Created", "%s %s created", kind, key)
+	return created, true, nil
+}
+
+func deleteToRecreate[T kubeinterfaces.ObjectInterface](
+	ctx context.Context,
+	client kubeinterfaces.DeleterInterface,
+	recorder record.EventRecorder,
+	existing, required T,
+	field string,
+	propagation metav1.DeletionPropagation,
+	kind, key string,
+	logger klog.Logger,
+) error {
+	uid := existing.GetUID()
+	resourceVersion := existing.GetResourceVersion()
+	err := client.Delete(ctx, existing.GetName(), metav1.DeleteOptions{
+		Preconditions:     &metav1.Preconditions{UID: &uid, ResourceVersion: &resourceVersion},
+		PropagationPolicy: &propagation,
+	})
+	if err != nil {
+		if !isStaleCacheError(err) {
+			recorder.Eventf(eventTarget(required, existing), corev1.EventTypeWarning, kind+"DeleteFailed", "Failed to delete %s %s to recreate it: %v", kind, key, err)
+		}
+		return fmt.Errorf("can't delete %s %q to recreate it: %w", kind, key, err)
+	}
+
+	logger.V(2).Info("Deleted object to recreate it", "field", field, "propagationPolicy", propagation)
+	recorder.Eventf(eventTarget(required, existing), corev1.EventTypeNormal, kind+"Deleted",
+		"%s %s deleted (propagation %s) to be recreated because immutable field %s changed", kind, key, propagation, field)
+	return nil
+}
+
+// validateRequired rejects required objects that were not built from scratch: applying them would either fail late
+// or silently drop what the caller set.
+func validateRequired(required kubeinterfaces.ObjectInterface) error {
+	if v := reflect.ValueOf(required); !v.IsValid() || (v.Kind() == reflect.Pointer && v.IsNil()) {
+		return errors.New("required object is nil")
+	}
+	var errs []error
+	if len(required.GetName()) == 0 {
+		errs = append(errs, errors.New("required object has no name"))
+	}
+	if len(required.GetResourceVersion()) != 0 {
+		errs = append(errs, fmt.Errorf("required object has resourceVersion %q", required.GetResourceVersion()))
+	}
+	if len(required.GetUID()) != 0 {
+		errs = append(errs, fmt.Errorf("required object has UID %q", required.GetUID()))
+	}
+	if required.GetDeletionTimestamp() != nil {
+		errs = append(errs, errors.New("required object has a deletionTimestamp"))
+	}
+	for _, annotation := range bookkeepingAnnotations {
+		if _, ok := required.GetAnnotations()[annotation]; ok {
+			errs = append(errs, fmt.Errorf("required object sets annotation %q that Apply manages", annotation))
+		}
+	}
+	return utilerrors.NewAggregate(errs)
+}
+
+// bookkeepingAnnotations are the annotations Apply adds to every object it writes.
+var bookkeepingAnnotations = []string{
+	naming.ManagedHashAnnotation,
+	naming.ManagedLabelKeysAnnotation,
+	naming.ManagedAnnotationKeysAnnotation,
+}
+
+// kindOf names the kind of T (a pointer to an API struct) for errors and events.
+func kindOf[T any]() string {
+	t := reflect.TypeFor[T]()
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Name()
+}
+
+// eventTarget is where events about applying required go: its controller, which is what users look at, or the
+// object itself (as last seen) when it has none. Only a reference is needed, so the controller is not looked up.
+func eventTarget(required kubeinterfaces.ObjectInterface, object runtime.Object) runtime.Object {
+	ref := metav1.GetControllerOfNoCopy(required)
+	if ref == nil {
+		return object
+	}
+	return controllerReference(ref, required.GetNamespace())
+}
+
+// controllerReference refers to the controller of an object in namespace. A cluster-scoped controller of a
+// namespaced object gets its events in that namespace, next to the objects they are about.
+func controllerReference(ref *metav1.OwnerReference, namespace string) *corev1.ObjectReference {
+	return &corev1.ObjectReference{
+		APIVersion: ref.APIVersion,
+		Kind:       ref.Kind,
+		Namespace:  namespace,
+		Name:       ref.Name,
+		UID:        ref.UID,
+	}
+}
+
+// isStaleCacheError tells whether err only means that the informer cache is behind the API server: the next sync,
+// with a fresher cache, sorts it out, so such errors are returned without a Warning event.
+func isStaleCacheError(err error) bool {
+	return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) || apierrors.IsNotFound(err)
+}

@@ -1,0 +1,86 @@
+package resourceapply
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/scyllakube/scylla-operator/pkg/kubeinterfaces"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+)
+
+// PruneOptions tune Prune. The zero value deletes in the background.
+type PruneOptions struct {
+	// PropagationPolicy is how the dependents of pruned objects are deleted; empty means Background.
+	PropagationPolicy metav1.DeletionPropagation
+}
+
+// Prune deletes the objects of existing (typically a lister's list, all in the namespace client works in) that are
+// controlled by controllerRef (same UID, kind and API group) and whose name is not among required's. Objects of
+// other controllers, orphans and objects already being deleted are left alone. Each delete carries a UID
+// precondition, so an object recreated under the same name since the cache saw it is never deleted. Every delete
+// records a Normal event and every failure a Warning event on the controller; failures do not stop the other deletes
+// and come back aggregated. deleted reports whether anything was deleted.
+func Prune[T kubeinterfaces.ObjectInterface](
+	ctx context.Context,
+	client kubeinterfaces.DeleterInterface,
+	recorder record.EventRecorder,
+	controllerRef *metav1.OwnerReference,
+	existing []T,
+	required []T,
+	options PruneOptions,
+) (bool, error) {
+	kind := kindOf[T]()
+	if controllerRef == nil {
+		return false, fmt.Errorf("can't prune %s objects: controllerRef is nil", kind)
+	}
+
+	propagation := options.PropagationPolicy
+	if len(propagation) == 0 {
+		propagation = metav1.DeletePropagationBackground
+	}
+
+	wanted := sets.New[string]()
+	for _, obj := range required {
+		wanted.Insert(obj.GetName())
+	}
+
+	logger := klog.FromContext(ctx)
+	deleted := false
+	var errs []error
+	for _, obj := range existing {
+		ref := metav1.GetControllerOfNoCopy(obj)
+		if ref == nil || !sameController(ref, controllerRef) || obj.GetDeletionTimestamp() != nil || wanted.Has(obj.GetName()) {
+			continue
+		}
+
+		key := klog.KObj(obj).String()
+		target := controllerReference(controllerRef, obj.GetNamespace())
+		uid := obj.GetUID()
+		err := client.Delete(ctx, obj.GetName(), metav1.DeleteOptions{
+			Preconditions:     &metav1.Preconditions{UID: &uid},
+			PropagationPolicy: &propagation,
+		})
+		switch {
+		case apierrors.IsNotFound(err):
+			// Gone already: nothing to prune.
+		case err != nil:
+			// A UID conflict means the name now belongs to a new object, which the next sync judges afresh.
+			if !apierrors.IsConflict(err) {
+				recorder.Eventf(target, corev1.EventTypeWarning, kind+"DeleteFailed", "Failed to delete %s %s that is no longer wanted: %v", kind, key, err)
+			}
+			errs = append(errs, fmt.Errorf("can't delete %s %q: %w", kind, key, err))
+		default:
+			deleted = true
+			logger.V(2).Info("Pruned object", "kind", kind, "object", key)
+			recorder.Eventf(target, corev1.EventTypeNormal, kind+"Deleted", "%s %s deleted because it is no longer wanted", kind, key)
+		}
+	}
+
+	return deleted, utilerrors.NewAggregate(errs)
+}
