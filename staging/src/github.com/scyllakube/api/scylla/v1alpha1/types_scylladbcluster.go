@@ -167,25 +167,7 @@ type ScyllaDBClusterRackStatus struct {
 	// +optional
 	UpdatedVersion *string `json:"updatedVersion,omitempty"`
 
-	// nodes is the number of nodes in the rack.
-	// +optional
-	Nodes *int32 `json:"nodes,omitempty"`
-
-	// currentNodes is the number of nodes at the current revision.
-	// +optional
-	CurrentNodes *int32 `json:"currentNodes,omitempty"`
-
-	// updatedNodes is the number of nodes at the updated revision.
-	// +optional
-	UpdatedNodes *int32 `json:"updatedNodes,omitempty"`
-
-	// readyNodes is the number of ready nodes.
-	// +optional
-	ReadyNodes *int32 `json:"readyNodes,omitempty"`
-
-	// availableNodes is the number of available nodes.
-	// +optional
-	AvailableNodes *int32 `json:"availableNodes,omitempty"`
+	NodeCounts `json:",inline"`
 
 	// stale is true when this entry was computed from an older generation of the spec.
 	// +optional
@@ -209,25 +191,7 @@ type ScyllaDBClusterDatacenterStatus struct {
 	// +optional
 	UpdatedVersion *string `json:"updatedVersion,omitempty"`
 
-	// nodes is the number of nodes in the datacenter.
-	// +optional
-	Nodes *int32 `json:"nodes,omitempty"`
-
-	// currentNodes is the number of nodes at the current revision.
-	// +optional
-	CurrentNodes *int32 `json:"currentNodes,omitempty"`
-
-	// updatedNodes is the number of nodes at the updated revision.
-	// +optional
-	UpdatedNodes *int32 `json:"updatedNodes,omitempty"`
-
-	// readyNodes is the number of ready nodes.
-	// +optional
-	ReadyNodes *int32 `json:"readyNodes,omitempty"`
-
-	// availableNodes is the number of available nodes.
-	// +optional
-	AvailableNodes *int32 `json:"availableNodes,omitempty"`
+	NodeCounts `json:",inline"`
 
 	// stale is true when this entry was computed from an older generation of the spec.
 	// +optional
@@ -259,25 +223,7 @@ type ScyllaDBClusterStatus struct {
 	// +optional
 	UpdatedVersion *string `json:"updatedVersion,omitempty"`
 
-	// nodes is the number of nodes in the cluster.
-	// +optional
-	Nodes *int32 `json:"nodes,omitempty"`
-
-	// currentNodes is the number of nodes at the current revision.
-	// +optional
-	CurrentNodes *int32 `json:"currentNodes,omitempty"`
-
-	// updatedNodes is the number of nodes at the updated revision.
-	// +optional
-	UpdatedNodes *int32 `json:"updatedNodes,omitempty"`
-
-	// readyNodes is the number of ready nodes.
-	// +optional
-	ReadyNodes *int32 `json:"readyNodes,omitempty"`
-
-	// availableNodes is the number of available nodes.
-	// +optional
-	AvailableNodes *int32 `json:"availableNodes,omitempty"`
+	NodeCounts `json:",inline"`
 
 	// datacenters holds the state of every datacenter.
 	// +optional

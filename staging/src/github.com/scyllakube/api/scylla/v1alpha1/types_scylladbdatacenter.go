@@ -178,25 +178,7 @@ type RackStatus struct {
 	// +optional
 	UpdatedVersion string `json:"updatedVersion"`
 
-	// nodes is the number of nodes in the rack.
-	// +optional
-	Nodes *int32 `json:"nodes,omitempty"`
-
-	// currentNodes is the number of nodes at the current revision.
-	// +optional
-	CurrentNodes *int32 `json:"currentNodes,omitempty"`
-
-	// updatedNodes is the number of nodes at the updated revision.
-	// +optional
-	UpdatedNodes *int32 `json:"updatedNodes,omitempty"`
-
-	// readyNodes is the number of ready nodes.
-	// +optional
-	ReadyNodes *int32 `json:"readyNodes,omitempty"`
-
-	// availableNodes is the number of nodes that have been ready for at least minReadySeconds.
-	// +optional
-	AvailableNodes *int32 `json:"availableNodes,omitempty"`
+	NodeCounts `json:",inline"`
 
 	// stale is true when this entry was computed from an older generation of the spec.
 	// +optional
@@ -224,25 +206,7 @@ type ScyllaDBDatacenterStatus struct {
 	// +optional
 	UpdatedVersion string `json:"updatedVersion,omitempty"`
 
-	// nodes is the number of nodes in the datacenter.
-	// +optional
-	Nodes *int32 `json:"nodes,omitempty"`
-
-	// currentNodes is the number of nodes at the current revision.
-	// +optional
-	CurrentNodes *int32 `json:"currentNodes,omitempty"`
-
-	// updatedNodes is the number of nodes at the updated revision.
-	// +optional
-	UpdatedNodes *int32 `json:"updatedNodes,omitempty"`
-
-	// readyNodes is the number of ready nodes.
-	// +optional
-	ReadyNodes *int32 `json:"readyNodes,omitempty"`
-
-	// availableNodes is the number of available nodes.
-	// +optional
-	AvailableNodes *int32 `json:"availableNodes,omitempty"`
+	NodeCounts `json:",inline"`
 
 	// racks holds the state of every rack.
 	// +optional

@@ -427,3 +427,26 @@ type NodeListenOptions struct {
 	// +optional
 	Clients *ListenOptions `json:"clients,omitempty"`
 }
+
+// NodeCounts counts the ScyllaDB nodes of a datacenter, rack or cluster by state. Statuses embed it.
+type NodeCounts struct {
+	// nodes is the number of nodes.
+	// +optional
+	Nodes *int32 `json:"nodes,omitempty"`
+
+	// currentNodes is the number of nodes at the current revision.
+	// +optional
+	CurrentNodes *int32 `json:"currentNodes,omitempty"`
+
+	// updatedNodes is the number of nodes at the updated revision.
+	// +optional
+	UpdatedNodes *int32 `json:"updatedNodes,omitempty"`
+
+	// readyNodes is the number of ready nodes.
+	// +optional
+	ReadyNodes *int32 `json:"readyNodes,omitempty"`
+
+	// availableNodes is the number of nodes that have been ready for at least minReadySeconds.
+	// +optional
+	AvailableNodes *int32 `json:"availableNodes,omitempty"`
+}
