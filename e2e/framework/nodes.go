@@ -1,0 +1,117 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// NodeSpec describes one simulated node.
+type NodeSpec struct {
+	// Name of the Node.
+	Name string
+	// Region and Zone become the topology.kubernetes.io labels.
+	Region, Zone string
+	// Labels are added to the standard ones.
+	Labels map[string]string
+	// Capacity is both the capacity and the allocatable resources. Defaults to DefaultNodeCapacity.
+	Capacity corev1.ResourceList
+}
+
+// DefaultNodeCapacity is large enough for several ScyllaDB pods per node.
+func DefaultNodeCapacity() corev1.ResourceList {
+	return corev1.ResourceList{
+		corev1.ResourceCPU:              resource.MustParse("64"),
+		corev1.ResourceMemory:           resource.MustParse("256Gi"),
+		corev1.ResourcePods:             resource.MustParse("110"),
+		corev1.ResourceEphemeralStorage: resource.MustParse("1Ti"),
+	}
+}
+
+// DefaultNodes returns two nodes in each of three zones of region "local": zones local-a, local-b and local-c.
+func DefaultNodes() []NodeSpec {
+	return ZonedNodes("local", []string{"local-a", "local-b", "local-c"}, 2)
+}
+
+// ZonedNodes returns perZone nodes with the default capacity in each zone of a region.
+func ZonedNodes(region string, zones []string, perZone int) []NodeSpec {
+	nodes := make([]NodeSpec, 0, len(zones)*perZone)
+	for _, zone := range zones {
+		for i := range perZone {
+			nodes = append(nodes, NodeSpec{Name: naming.KwokNodeName(zone, i), Region: region, Zone: zone})
+		}
+	}
+	return nodes
+}
+
+// makeNode returns the Node object kwok simulates for spec.
+func makeNode(spec NodeSpec) *corev1.Node {
+	labels := map[string]string{
+		corev1.LabelHostname:   spec.Name,
+		corev1.LabelOSStable:   "linux",
+		corev1.LabelArchStable: "amd64",
+		"type":                 "kwok",
+	}
+	if spec.Region != "" {
+		labels[corev1.LabelTopologyRegion] = spec.Region
+	}
+	if spec.Zone != "" {
+		labels[corev1.LabelTopologyZone] = spec.Zone
+	}
+	for k, v := range spec.Labels {
+		labels[k] = v
+	}
+	capacity := spec.Capacity
+	if capacity == nil {
+		capacity = DefaultNodeCapacity()
+	}
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        spec.Name,
+			Labels:      labels,
+			Annotations: map[string]string{naming.KwokNodeAnnotation: naming.KwokNodeAnnotationValue},
+		},
+		Status: corev1.NodeStatus{
+			Capacity:    capacity.DeepCopy(),
+			Allocatable: capacity.DeepCopy(),
+		},
+	}
+}
+
+func createNodes(ctx context.Context, kube kubernetes.Interface, nodes []NodeSpec) error {
+	for _, spec := range nodes {
+		_, err := kube.CoreV1().Nodes().Create(ctx, makeNode(spec), metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("can't create Node %q: %w", spec.Name, err)
+		}
+	}
+	return nil
+}
+
+func nodesReady(ctx context.Context, kube kubernetes.Interface, nodes []NodeSpec) (bool, error) {
+	for _, spec := range nodes {
+		node, err := kube.CoreV1().Nodes().Get(ctx, spec.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if !nodeReady(node) {
+			return false, fmt.Errorf("node %q is not Ready", spec.Name)
+		}
+	}
+	return true, nil
+}
+
+func nodeReady(node *corev1.Node) bool {
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
