@@ -69,8 +69,9 @@ func Apply[T kubeinterfaces.ObjectInterface](
 	if err := validateRequired(required); err != nil {
 		return zero, false, fmt.Errorf("can't apply %s: %w", kind, err)
 	}
-	key := klog.KObj(required).String()
-	logger := klog.FromContext(ctx).WithValues("kind", kind, "object", key)
+	// The no-op path below is taken for every owned object on every sync, so it allocates no more than hashing needs:
+	// the object reference is formatted and the logger built only when there is something to report.
+	key := klog.KObj(required)
 
 	hash, err := Hash(required)
 	if err != nil {
@@ -78,10 +79,10 @@ func Apply[T kubeinterfaces.ObjectInterface](
 	}
 
 	existing, err := lister.Get(required.GetName())
-	if apierrors.IsNotFound(err) {
-		return create(ctx, client, recorder, required, hash, kind, key, logger)
-	}
 	if err != nil {
+		if apierrors.IsNotFound(err) {
+			return create(ctx, client, recorder, required, hash, kind, key)
+		}
 		return zero, false, fmt.Errorf("can't get %s %q: %w", kind, key, err)
 	}
 
@@ -96,7 +97,9 @@ func Apply[T kubeinterfaces.ObjectInterface](
 	}
 
 	if isUpToDate(existing, required, hash) {
-		logger.V(5).Info("Object is up to date")
+		if logger := klog.FromContext(ctx).V(5); logger.Enabled() {
+			logger.Info("Object is up to date", "kind", kind, "object", key)
+		}
 		return existing, false, nil
 	}
 
@@ -105,7 +108,7 @@ func Apply[T kubeinterfaces.ObjectInterface](
 	preserveAllocatedFields(existing, obj)
 
 	if field, propagation, ok := immutableFieldChange(existing, obj); ok {
-		return zero, true, deleteToRecreate(ctx, client, recorder, existing, required, field, propagation, kind, key, logger)
+		return zero, true, deleteToRecreate(ctx, client, recorder, existing, required, field, propagation, kind, key)
 	}
 
 	updated, err := client.Update(ctx, obj, metav1.UpdateOptions{})
@@ -116,7 +119,7 @@ func Apply[T kubeinterfaces.ObjectInterface](
 		return zero, false, fmt.Errorf("can't update %s %q: %w", kind, key, err)
 	}
 
-	logger.V(2).Info("Updated object", "resourceVersion", updated.GetResourceVersion())
+	klog.FromContext(ctx).V(2).Info("Updated object", "kind", kind, "object", key, "resourceVersion", updated.GetResourceVersion())
 	recorder.Eventf(eventTarget(required, updated), corev1.EventTypeNormal, kind+"Updated", "%s %s updated", kind, key)
 	return updated, true, nil
 }
@@ -126,8 +129,8 @@ func create[T kubeinterfaces.ObjectInterface](
 	client kubeinterfaces.CreatorInterface[T],
 	recorder record.EventRecorder,
 	required T,
-	hash, kind, key string,
-	logger klog.Logger,
+	hash, kind string,
+	key klog.ObjectRef,
 ) (T, bool, error) {
 	var zero T
 
@@ -142,7 +145,7 @@ func create[T kubeinterfaces.ObjectInterface](
 		return zero, false, fmt.Errorf("can't create %s %q: %w", kind, key, err)
 	}
 
-	logger.V(2).Info("Created object", "resourceVersion", created.GetResourceVersion())
+	klog.FromContext(ctx).V(2).Info("Created object", "kind", kind, "object", key, "resourceVersion", created.GetResourceVersion())
 	recorder.Eventf(eventTarget(required, created), corev1.EventTypeNormal, kind+"Created", "%s %s created", kind, key)
 	return created, true, nil
 }
@@ -154,8 +157,8 @@ func deleteToRecreate[T kubeinterfaces.ObjectInterface](
 	existing, required T,
 	field string,
 	propagation metav1.DeletionPropagation,
-	kind, key string,
-	logger klog.Logger,
+	kind string,
+	key klog.ObjectRef,
 ) error {
 	uid := existing.GetUID()
 	resourceVersion := existing.GetResourceVersion()
@@ -170,7 +173,7 @@ func deleteToRecreate[T kubeinterfaces.ObjectInterface](
 		return fmt.Errorf("can't delete %s %q to recreate it: %w", kind, key, err)
 	}
 
-	logger.V(2).Info("Deleted object to recreate it", "field", field, "propagationPolicy", propagation)
+	klog.FromContext(ctx).V(2).Info("Deleted object to recreate it", "kind", kind, "object", key, "field", field, "propagationPolicy", propagation)
 	recorder.Eventf(eventTarget(required, existing), corev1.EventTypeNormal, kind+"Deleted",
 		"%s %s deleted (propagation %s) to be recreated because immutable field %s changed", kind, key, propagation, field)
 	return nil

@@ -142,18 +142,18 @@ func newApplyFixture[T kubeinterfaces.ObjectInterface](kind kindClient[T], exist
 	}
 }
 
-func (f *applyFixture[T]) apply(t *testing.T, required T, options ApplyOptions) (T, bool, error) {
+func (f *applyFixture[T]) apply(t testing.TB, required T, options ApplyOptions) (T, bool, error) {
 	t.Helper()
 	return Apply(t.Context(), f.kind.client(f.kubeClient, testNamespace), f.lister(t), f.recorder, required, options)
 }
 
-func (f *applyFixture[T]) lister(t *testing.T) kubeinterfaces.GetterInterface[T] {
+func (f *applyFixture[T]) lister(t testing.TB) kubeinterfaces.GetterInterface[T] {
 	t.Helper()
 	return f.kind.lister(f.indexer(t), testNamespace)
 }
 
 // indexer holds every object of the fixture's kind that the fake clientset stores.
-func (f *applyFixture[T]) indexer(t *testing.T) cache.Indexer {
+func (f *applyFixture[T]) indexer(t testing.TB) cache.Indexer {
 	t.Helper()
 
 	obj := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(runtime.Object)
@@ -204,11 +204,28 @@ func namespaceOf[T kubeinterfaces.ObjectInterface]() string {
 // takeActions returns the actions the fake clientset recorded since the last call, as "<verb> <resource>" strings.
 func (f *applyFixture[T]) takeActions() []string {
 	var actions []string
-	for _, action := range f.kubeClient.Actions() {
+	for _, action := range f.takeRawActions() {
 		actions = append(actions, action.GetVerb()+" "+action.GetResource().Resource)
 	}
+	return actions
+}
+
+// takeRawActions returns the actions the fake clientset recorded since the last call.
+func (f *applyFixture[T]) takeRawActions() []clienttesting.Action {
+	actions := f.kubeClient.Actions()
 	f.kubeClient.ClearActions()
 	return actions
+}
+
+// deleteOptions returns the options of the delete actions among actions.
+func deleteOptions(actions []clienttesting.Action) []metav1.DeleteOptions {
+	var options []metav1.DeleteOptions
+	for _, action := range actions {
+		if deleteAction, ok := action.(clienttesting.DeleteActionImpl); ok {
+			options = append(options, deleteAction.DeleteOptions)
+		}
+	}
+	return options
 }
 
 // takeEvents returns the events recorded since the last call.
