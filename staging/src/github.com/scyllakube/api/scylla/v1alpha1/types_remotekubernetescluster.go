@@ -18,8 +18,8 @@ type ClientHealthcheckProbes struct {
 type RemoteKubernetesClusterSpec struct {
 	// kubeconfigSecretRef points at a Secret whose `kubeconfig` key holds credentials for the remote cluster.
 	// +kubebuilder:validation:Required
-	// +kubebuilder:validation:XValidation:rule="has(self.name) && size(self.name) > 0",message="name of the kubeconfig Secret is required",fieldPath=".name"
-	// +kubebuilder:validation:XValidation:rule="has(self.namespace) && size(self.namespace) > 0",message="namespace of the kubeconfig Secret is required",fieldPath=".namespace"
+	// +kubebuilder:validation:XValidation:rule="has(self.name) && size(self.name) > 0",message="name of the kubeconfig Secret is required",fieldPath=".name",reason="FieldValueRequired"
+	// +kubebuilder:validation:XValidation:rule="has(self.namespace) && size(self.namespace) > 0",message="namespace of the kubeconfig Secret is required",fieldPath=".namespace",reason="FieldValueRequired"
 	// +structType=atomic
 	KubeconfigSecretRef corev1.SecretReference `json:"kubeconfigSecretRef"`
 

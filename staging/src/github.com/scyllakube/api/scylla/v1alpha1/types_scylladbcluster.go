@@ -75,13 +75,14 @@ type ScyllaDBClusterDatacenter struct {
 	// +kubebuilder:validation:Required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="!format.dns1123Label().validate(self).hasValue()",message="datacenter name must be a lowercase RFC 1123 label (letters a-z, digits and '-', starting and ending with a letter or digit)"
 	Name string `json:"name"`
 
 	// remoteKubernetesClusterName is the name of the RemoteKubernetesCluster the datacenter runs in.
 	// +kubebuilder:validation:Required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +kubebuilder:validation:XValidation:rule="!format.dns1123Subdomain().validate(self).hasValue()",message="remoteKubernetesClusterName must be a RemoteKubernetesCluster name (a lowercase RFC 1123 subdomain)"
 	RemoteKubernetesClusterName string `json:"remoteKubernetesClusterName"`
 
 	// forceRedeploymentReason restarts every node of this datacenter, one at a time, whenever its value changes.

@@ -11,7 +11,7 @@ type IngressOptions struct {
 
 	// ingressClassName is the IngressClass of the created Ingresses.
 	// +kubebuilder:validation:MaxLength=253
-	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +kubebuilder:validation:XValidation:rule="!format.dns1123Subdomain().validate(self).hasValue()",message="ingressClassName must be a lowercase RFC 1123 subdomain"
 	// +optional
 	IngressClassName string `json:"ingressClassName,omitempty"`
 }
@@ -27,7 +27,7 @@ type CQLExposeOptions struct {
 // addresses it advertises and which it listens on.
 // Omitting nodeService means type ClusterIP; omitting broadcastOptions means both nodes and clients advertise
 // ServiceClusterIP; inside broadcastOptions an omitted nodes or clients entry means PodIP.
-// +kubebuilder:validation:XValidation:rule="has(self.broadcastOptions) || self.?nodeService.?type.orValue('ClusterIP') != 'Headless'",message="nodeService.type Headless requires broadcastOptions: without them nodes and clients advertise ServiceClusterIP, which a headless Service does not have",fieldPath=".broadcastOptions"
+// +kubebuilder:validation:XValidation:rule="has(self.broadcastOptions) || self.?nodeService.?type.orValue('ClusterIP') != 'Headless'",message="nodeService.type Headless requires broadcastOptions: without them nodes and clients advertise ServiceClusterIP, which a headless Service does not have",fieldPath=".broadcastOptions",reason="FieldValueRequired"
 // +kubebuilder:validation:XValidation:rule="self.?broadcastOptions.?nodes.?type.orValue('PodIP') != 'ServiceClusterIP' || self.?nodeService.?type.orValue('ClusterIP') in ['ClusterIP', 'LoadBalancer']",message="broadcast type ServiceClusterIP requires nodeService.type ClusterIP or LoadBalancer",fieldPath=".broadcastOptions.nodes.type"
 // +kubebuilder:validation:XValidation:rule="!(self.?broadcastOptions.?nodes.?type.orValue('PodIP') in ['ServiceLoadBalancerIngressIP', 'ServiceLoadBalancerIngress']) || self.?nodeService.?type.orValue('ClusterIP') == 'LoadBalancer'",message="broadcast type ServiceLoadBalancerIngressIP requires nodeService.type LoadBalancer",fieldPath=".broadcastOptions.nodes.type"
 // +kubebuilder:validation:XValidation:rule="self.?broadcastOptions.?clients.?type.orValue('PodIP') != 'ServiceClusterIP' || self.?nodeService.?type.orValue('ClusterIP') in ['ClusterIP', 'LoadBalancer']",message="broadcast type ServiceClusterIP requires nodeService.type ClusterIP or LoadBalancer",fieldPath=".broadcastOptions.clients.type"
@@ -59,7 +59,7 @@ type ExposeOptions struct {
 // +kubebuilder:validation:XValidation:rule="(has(self.exposeOptions) && has(self.exposeOptions.broadcastOptions) ? (has(self.exposeOptions.broadcastOptions.clients) ? self.exposeOptions.broadcastOptions.clients.type : 'PodIP') : 'ServiceClusterIP').replace('ServiceLoadBalancerIngressIP', 'ServiceLoadBalancerIngress') == (has(oldSelf.exposeOptions) && has(oldSelf.exposeOptions.broadcastOptions) ? (has(oldSelf.exposeOptions.broadcastOptions.clients) ? oldSelf.exposeOptions.broadcastOptions.clients.type : 'PodIP') : 'ServiceClusterIP').replace('ServiceLoadBalancerIngressIP', 'ServiceLoadBalancerIngress')",message="exposeOptions.broadcastOptions.clients.type is immutable",fieldPath=".exposeOptions.broadcastOptions.clients.type"
 // +kubebuilder:validation:XValidation:rule="(has(self.rackTemplate) && has(self.rackTemplate.scyllaDB) && has(self.rackTemplate.scyllaDB.storage)) == (has(oldSelf.rackTemplate) && has(oldSelf.rackTemplate.scyllaDB) && has(oldSelf.rackTemplate.scyllaDB.storage)) && (!(has(self.rackTemplate) && has(self.rackTemplate.scyllaDB) && has(self.rackTemplate.scyllaDB.storage)) || self.rackTemplate.scyllaDB.storage == oldSelf.rackTemplate.scyllaDB.storage)",message="rackTemplate.scyllaDB.storage is immutable",fieldPath=".rackTemplate.scyllaDB.storage"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.racks) || oldSelf.racks.all(o, (has(self.racks) && self.racks.exists(r, r.name == o.name)) || (has(o.nodes) ? o.nodes : (has(oldSelf.rackTemplate) && has(oldSelf.rackTemplate.nodes) ? oldSelf.rackTemplate.nodes : 0)) == 0)",message="a rack can only be removed after it has been scaled to 0 nodes",fieldPath=".racks"
-// +kubebuilder:validation:XValidation:rule="!(has(self.exposeOptions) && has(self.exposeOptions.cql) && has(self.exposeOptions.cql.ingress)) || (has(self.dnsDomains) && size(self.dnsDomains) > 0)",message="dnsDomains are required when exposeOptions.cql.ingress is set",fieldPath=".dnsDomains"
+// +kubebuilder:validation:XValidation:rule="!(has(self.exposeOptions) && has(self.exposeOptions.cql) && has(self.exposeOptions.cql.ingress)) || (has(self.dnsDomains) && size(self.dnsDomains) > 0)",message="dnsDomains are required when exposeOptions.cql.ingress is set",fieldPath=".dnsDomains",reason="FieldValueRequired"
 // +kubebuilder:validation:XValidation:rule="(has(self.ipFamilyPolicy) && self.ipFamilyPolicy != 'SingleStack') || !has(self.ipFamilies) || size(self.ipFamilies) <= 1",message="ipFamilyPolicy SingleStack allows only one IP family",fieldPath=".ipFamilies"
 type ScyllaDBDatacenterSpec struct {
 	// metadata holds labels and annotations put on every object created for this datacenter.
@@ -76,6 +76,7 @@ type ScyllaDBDatacenterSpec struct {
 	// It cannot be changed after creation.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="!format.dns1123Label().validate(self).hasValue()",message="datacenter name must be a lowercase RFC 1123 label (letters a-z, digits and '-', starting and ending with a letter or digit)"
 	// +optional
 	DatacenterName *string `json:"datacenterName,omitempty"`
 
@@ -98,8 +99,9 @@ type ScyllaDBDatacenterSpec struct {
 
 	// dnsDomains are fully qualified domain names under which the nodes are reachable. They go into serving
 	// certificates and Ingress hosts.
+	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:MaxLength=253
-	// +kubebuilder:validation:items:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)+[a-z0-9]([-a-z0-9]*[a-z0-9])?\.?$`
+	// +kubebuilder:validation:items:XValidation:rule="!format.dns1123Subdomain().validate(self).hasValue() && self.contains('.')",message="each DNS domain must be a lowercase fully qualified domain name such as scylla.example.com"
 	// +optional
 	DNSDomains []string `json:"dnsDomains,omitempty"`
 

@@ -52,7 +52,8 @@ type ScyllaDBManagerBackupTaskOptions struct {
 	// `["dc1", "!otherdc*"]`. When unset, every datacenter is backed up.
 	// +kubebuilder:validation:items:MinLength=1
 	// +kubebuilder:validation:items:MaxLength=256
-	// +kubebuilder:validation:items:Pattern=`^[^,]+$`
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:XValidation:rule="!self.contains(',')",message="each dc entry must be a single glob pattern without commas; put every pattern in its own entry"
 	// +optional
 	DC []string `json:"dc,omitempty"`
 
@@ -60,7 +61,9 @@ type ScyllaDBManagerBackupTaskOptions struct {
 	// a leading `!` excludes, for example `["keyspace", "!keyspace.table_prefix_*"]`.
 	// +kubebuilder:validation:items:MinLength=1
 	// +kubebuilder:validation:items:MaxLength=512
-	// +kubebuilder:validation:items:Pattern=`^[^,.][^,]*$`
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:XValidation:rule="!self.contains(',')",message="each keyspace entry must be a single glob pattern without commas; put every pattern in its own entry"
+	// +kubebuilder:validation:items:XValidation:rule="!self.startsWith('.') && !self.startsWith('!.')",message="a keyspace entry must start with a keyspace pattern, not with '.'"
 	// +optional
 	Keyspace []string `json:"keyspace,omitempty"`
 
@@ -69,13 +72,15 @@ type ScyllaDBManagerBackupTaskOptions struct {
 	// letters, digits, dots and dashes. A `<dc>:` prefix makes the entry apply to that datacenter only.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:items:MaxLength=512
-	// +kubebuilder:validation:items:Pattern=`^([^:,]+:)?(s3|gcs|azure|localstorage):[a-z0-9][a-z0-9.-]*$`
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:XValidation:rule="self.matches('^([^:,]+:)?(s3|gcs|azure|localstorage):[a-z0-9][a-z0-9.-]*$')",message="each location must be [<dc>:]<provider>:<bucket> with provider s3, gcs, azure or localstorage and a bucket of lowercase letters, digits, '.' and '-', e.g. s3:my-backups"
 	Location []string `json:"location"`
 
 	// rateLimit caps the upload rate of each node in MiB/s, each entry as `[<dc>:]<limit>`; 0 means no limit.
 	// A `<dc>:` prefix makes the entry apply to that datacenter only.
 	// +kubebuilder:validation:items:MaxLength=256
-	// +kubebuilder:validation:items:Pattern=`^([^:,]+:)?[0-9]+$`
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:XValidation:rule="self.matches('^([^:,]+:)?[0-9]+$')",message="each rateLimit entry must be [<dc>:]<number>, e.g. 100 or dc1:50"
 	// +optional
 	RateLimit []string `json:"rateLimit,omitempty"`
 
@@ -87,14 +92,16 @@ type ScyllaDBManagerBackupTaskOptions struct {
 	// snapshotParallel caps how many nodes take snapshots at the same time, each entry as `[<dc>:]<limit>`.
 	// For example `["dc1:2", "5"]` means two nodes at a time in dc1 and five in every other datacenter.
 	// +kubebuilder:validation:items:MaxLength=256
-	// +kubebuilder:validation:items:Pattern=`^([^:,]+:)?[0-9]+$`
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:XValidation:rule="self.matches('^([^:,]+:)?[0-9]+$')",message="each snapshotParallel entry must be [<dc>:]<number>, e.g. 2 or dc1:1"
 	// +optional
 	SnapshotParallel []string `json:"snapshotParallel,omitempty"`
 
 	// uploadParallel caps how many nodes upload at the same time, each entry as `[<dc>:]<limit>`.
 	// For example `["dc1:2", "5"]` means two nodes at a time in dc1 and five in every other datacenter.
 	// +kubebuilder:validation:items:MaxLength=256
-	// +kubebuilder:validation:items:Pattern=`^([^:,]+:)?[0-9]+$`
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:XValidation:rule="self.matches('^([^:,]+:)?[0-9]+$')",message="each uploadParallel entry must be [<dc>:]<number>, e.g. 2 or dc1:1"
 	// +optional
 	UploadParallel []string `json:"uploadParallel,omitempty"`
 }
@@ -108,7 +115,8 @@ type ScyllaDBManagerRepairTaskOptions struct {
 	// `["dc1", "!otherdc*"]`. When unset, every datacenter is repaired.
 	// +kubebuilder:validation:items:MinLength=1
 	// +kubebuilder:validation:items:MaxLength=256
-	// +kubebuilder:validation:items:Pattern=`^[^,]+$`
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:XValidation:rule="!self.contains(',')",message="each dc entry must be a single glob pattern without commas; put every pattern in its own entry"
 	// +optional
 	DC []string `json:"dc,omitempty"`
 
@@ -116,7 +124,9 @@ type ScyllaDBManagerRepairTaskOptions struct {
 	// a leading `!` excludes, for example `["keyspace", "!keyspace.table_prefix_*"]`.
 	// +kubebuilder:validation:items:MinLength=1
 	// +kubebuilder:validation:items:MaxLength=512
-	// +kubebuilder:validation:items:Pattern=`^[^,.][^,]*$`
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:XValidation:rule="!self.contains(',')",message="each keyspace entry must be a single glob pattern without commas; put every pattern in its own entry"
+	// +kubebuilder:validation:items:XValidation:rule="!self.startsWith('.') && !self.startsWith('!.')",message="a keyspace entry must start with a keyspace pattern, not with '.'"
 	// +optional
 	Keyspace []string `json:"keyspace,omitempty"`
 
@@ -167,15 +177,15 @@ type LocalScyllaDBReference struct {
 	// +kubebuilder:validation:Required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +kubebuilder:validation:XValidation:rule="!format.dns1123Subdomain().validate(self).hasValue()",message="name must be a lowercase RFC 1123 subdomain"
 	Name string `json:"name"`
 }
 
 // ScyllaDBManagerTaskSpec is the desired state of a ScyllaDBManagerTask.
-// +kubebuilder:validation:XValidation:rule="self.type != 'Backup' || has(self.backup)",message="backup options are required when type is Backup",fieldPath=".backup"
-// +kubebuilder:validation:XValidation:rule="self.type == 'Backup' || !has(self.backup)",message="backup options may only be set when type is Backup",fieldPath=".backup"
-// +kubebuilder:validation:XValidation:rule="self.type != 'Repair' || has(self.repair)",message="repair options are required when type is Repair",fieldPath=".repair"
-// +kubebuilder:validation:XValidation:rule="self.type == 'Repair' || !has(self.repair)",message="repair options may only be set when type is Repair",fieldPath=".repair"
+// +kubebuilder:validation:XValidation:rule="self.type != 'Backup' || has(self.backup)",message="backup options are required when type is Backup",fieldPath=".backup",reason="FieldValueRequired"
+// +kubebuilder:validation:XValidation:rule="self.type == 'Backup' || !has(self.backup)",message="backup options may only be set when type is Backup",fieldPath=".backup",reason="FieldValueForbidden"
+// +kubebuilder:validation:XValidation:rule="self.type != 'Repair' || has(self.repair)",message="repair options are required when type is Repair",fieldPath=".repair",reason="FieldValueRequired"
+// +kubebuilder:validation:XValidation:rule="self.type == 'Repair' || !has(self.repair)",message="repair options may only be set when type is Repair",fieldPath=".repair",reason="FieldValueForbidden"
 type ScyllaDBManagerTaskSpec struct {
 	// scyllaDBClusterRef points at the ScyllaDBCluster or ScyllaDBDatacenter, in the same namespace, the task runs
 	// against. The target must be registered with ScyllaDB Manager.

@@ -21,7 +21,8 @@ type ScyllaDB struct {
 	// image is the ScyllaDB container image reference, for example `docker.io/scylladb/scylla:2025.1.2`.
 	// +kubebuilder:validation:Required
 	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^((?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)(?:[.](?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?))*(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$')`,message="image must be a container image reference such as docker.io/scylladb/scylla:2025.1.2"
 	Image string `json:"image"`
 
 	// externalSeeds lists addresses (IPs or DNS names) of nodes outside this object that new nodes contact first
@@ -83,9 +84,9 @@ const (
 )
 
 // TLSCertificate describes where a serving certificate comes from.
-// +kubebuilder:validation:XValidation:rule="self.type == 'UserManaged' || !has(self.userManagedOptions)",message="userManagedOptions may only be set when type is UserManaged",fieldPath=".userManagedOptions"
-// +kubebuilder:validation:XValidation:rule="self.type != 'UserManaged' || has(self.userManagedOptions)",message="userManagedOptions are required when type is UserManaged",fieldPath=".userManagedOptions"
-// +kubebuilder:validation:XValidation:rule="self.type == 'OperatorManaged' || !has(self.operatorManagedOptions)",message="operatorManagedOptions may only be set when type is OperatorManaged",fieldPath=".operatorManagedOptions"
+// +kubebuilder:validation:XValidation:rule="self.type == 'UserManaged' || !has(self.userManagedOptions)",message="userManagedOptions may only be set when type is UserManaged",fieldPath=".userManagedOptions",reason="FieldValueForbidden"
+// +kubebuilder:validation:XValidation:rule="self.type != 'UserManaged' || has(self.userManagedOptions)",message="userManagedOptions are required when type is UserManaged",fieldPath=".userManagedOptions",reason="FieldValueRequired"
+// +kubebuilder:validation:XValidation:rule="self.type == 'OperatorManaged' || !has(self.operatorManagedOptions)",message="operatorManagedOptions may only be set when type is OperatorManaged",fieldPath=".operatorManagedOptions",reason="FieldValueForbidden"
 type TLSCertificate struct {
 	// type says who provides the certificate.
 	// +kubebuilder:validation:Required
@@ -106,17 +107,23 @@ type UserManagedTLSCertificateOptions struct {
 	// +kubebuilder:validation:Required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +kubebuilder:validation:XValidation:rule="!format.dns1123Subdomain().validate(self).hasValue()",message="secretName must be a valid Secret name (a lowercase RFC 1123 subdomain)"
 	SecretName string `json:"secretName"`
 }
 
 // OperatorManagedTLSCertificateOptions extends a certificate issued by the operator.
 type OperatorManagedTLSCertificateOptions struct {
 	// additionalDNSNames are extra DNS names put into the certificate.
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:XValidation:rule="!format.dns1123Subdomain().validate(self).hasValue()",message="each additional DNS name must be a lowercase RFC 1123 subdomain, e.g. scylla.example.com"
 	// +optional
 	AdditionalDNSNames []string `json:"additionalDNSNames,omitempty"`
 
 	// additionalIPAddresses are extra IP addresses put into the certificate.
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=45
+	// +kubebuilder:validation:items:XValidation:rule="isIP(self)",message="each additional IP address must be a valid IPv4 or IPv6 address"
 	// +optional
 	AdditionalIPAddresses []string `json:"additionalIPAddresses,omitempty"`
 }
@@ -127,7 +134,8 @@ type ScyllaDBManagerAgent struct {
 	// `docker.io/scylladb/scylla-manager-agent:3.5.0`.
 	// +kubebuilder:validation:Required
 	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:XValidation:rule=`self.matches('^((?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)(?:[.](?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?))*(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$')`,message="image must be a container image reference such as docker.io/scylladb/scylla-manager-agent:3.5.0"
 	Image *string `json:"image,omitempty"`
 }
 
@@ -262,6 +270,7 @@ type RackSpec struct {
 	// +kubebuilder:validation:Required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="!format.dns1123Label().validate(self).hasValue()",message="rack name must be a lowercase RFC 1123 label (letters a-z, digits and '-', starting and ending with a letter or digit)"
 	Name string `json:"name"`
 }
 
@@ -280,9 +289,9 @@ const (
 )
 
 // NodeServiceTemplate shapes the Service created for every ScyllaDB node.
-// +kubebuilder:validation:XValidation:rule="self.type == 'LoadBalancer' || !has(self.loadBalancerClass)",message="loadBalancerClass may only be set when type is LoadBalancer",fieldPath=".loadBalancerClass"
-// +kubebuilder:validation:XValidation:rule="self.type == 'LoadBalancer' || !has(self.allocateLoadBalancerNodePorts)",message="allocateLoadBalancerNodePorts may only be set when type is LoadBalancer",fieldPath=".allocateLoadBalancerNodePorts"
-// +kubebuilder:validation:XValidation:rule="self.type == 'LoadBalancer' || !has(self.externalTrafficPolicy)",message="externalTrafficPolicy may only be set when type is LoadBalancer",fieldPath=".externalTrafficPolicy"
+// +kubebuilder:validation:XValidation:rule="self.type == 'LoadBalancer' || !has(self.loadBalancerClass)",message="loadBalancerClass may only be set when type is LoadBalancer",fieldPath=".loadBalancerClass",reason="FieldValueForbidden"
+// +kubebuilder:validation:XValidation:rule="self.type == 'LoadBalancer' || !has(self.allocateLoadBalancerNodePorts)",message="allocateLoadBalancerNodePorts may only be set when type is LoadBalancer",fieldPath=".allocateLoadBalancerNodePorts",reason="FieldValueForbidden"
+// +kubebuilder:validation:XValidation:rule="self.type == 'LoadBalancer' || !has(self.externalTrafficPolicy)",message="externalTrafficPolicy may only be set when type is LoadBalancer",fieldPath=".externalTrafficPolicy",reason="FieldValueForbidden"
 type NodeServiceTemplate struct {
 	ObjectTemplateMetadata `json:",inline"`
 
@@ -302,7 +311,7 @@ type NodeServiceTemplate struct {
 	// loadBalancerClass is copied to spec.loadBalancerClass of every node Service; it picks the load balancer
 	// implementation.
 	// +kubebuilder:validation:MaxLength=316
-	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`
+	// +kubebuilder:validation:XValidation:rule="!format.qualifiedName().validate(self).hasValue()",message="loadBalancerClass must be a qualified name, e.g. example.com/internal-lb"
 	// +optional
 	LoadBalancerClass *string `json:"loadBalancerClass,omitempty"`
 
@@ -334,8 +343,8 @@ type PodIPInterfaceOptions struct {
 }
 
 // PodIPAddressOptions says how a Pod IP address is found.
-// +kubebuilder:validation:XValidation:rule="self.?source.orValue('Status') != 'Interface' || has(self.interfaceOptions)",message="interfaceOptions are required when source is Interface",fieldPath=".interfaceOptions"
-// +kubebuilder:validation:XValidation:rule="self.?source.orValue('Status') == 'Interface' || !has(self.interfaceOptions)",message="interfaceOptions may only be set when source is Interface",fieldPath=".interfaceOptions"
+// +kubebuilder:validation:XValidation:rule="self.?source.orValue('Status') != 'Interface' || has(self.interfaceOptions)",message="interfaceOptions are required when source is Interface",fieldPath=".interfaceOptions",reason="FieldValueRequired"
+// +kubebuilder:validation:XValidation:rule="self.?source.orValue('Status') == 'Interface' || !has(self.interfaceOptions)",message="interfaceOptions may only be set when source is Interface",fieldPath=".interfaceOptions",reason="FieldValueForbidden"
 type PodIPAddressOptions struct {
 	// source says where the address is read from.
 	// +kubebuilder:default:="Status"
@@ -366,7 +375,7 @@ const (
 )
 
 // BroadcastOptions says which address a node advertises.
-// +kubebuilder:validation:XValidation:rule="self.type == 'PodIP' || !has(self.podIP)",message="podIP may only be set when type is PodIP",fieldPath=".podIP"
+// +kubebuilder:validation:XValidation:rule="self.type == 'PodIP' || !has(self.podIP)",message="podIP may only be set when type is PodIP",fieldPath=".podIP",reason="FieldValueForbidden"
 type BroadcastOptions struct {
 	// type is the kind of address advertised. It cannot be changed after creation.
 	// +kubebuilder:validation:Required
@@ -403,7 +412,7 @@ const (
 )
 
 // ListenOptions says which address a node binds a socket to.
-// +kubebuilder:validation:XValidation:rule="self.?type.orValue('Any') == 'PodIP' || !has(self.podIP)",message="podIP may only be set when type is PodIP",fieldPath=".podIP"
+// +kubebuilder:validation:XValidation:rule="self.?type.orValue('Any') == 'PodIP' || !has(self.podIP)",message="podIP may only be set when type is PodIP",fieldPath=".podIP",reason="FieldValueForbidden"
 type ListenOptions struct {
 	// type is the kind of address the socket binds to.
 	// +kubebuilder:default:="Any"
