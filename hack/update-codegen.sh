@@ -15,6 +15,9 @@ kube::codegen::gen_helpers \
 	--boilerplate "${REPO_ROOT}/hack/boilerplate.go.txt" \
 	"${STAGING_DIR}/api"
 
+# The generators resolve input directories to import paths from the working directory's module, so the client is
+# generated from inside the API module.
+cd "${STAGING_DIR}/api"
 kube::codegen::gen_client \
 	--with-watch \
 	--with-applyconfig \

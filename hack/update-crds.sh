@@ -9,3 +9,6 @@ go tool controller-gen \
 	crd:crdVersions=v1 \
 	paths=github.com/scyllakube/api/scylla/... \
 	output:crd:dir=deploy/crds
+
+# Keep the CRDs small enough for etcd: drop the descriptions copied from Kubernetes' own types.
+go run ./hack/tools/crd-trim-descriptions deploy/crds/*.yaml
