@@ -104,7 +104,7 @@ type Storage struct {
 	// capacity is the size of each node's volume, a quantity such as 500Gi.
 	// +required
 	// +kubebuilder:validation:MaxLength=64
-	// +kubebuilder:validation:XValidation:rule="isQuantity(self) && quantity(self).sign() > 0",message="capacity must be a positive quantity such as 500Gi"
+	// +kubebuilder:validation:XValidation:rule="isQuantity(self) && quantity(self).isGreaterThan(quantity('0'))",message="capacity must be a positive quantity such as 500Gi"
 	Capacity string `json:"capacity"`
 
 	// storageClassName is the StorageClass of the volumes; when unset, the cluster's default StorageClass is used.
@@ -139,8 +139,8 @@ type RackSpec struct {
 	// resources of the ScyllaDB container. limits.cpu and limits.memory are required: ScyllaDB sizes its shards
 	// and memory from them.
 	// +required
-	// +kubebuilder:validation:XValidation:rule="has(self.limits) && 'cpu' in self.limits && isQuantity(string(self.limits.cpu)) && quantity(string(self.limits.cpu)).sign() > 0",fieldPath=".limits.cpu",reason="FieldValueRequired",message="resources.limits.cpu is required and must be greater than 0: ScyllaDB sizes its shards from it"
-	// +kubebuilder:validation:XValidation:rule="has(self.limits) && 'memory' in self.limits && isQuantity(string(self.limits.memory)) && quantity(string(self.limits.memory)).sign() > 0",fieldPath=".limits.memory",reason="FieldValueRequired",message="resources.limits.memory is required and must be greater than 0: ScyllaDB sizes its memory from it"
+	// +kubebuilder:validation:XValidation:rule="has(self.limits) && 'cpu' in self.limits && self.limits.cpu != 0 && self.limits.cpu != '0'",fieldPath=".limits.cpu",reason="FieldValueRequired",message="resources.limits.cpu is required and must be greater than 0: ScyllaDB sizes its shards from it"
+	// +kubebuilder:validation:XValidation:rule="has(self.limits) && 'memory' in self.limits && self.limits.memory != 0 && self.limits.memory != '0'",fieldPath=".limits.memory",reason="FieldValueRequired",message="resources.limits.memory is required and must be greater than 0: ScyllaDB sizes its memory from it"
 	Resources corev1.ResourceRequirements `json:"resources"`
 
 	// agentResources of the ScyllaDB Manager agent container.
@@ -297,7 +297,9 @@ type ScyllaClusterSpec struct {
 	// Deprecated: use a NodeConfig.
 	// +optional
 	// +listType=atomic
-	// +kubebuilder:validation:items:Pattern=`^[^=\s]+=`
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=256
+	// +kubebuilder:validation:items:XValidation:rule=`self.matches('^[^=\\s]+=')`,message="each sysctl must be written as key=value, e.g. fs.aio-max-nr=30000000"
 	Sysctls []string `json:"sysctls,omitempty"`
 
 	// scyllaArgs are extra command-line arguments for ScyllaDB. Address arguments must match the IP family.
@@ -308,16 +310,18 @@ type ScyllaClusterSpec struct {
 	// +optional
 	Network Network `json:"network,omitempty"`
 
-	// repairs are repair tasks scheduled in ScyllaDB Manager; their names are unique.
+	// repairs are repair tasks scheduled in ScyllaDB Manager; their names are unique. At most 64 are allowed.
 	// +optional
 	// +listType=map
 	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
 	Repairs []RepairTaskSpec `json:"repairs,omitempty"`
 
-	// backups are backup tasks scheduled in ScyllaDB Manager; their names are unique.
+	// backups are backup tasks scheduled in ScyllaDB Manager; their names are unique. At most 64 are allowed.
 	// +optional
 	// +listType=map
 	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
 	Backups []BackupTaskSpec `json:"backups,omitempty"`
 
 	// forceRedeploymentReason restarts all nodes, one at a time, whenever its value changes.
