@@ -117,6 +117,8 @@ type ControlPlane struct {
 	KubeconfigPath string
 	// Audit reads the API server's audit log.
 	Audit *AuditLog
+	// Options are the options it was started with, defaults filled in.
+	Options ControlPlaneOptions
 
 	adminConfig *rest.Config
 	stopGrace   time.Duration
@@ -150,6 +152,7 @@ func StartControlPlane(ctx context.Context, opts ControlPlaneOptions) (cp *Contr
 		Ports:          Ports{ports[0], ports[1], ports[2], ports[3], ports[4], ports[5]},
 		KubeconfigPath: filepath.Join(opts.Dir, "admin.kubeconfig"),
 		Audit:          &AuditLog{Path: filepath.Join(opts.Dir, "audit.log")},
+		Options:        opts,
 		stopGrace:      opts.StopGracePeriod,
 		pidFile:        filepath.Join(opts.Dir, "pids"),
 	}
@@ -241,33 +244,31 @@ func StartControlPlane(ctx context.Context, opts ControlPlaneOptions) (cp *Contr
 	}
 	opts.Logf("%s: kube-apiserver is ready at https://127.0.0.1:%d after %v", opts.Name, cp.Ports.APIServer, time.Since(start).Round(time.Millisecond))
 
-	kcm, err := cp.StartProcess(ProcessSpec{Name: "kube-controller-manager", Path: bin("kube-controller-manager"), Args: []string{
-		"--kubeconfig=" + cp.KubeconfigPath,
-		"--authentication-kubeconfig=" + cp.KubeconfigPath,
-		"--authorization-kubeconfig=" + cp.KubeconfigPath,
-		"--bind-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(cp.Ports.ControllerManager),
-		"--leader-elect=false",
+	// kube-controller-manager and kube-scheduler talk to the API server as cluster-admin and serve their own
+	// health endpoints on loopback; a single instance of each needs no leader election.
+	componentArgs := func(port int) []string {
+		return []string{
+			"--kubeconfig=" + cp.KubeconfigPath,
+			"--authentication-kubeconfig=" + cp.KubeconfigPath,
+			"--authorization-kubeconfig=" + cp.KubeconfigPath,
+			"--bind-address=127.0.0.1",
+			"--secure-port=" + strconv.Itoa(port),
+			"--leader-elect=false",
+			"--profiling=false",
+		}
+	}
+	kcm, err := cp.StartProcess(ProcessSpec{Name: "kube-controller-manager", Path: bin("kube-controller-manager"), Args: append(componentArgs(cp.Ports.ControllerManager),
 		"--use-service-account-credentials=false",
-		"--service-account-private-key-file=" + pki.ServiceAccountKey,
-		"--root-ca-file=" + pki.CACert,
-		"--cluster-signing-cert-file=" + pki.CACert,
-		"--cluster-signing-key-file=" + pki.CAKey,
+		"--service-account-private-key-file="+pki.ServiceAccountKey,
+		"--root-ca-file="+pki.CACert,
+		"--cluster-signing-cert-file="+pki.CACert,
+		"--cluster-signing-key-file="+pki.CAKey,
 		"--allocate-node-cidrs=false",
-		"--profiling=false",
-	}})
+	)})
 	if err != nil {
 		return cp, err
 	}
-	scheduler, err := cp.StartProcess(ProcessSpec{Name: "kube-scheduler", Path: bin("kube-scheduler"), Args: []string{
-		"--kubeconfig=" + cp.KubeconfigPath,
-		"--authentication-kubeconfig=" + cp.KubeconfigPath,
-		"--authorization-kubeconfig=" + cp.KubeconfigPath,
-		"--bind-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(cp.Ports.Scheduler),
-		"--leader-elect=false",
-		"--profiling=false",
-	}})
+	scheduler, err := cp.StartProcess(ProcessSpec{Name: "kube-scheduler", Path: bin("kube-scheduler"), Args: componentArgs(cp.Ports.Scheduler)})
 	if err != nil {
 		return cp, err
 	}

@@ -123,13 +123,19 @@ func (s *Suite) Stop() error {
 	return err
 }
 
+// StartProgram runs one of the project's programs against cp (see the package-level StartProgram), built by the
+// suite's builder.
+func (s *Suite) StartProgram(ctx context.Context, cp *ControlPlane, prog Program) (*Process, error) {
+	return StartProgram(ctx, s.Builder, cp, prog)
+}
+
 // StartProgram builds a main package of the working tree and runs it as a process of cp, with KUBECONFIG set to
 // cp's admin kubeconfig. Its log is <cp.Dir>/<prog.Name>.log.
-func (s *Suite) StartProgram(ctx context.Context, cp *ControlPlane, prog Program) (*Process, error) {
+func StartProgram(ctx context.Context, builder *GoBuilder, cp *ControlPlane, prog Program) (*Process, error) {
 	if prog.Name == "" {
 		return nil, errors.New("program needs a Name")
 	}
-	path, err := s.Builder.Build(ctx, prog.Package)
+	path, err := builder.Build(ctx, prog.Package)
 	if err != nil {
 		return nil, err
 	}

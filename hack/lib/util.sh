@@ -36,38 +36,3 @@ util::log_tail() {
 		echo "----- end of ${file} -----"
 	} >&2
 }
-
-# util::free_port prints a TCP port on 127.0.0.1 that nothing listens on and that no other caller of this
-# function has reserved. Reservations are files under $1 (a directory shared by all instances), so several
-# control planes started at once never pick the same port.
-util::free_port() {
-	local reserve_dir="$1" port
-	mkdir -p "${reserve_dir}"
-	for _ in $(seq 1 200); do
-		port=$(( 20000 + (RANDOM * 32768 + RANDOM) % 30000 ))
-		if (exec 3<>"/dev/tcp/127.0.0.1/${port}") 2>/dev/null; then
-			continue # Something listens there.
-		fi
-		# mkdir is atomic: the first caller wins the reservation.
-		if mkdir "${reserve_dir}/${port}" 2>/dev/null; then
-			echo "${port}"
-			return 0
-		fi
-	done
-	util::die "can't find a free TCP port on 127.0.0.1"
-}
-
-# util::wait_for runs a command every 0.2 s until it succeeds or the timeout (seconds) passes.
-# Usage: util::wait_for <timeout> <description> <command...>
-util::wait_for() {
-	local timeout="$1" what="$2"
-	shift 2
-	local deadline=$(( $(date +%s) + timeout ))
-	until "$@" >/dev/null 2>&1; do
-		if (( $(date +%s) >= deadline )); then
-			util::log "timed out after ${timeout}s waiting for ${what}"
-			return 1
-		fi
-		sleep 0.2
-	done
-}

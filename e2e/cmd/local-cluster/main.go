@@ -1,0 +1,284 @@
+// Command local-cluster runs a local Kubernetes control plane for people: the control plane with simulated
+// nodes and cluster-fakes, the project's CRDs, the project's programs that exist so far, and an example
+// ScyllaCluster. It stays in the foreground until SIGINT or SIGTERM, then stops everything it started.
+//
+// Use it through hack/local-up.sh (and hack/local-down.sh), which build the control plane binaries first.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/scyllakube/scylla-operator/e2e/framework"
+	"github.com/scyllakube/scylla-operator/pkg/cmd/operator"
+	"github.com/scyllakube/scylla-operator/pkg/genericclioptions"
+	"k8s.io/klog/v2"
+)
+
+// userAgent identifies local-cluster's own requests (CRDs, the example) in the audit log.
+const userAgent = "local-cluster"
+
+// localProgram is one of the project's programs local-cluster runs once it exists in the working tree.
+type localProgram struct {
+	framework.Program
+	// available reports whether the program exists yet.
+	available func(repoRoot string) bool
+}
+
+// programs lists the project's programs to run, in start order. Programs that do not exist yet are skipped, so
+// the list can name them ahead of time. To add one, append an entry.
+func programs() []localProgram {
+	return []localProgram{
+		{
+			Program:   framework.Program{Name: "scylla-operator", Package: "./cmd/scylla-operator", Args: []string{"operator"}},
+			available: operatorSubcommandExists("operator"),
+		},
+		{
+			Program:   framework.Program{Name: "manager-controller", Package: "./cmd/scylla-operator", Args: []string{"manager-controller"}},
+			available: operatorSubcommandExists("manager-controller"),
+		},
+	}
+}
+
+// operatorSubcommandExists reports whether the scylla-operator binary has the named subcommand.
+func operatorSubcommandExists(name string) func(string) bool {
+	return func(string) bool {
+		root := operator.NewScyllaOperatorCommand(genericclioptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
+		found, _, err := root.Find([]string{name})
+		return err == nil && found != root && found.Name() == name
+	}
+}
+
+type options struct {
+	dir          string
+	name         string
+	binDir       string
+	example      string
+	region       string
+	zones        string
+	nodesPerZone int
+}
+
+func (o *options) addFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.dir, "dir", o.dir, "Directory for everything the cluster writes; emptied first. Required.")
+	fs.StringVar(&o.name, "name", o.name, "Name of the control plane (kubeconfig context).")
+	fs.StringVar(&o.binDir, "bin-dir", o.binDir, "Directory holding kcp, its component symlinks and kwok. Required.")
+	fs.StringVar(&o.example, "example", o.example,
+		"Manifest to apply once everything runs; empty picks the first ScyllaCluster in deploy/examples/, 'none' applies nothing.")
+	fs.StringVar(&o.region, "region", o.region, "Region label of the simulated nodes.")
+	fs.StringVar(&o.zones, "zones", o.zones, "Comma-separated zone labels of the simulated nodes.")
+	fs.IntVar(&o.nodesPerZone, "nodes-per-zone", o.nodesPerZone, "Simulated nodes in each zone.")
+}
+
+func (o *options) validate() error {
+	var errs []error
+	if o.dir == "" {
+		errs = append(errs, errors.New("--dir is required"))
+	}
+	if o.binDir == "" {
+		errs = append(errs, errors.New("--bin-dir is required"))
+	}
+	if o.nodesPerZone < 1 {
+		errs = append(errs, fmt.Errorf("--nodes-per-zone must be at least 1, got %d", o.nodesPerZone))
+	}
+	if strings.TrimSpace(o.zones) == "" {
+		errs = append(errs, errors.New("--zones must name at least one zone"))
+	}
+	return errors.Join(errs...)
+}
+
+func main() {
+	klog.InitFlags(nil)
+	o := &options{name: "local", region: "local", zones: "local-a,local-b,local-c", nodesPerZone: 2}
+	o.addFlags(flag.CommandLine)
+	flag.Parse()
+	if err := run(o); err != nil {
+		fmt.Fprintf(os.Stderr, "local-cluster: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+func run(o *options) error {
+	if err := o.validate(); err != nil {
+		return err
+	}
+	root, err := framework.RepoRoot()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+
+	if err := os.RemoveAll(o.dir); err != nil {
+		return fmt.Errorf("can't clean %s: %w", o.dir, err)
+	}
+	if err := os.MkdirAll(o.dir, 0o755); err != nil {
+		return fmt.Errorf("can't create %s: %w", o.dir, err)
+	}
+	supervisorPID := filepath.Join(o.dir, "supervisor.pid")
+	if err := os.WriteFile(supervisorPID, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+		return fmt.Errorf("can't write %s: %w", supervisorPID, err)
+	}
+	defer os.Remove(supervisorPID)
+
+	builder := framework.NewGoBuilder(root, filepath.Join(root, "_output", "bin", "local"))
+	fakes, err := builder.Build(ctx, "./e2e/cmd/cluster-fakes")
+	if err != nil {
+		return err
+	}
+	var zones []string
+	for _, z := range strings.Split(o.zones, ",") {
+		zones = append(zones, strings.TrimSpace(z))
+	}
+	start := time.Now()
+	cp, err := framework.StartControlPlane(ctx, framework.ControlPlaneOptions{
+		Name:               o.name,
+		Dir:                o.dir,
+		BinDir:             o.binDir,
+		KwokStagesPath:     filepath.Join(root, "hack", "kwok", "stages.yaml"),
+		ClusterFakesBinary: fakes,
+		Nodes:              framework.ZonedNodes(o.region, zones, o.nodesPerZone),
+		Logf:               logf,
+	})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		logf("stopping every process of %s ...", o.name)
+		if err := cp.Stop(); err != nil {
+			logf("can't stop cleanly: %v", err)
+		}
+		logf("stopped")
+	}()
+
+	if err := setUp(ctx, root, o, builder, cp); err != nil {
+		return err
+	}
+	logf("everything is up %v after the control plane started", time.Since(start).Round(time.Millisecond))
+	usage := usageText(root, o, cp)
+	fmt.Fprint(os.Stdout, usage)
+	if err := os.WriteFile(filepath.Join(o.dir, "ready"), []byte(usage), 0o644); err != nil {
+		return fmt.Errorf("can't write ready file: %w", err)
+	}
+
+	// Run until asked to stop, or until a process dies.
+	ticker := time.NewTicker(time.Second)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+			if err := cp.CheckProcesses(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// setUp installs the CRDs, starts the programs that exist and applies the example.
+func setUp(ctx context.Context, root string, o *options, builder *framework.GoBuilder, cp *framework.ControlPlane) error {
+	clients, err := cp.Clients(userAgent)
+	if err != nil {
+		return err
+	}
+	crds, err := clients.InstallCRDs(ctx, filepath.Join(root, "deploy", "crds"), userAgent)
+	if err != nil {
+		return err
+	}
+	logf("installed %d CRDs from deploy/crds", len(crds))
+
+	for _, p := range programs() {
+		if !p.available(root) {
+			logf("skipping %s: not in the working tree yet", p.Name)
+			continue
+		}
+		proc, err := framework.StartProgram(ctx, builder, cp, p.Program)
+		if err != nil {
+			return err
+		}
+		logf("started %s (pid %d, log %s)", p.Name, proc.PID(), proc.LogPath)
+	}
+
+	example, err := findExample(root, o.example)
+	if err != nil {
+		return err
+	}
+	if example == "" {
+		logf("no example to apply")
+		return nil
+	}
+	objs, err := clients.ApplyManifestFile(ctx, example, userAgent, "default")
+	if err != nil {
+		return err
+	}
+	for _, obj := range objs {
+		logf("applied %s %s/%s from %s", obj.GetKind(), obj.GetNamespace(), obj.GetName(), example)
+	}
+	return nil
+}
+
+// findExample returns the manifest to apply: flag "none" means none, a path means that file, and empty means
+// the first deploy/examples/*.yaml that holds a ScyllaCluster (none if there is none yet).
+func findExample(root, flagValue string) (string, error) {
+	switch flagValue {
+	case "none":
+		return "", nil
+	case "":
+	default:
+		if _, err := os.Stat(flagValue); err != nil {
+			return "", fmt.Errorf("can't use example: %w", err)
+		}
+		return flagValue, nil
+	}
+	files, err := framework.ManifestFiles(filepath.Join(root, "deploy", "examples"))
+	if err != nil {
+		return "", err
+	}
+	for _, f := range files {
+		objs, err := framework.DecodeManifestFile(f)
+		if err != nil {
+			continue // Invalid examples exist on purpose (rejection tests); they are not candidates.
+		}
+		for _, obj := range objs {
+			if obj.GetKind() == "ScyllaCluster" && !strings.Contains(filepath.Base(f), "invalid") {
+				return f, nil
+			}
+		}
+	}
+	return "", nil
+}
+
+func usageText(root string, o *options, cp *framework.ControlPlane) string {
+	rel := func(p string) string {
+		if r, err := filepath.Rel(root, p); err == nil && !strings.HasPrefix(r, "..") {
+			return r
+		}
+		return p
+	}
+	instance := filepath.Base(o.dir)
+	return fmt.Sprintf(`
+Local control plane %q is up: https://127.0.0.1:%d (Kubernetes from hack/kcp, simulated nodes from kwok).
+
+  export KUBECONFIG=%s
+  export PATH=%s:$PATH     # kubectl of the same Kubernetes version
+  kubectl get nodes -L topology.kubernetes.io/zone
+  kubectl get scyllaclusters -A
+
+Logs of every process: %s/*.log (API audit log: %s)
+Stop: Ctrl-C here, or hack/local-down.sh --instance %s
+`, o.name, cp.Ports.APIServer, cp.KubeconfigPath, o.binDir, rel(o.dir), rel(cp.Audit.Path), instance)
+}
