@@ -98,7 +98,7 @@ func (s *Server) listTasks(r *http.Request, clusterID string) (result, *apiError
 
 	now := s.now()
 	// A nil slice is rendered as null, as ScyllaDB Manager does for an empty result.
-	var items []taskListItemOut
+	var items []*taskListItemOut
 	for _, id := range s.taskOrder {
 		t := s.tasks[id]
 		switch {
@@ -107,7 +107,7 @@ func (s *Server) listTasks(r *http.Request, clusterID string) (result, *apiError
 		case taskType != "" && t.Type != taskType, taskID != "" && t.ID != taskID:
 			continue
 		}
-		item := taskListItemOut{
+		item := &taskListItemOut{
 			taskOut:        t.out(),
 			NextActivation: t.Schedule.nextActivation(now),
 			Suspended:      s.clusterSuspended(c.ID) && t.Type != typeHealthcheck && t.Type != typeSuspend,
@@ -117,7 +117,7 @@ func (s *Server) listTasks(r *http.Request, clusterID string) (result, *apiError
 		}
 		items = append(items, item)
 	}
-	slices.SortStableFunc(items, func(a, b taskListItemOut) int {
+	slices.SortStableFunc(items, func(a, b *taskListItemOut) int {
 		switch {
 		case a.NextActivation == nil && b.NextActivation == nil:
 			return 0
