@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // checkControllerRef returns an error unless existing may be written on behalf of required's controller: both have
@@ -30,27 +30,12 @@ func checkControllerRef(existing, required metav1.Object, options ApplyOptions) 
 	case requiredRef == nil:
 		return fmt.Errorf("the existing object is controlled by %s but the required object has no controller", describeControllerRef(existingRef))
 
-	case !sameController(existingRef, requiredRef):
+	case !controllerhelpers.SameController(existingRef, requiredRef):
 		return fmt.Errorf("the existing object is controlled by %s, not by %s", describeControllerRef(existingRef), describeControllerRef(requiredRef))
 
 	default:
 		return nil
 	}
-}
-
-// sameController compares controller references by UID, kind and API group. The version is ignored: it is only the
-// version the reference was written in.
-func sameController(a, b *metav1.OwnerReference) bool {
-	return a.UID == b.UID && a.Kind == b.Kind && apiGroup(a.APIVersion) == apiGroup(b.APIVersion)
-}
-
-func apiGroup(apiVersion string) string {
-	gv, err := schema.ParseGroupVersion(apiVersion)
-	if err != nil {
-		// An unparsable apiVersion can only equal itself.
-		return apiVersion
-	}
-	return gv.Group
 }
 
 func describeControllerRef(ref *metav1.OwnerReference) string {

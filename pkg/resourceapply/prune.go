@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/kubeinterfaces"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -55,7 +56,7 @@ func Prune[T kubeinterfaces.ObjectInterface](
 	var errs []error
 	for _, obj := range existing {
 		ref := metav1.GetControllerOfNoCopy(obj)
-		if ref == nil || !sameController(ref, controllerRef) || obj.GetDeletionTimestamp() != nil || wanted.Has(obj.GetName()) {
+		if ref == nil || !controllerhelpers.SameController(ref, controllerRef) || obj.GetDeletionTimestamp() != nil || wanted.Has(obj.GetName()) {
 			continue
 		}
 

@@ -1,0 +1,320 @@
+package controllerhelpers
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2/ktesting"
+)
+
+var statefulSetGVK = appsv1.SchemeGroupVersion.WithKind("StatefulSet")
+
+func newStatefulSet(name string, uid types.UID) *appsv1.StatefulSet {
+	return &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "scylla", Name: name, UID: uid, ResourceVersion: "1"}}
+}
+
+// getFromMap looks controllers up in a map keyed by name, failing for the name "broken".
+func getFromMap(controllers ...*appsv1.StatefulSet) ControllerGetterFunc[*appsv1.StatefulSet] {
+	return func(namespace, name string) (*appsv1.StatefulSet, error) {
+		if name == "broken" {
+			return nil, errors.New("cache exploded")
+		}
+		i := slices.IndexFunc(controllers, func(sts *appsv1.StatefulSet) bool { return sts.Namespace == namespace && sts.Name == name })
+		if i < 0 {
+			return nil, apierrors.NewNotFound(schema.GroupResource{Group: "apps", Resource: "statefulsets"}, name)
+		}
+		return controllers[i], nil
+	}
+}
+
+func newPod(name, resourceVersion string, controller *metav1.OwnerReference) *corev1.Pod {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "scylla", Name: name, ResourceVersion: resourceVersion}}
+	if controller != nil {
+		pod.OwnerReferences = []metav1.OwnerReference{*controller}
+	}
+	return pod
+}
+
+func controllerRefTo(sts *appsv1.StatefulSet) *metav1.OwnerReference {
+	return metav1.NewControllerRef(sts, statefulSetGVK)
+}
+
+// drain returns the keys in queue, in order.
+func drain(queue workqueue.TypedInterface[string]) []string {
+	var keys []string
+	for queue.Len() > 0 {
+		key, _ := queue.Get()
+		keys = append(keys, key)
+		queue.Done(key)
+	}
+	return keys
+}
+
+func TestOwnedHandlersEnqueueTheControllerOnlyWhenKindGroupAndUIDMatch(t *testing.T) {
+	t.Parallel()
+
+	rack := newStatefulSet("rack-a", "rack-a-uid")
+	otherRack := newStatefulSet("rack-b", "rack-b-uid")
+	broken := newStatefulSet("broken", "broken-uid")
+
+	withRef := func(mutate func(*metav1.OwnerReference)) *metav1.OwnerReference {
+		ref := controllerRefTo(rack)
+		mutate(ref)
+		return ref
+	}
+
+	tt := []struct {
+		name     string
+		event    func(h cache.ResourceEventHandlerFuncs)
+		wantKeys []string
+	}{
+		{
+			name:     "add of a controlled object",
+			event:    func(h cache.ResourceEventHandlerFuncs) { h.OnAdd(newPod("pod", "1", controllerRefTo(rack)), false) },
+			wantKeys: []string{"scylla/rack-a"},
+		},
+		{
+			name:  "add of an orphan",
+			event: func(h cache.ResourceEventHandlerFuncs) { h.OnAdd(newPod("pod", "1", nil), false) },
+		},
+		{
+			name: "add of an object owned but not controlled",
+			event: func(h cache.ResourceEventHandlerFuncs) {
+				h.OnAdd(newPod("pod", "1", withRef(func(ref *metav1.OwnerReference) { ref.Controller = nil })), false)
+			},
+		},
+		{
+			name: "controller of another kind",
+			event: func(h cache.ResourceEventHandlerFuncs) {
+				h.OnAdd(newPod("pod", "1", withRef(func(ref *metav1.OwnerReference) { ref.Kind = "ReplicaSet" })), false)
+			},
+		},
+		{
+			name: "controller of another group",
+			event: func(h cache.ResourceEventHandlerFuncs) {
+				h.OnAdd(newPod("pod", "1", withRef(func(ref *metav1.OwnerReference) { ref.APIVersion = "example.com/v1" })), false)
+			},
+		},
+		{
+			name: "controller deleted and recreated under the same name",
+			event: func(h cache.ResourceEventHandlerFuncs) {
+				h.OnAdd(newPod("pod", "1", withRef(func(ref *metav1.OwnerReference) { ref.UID = "old-uid" })), false)
+			},
+		},
+		{
+			name: "controller no longer in the cache",
+			event: func(h cache.ResourceEventHandlerFuncs) {
+				h.OnAdd(newPod("pod", "1", withRef(func(ref *metav1.OwnerReference) { ref.Name = "gone" })), false)
+			},
+		},
+		{
+			name:  "controller lookup failing",
+			event: func(h cache.ResourceEventHandlerFuncs) { h.OnAdd(newPod("pod", "1", controllerRefTo(broken)), false) },
+		},
+		{
+			name:     "delete of a controlled object",
+			event:    func(h cache.ResourceEventHandlerFuncs) { h.OnDelete(newPod("pod", "1", controllerRefTo(rack))) },
+			wantKeys: []string{"scylla/rack-a"},
+		},
+		{
+			name: "delete seen only as a tombstone",
+			event: func(h cache.ResourceEventHandlerFuncs) {
+				h.OnDelete(cache.DeletedFinalStateUnknown{Key: "scylla/pod", Obj: newPod("pod", "1", controllerRefTo(rack))})
+			},
+			wantKeys: []string{"scylla/rack-a"},
+		},
+		{
+			name: "tombstone of something that is not an object",
+			event: func(h cache.ResourceEventHandlerFuncs) {
+				h.OnDelete(cache.DeletedFinalStateUnknown{Key: "scylla/pod", Obj: "not an object"})
+			},
+		},
+		{
+			name: "update",
+			event: func(h cache.ResourceEventHandlerFuncs) {
+				h.OnUpdate(newPod("pod", "1", controllerRefTo(rack)), newPod("pod", "2", controllerRefTo(rack)))
+			},
+			wantKeys: []string{"scylla/rack-a"},
+		},
+		{
+			name: "resync",
+			event: func(h cache.ResourceEventHandlerFuncs) {
+				h.OnUpdate(newPod("pod", "1", controllerRefTo(rack)), newPod("pod", "1", controllerRefTo(rack)))
+			},
+		},
+		{
+			name: "update moving the object to another controller",
+			event: func(h cache.ResourceEventHandlerFuncs) {
+				h.OnUpdate(newPod("pod", "1", controllerRefTo(rack)), newPod("pod", "2", controllerRefTo(otherRack)))
+			},
+			wantKeys: []string{"scylla/rack-b", "scylla/rack-a"},
+		},
+		{
+			name: "update releasing the object",
+			event: func(h cache.ResourceEventHandlerFuncs) {
+				h.OnUpdate(newPod("pod", "1", controllerRefTo(rack)), newPod("pod", "2", nil))
+			},
+			wantKeys: []string{"scylla/rack-a"},
+		},
+		{
+			name: "update adopting an orphan",
+			event: func(h cache.ResourceEventHandlerFuncs) {
+				h.OnUpdate(newPod("pod", "1", nil), newPod("pod", "2", controllerRefTo(rack)))
+			},
+			wantKeys: []string{"scylla/rack-a"},
+		},
+	}
+
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+
+			queue := workqueue.NewTyped[string]()
+			defer queue.ShutDown()
+			logger, _ := ktesting.NewTestContext(t)
+			h := NewHandlers(logger, queue, statefulSetGVK, getFromMap(rack, otherRack, broken))
+
+			tc.event(h.OwnedHandlerFuncs())
+
+			if diff := cmp.Diff(tc.wantKeys, drain(queue)); diff != "" {
+				t.Errorf("unexpected keys (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestControllerHandlersEnqueueEveryEvent(t *testing.T) {
+	t.Parallel()
+
+	rack := newStatefulSet("rack-a", "rack-a-uid")
+
+	tt := []struct {
+		name     string
+		event    func(h cache.ResourceEventHandlerFuncs)
+		wantKeys []string
+	}{
+		{
+			name:     "add",
+			event:    func(h cache.ResourceEventHandlerFuncs) { h.OnAdd(rack, true) },
+			wantKeys: []string{"scylla/rack-a"},
+		},
+		{
+			name:     "resync",
+			event:    func(h cache.ResourceEventHandlerFuncs) { h.OnUpdate(rack, rack) },
+			wantKeys: []string{"scylla/rack-a"},
+		},
+		{
+			name:     "delete",
+			event:    func(h cache.ResourceEventHandlerFuncs) { h.OnDelete(rack) },
+			wantKeys: []string{"scylla/rack-a"},
+		},
+		{
+			name: "delete seen only as a tombstone",
+			event: func(h cache.ResourceEventHandlerFuncs) {
+				h.OnDelete(cache.DeletedFinalStateUnknown{Key: "scylla/rack-a", Obj: nil})
+			},
+			wantKeys: []string{"scylla/rack-a"},
+		},
+		{
+			name:  "something that is not an object",
+			event: func(h cache.ResourceEventHandlerFuncs) { h.OnAdd(42, false) },
+		},
+	}
+
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+
+			queue := workqueue.NewTyped[string]()
+			defer queue.ShutDown()
+			logger, _ := ktesting.NewTestContext(t)
+			h := NewHandlers(logger, queue, statefulSetGVK, getFromMap(rack))
+
+			tc.event(h.ControllerHandlerFuncs())
+
+			if diff := cmp.Diff(tc.wantKeys, drain(queue)); diff != "" {
+				t.Errorf("unexpected keys (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestObjectFromDeleteEvent(t *testing.T) {
+	t.Parallel()
+
+	pod := newPod("pod", "1", nil)
+
+	tt := []struct {
+		name      string
+		obj       any
+		want      *corev1.Pod
+		wantError string
+	}{
+		{name: "object", obj: pod, want: pod},
+		{name: "tombstone", obj: cache.DeletedFinalStateUnknown{Key: "scylla/pod", Obj: pod}, want: pod},
+		{
+			name:      "tombstone of another type",
+			obj:       cache.DeletedFinalStateUnknown{Key: "scylla/pod", Obj: &corev1.Service{}},
+			wantError: "can't handle a delete event: expected *v1.Pod or a tombstone of it, got *v1.Service",
+		},
+		{
+			name:      "another type",
+			obj:       "pod",
+			wantError: "can't handle a delete event: expected *v1.Pod or a tombstone of it, got string",
+		},
+	}
+
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+
+			got, err := ObjectFromDeleteEvent[*corev1.Pod](tc.obj)
+			if (err == nil && len(tc.wantError) != 0) || (err != nil && err.Error() != tc.wantError) {
+				t.Errorf("expected error %q, got %v", tc.wantError, err)
+			}
+			if got != tc.want {
+				t.Errorf("expected %p, got %p", tc.want, got)
+			}
+		})
+	}
+}
+
+func TestResolveControllerRefReportsLookupFailures(t *testing.T) {
+	t.Parallel()
+
+	broken := newStatefulSet("broken", "broken-uid")
+	_, found, err := ResolveControllerRef("scylla", controllerRefTo(broken), statefulSetGVK, getFromMap())
+	if want := `can't get StatefulSet "broken": cache exploded`; err == nil || err.Error() != want {
+		t.Errorf("expected error %q, got %v", want, err)
+	}
+	if found {
+		t.Error("expected no controller")
+	}
+}
+
+func TestNewQueueIsRateLimited(t *testing.T) {
+	t.Parallel()
+
+	queue := NewQueue("test")
+	defer queue.ShutDown()
+
+	queue.AddRateLimited("a")
+	queue.AddRateLimited("a")
+	if got := queue.NumRequeues("a"); got != 2 {
+		t.Errorf("expected 2 requeues counted, got %d", got)
+	}
+	queue.Forget("a")
+	if got := queue.NumRequeues("a"); got != 0 {
+		t.Errorf("expected the requeues forgotten, got %d", got)
+	}
+}
