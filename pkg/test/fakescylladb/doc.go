@@ -1,0 +1,41 @@
+// Package fakescylladb is a fake ScyllaDB for tests and the local demo. The program e2e/cmd/fake-scylladb wraps it.
+//
+// # As a node
+//
+// Started with the arguments ScyllaDB's image entrypoint would get (for example by the sidecar, as its child), the
+// fake:
+//   - reads scylla.yaml and cassandra-rackdc.properties from $SCYLLA_CONF (default /etc/scylla), applies the command
+//     line over scylla.yaml (--name=value or --name value, dashes or underscores), and records everything as a
+//     Record: appended to the JSON array in $FAKE_SCYLLADB_RECORD_PATH and served at GET /fake/record;
+//   - keeps a host ID in its workdir (scylla.yaml "workdir", default /var/lib/scylla) so a restart keeps its identity,
+//     and refuses to start once decommissioned, like ScyllaDB;
+//   - serves the REST API subset on api_address:api_port (default localhost:10000): GET
+//     /storage_service/hostid/local, /storage_service/host_id, /gossiper/endpoint/live/, /gossiper/endpoint/down/,
+//     /storage_service/nodes/{joining,leaving,moving}, /storage_service/native_transport,
+//     /storage_service/operation_mode and POST /storage_service/decommission (answers when done, like ScyllaDB);
+//   - joins a ring through the registry at $FAKE_SCYLLADB_REGISTRY_URL and heartbeats to it; it exits 1 when it can't
+//     join, and marks itself Down and exits 0 on SIGTERM or SIGINT.
+//
+// Knobs, from the environment at start (see the Env* constants) and at run time through GET/POST /fake/knobs with
+// a JSON Knobs body: startupDelay, bootstrapDelay, decommissionDelay (slow), down (the node reports itself Down),
+// apiFailure (every REST API call answers 500), nativeTransportDisabled, exitCode (exit right after recording).
+// $FAKE_SCYLLADB_ALIAS_ADDRESSES lists further addresses the node is reachable at (its member Service's ClusterIP
+// when it broadcasts its Pod IP), standing in for kube-proxy.
+//
+// # Ring registry
+//
+// "fake-scylladb registry --listen-address=127.0.0.1:0 --address-file=F --ttl=5s", or NewRegistry in-process, serves
+// ring membership over HTTP with JSON bodies:
+//   - POST /v1/join (JoinRequest) -> Ring, or 409 {"error"} when refused. A node the registry knows (by host ID)
+//     rejoins its ring, like a restarted node. A node whose seeds are all its own addresses founds a new ring. Any
+//     other node joins the ring of the first seed reachable at a live node, and is refused when no seed is live, when
+//     that node has another cluster name, or when a live node already has its broadcast address.
+//   - POST /v1/nodes/{hostID}/heartbeat; a node silent for longer than the TTL reads as Down.
+//   - POST /v1/nodes/{hostID}/state (StateRequest): status Up|Down, state Joining|Normal|Leaving|Decommissioned; a
+//     Decommissioned node leaves its ring for good.
+//   - GET /v1/nodes/{hostID}/ring -> Ring; GET /v1/rings -> every non-empty Ring. Several rings with one cluster
+//     name mean the cluster split.
+//
+// Nodes are keyed by the addresses the sidecar computed: a seed matches a node whose broadcast address, concrete
+// listen or RPC address, broadcast RPC address or alias equals it.
+package fakescylladb

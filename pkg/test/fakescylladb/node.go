@@ -1,0 +1,396 @@
+package fakescylladb
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/scyllakube/scylla-operator/pkg/scyllaclient"
+)
+
+// Files the fake keeps in ScyllaDB's workdir, so a restarted node keeps its identity like a real one.
+const (
+	HostIDFile         = "fake-scylladb-host-id"
+	DecommissionedFile = "fake-scylladb-decommissioned"
+)
+
+// Paths of the fake's own endpoints, served beside the REST API.
+const (
+	PathKnobs  = "/fake/knobs"
+	PathRecord = "/fake/record"
+)
+
+// ErrDecommissioned is returned when a decommissioned node is started again, which ScyllaDB refuses too.
+var ErrDecommissioned = errors.New("this node was decommissioned and will not rejoin the ring")
+
+// Record is what one start of the fake writes to its record file and serves at PathRecord.
+type Record struct {
+	Invocation *Invocation `json:"invocation,omitempty"`
+	Args       []string    `json:"args"`
+	HostID     string      `json:"hostID,omitempty"`
+	Error      string      `json:"error,omitempty"`
+}
+
+// NodeOptions configure a fake node.
+type NodeOptions struct {
+	Invocation        *Invocation
+	Registry          *RegistryClient
+	Aliases           []string
+	Knobs             Knobs
+	HeartbeatInterval time.Duration
+	Logger            *log.Logger
+}
+
+// Node is one fake ScyllaDB node: it serves the REST API subset and keeps its ring membership in the registry.
+type Node struct {
+	opts   NodeOptions
+	hostID string
+	record Record
+
+	lock            sync.Mutex
+	knobs           Knobs
+	mode            scyllaclient.OperationMode
+	nativeTransport bool
+	joined          bool
+}
+
+// NewNode prepares a node: it loads or creates the host ID in the workdir and refuses a decommissioned workdir.
+func NewNode(opts NodeOptions) (*Node, error) {
+	if opts.Invocation == nil || opts.Registry == nil {
+		return nil, fmt.Errorf("a node needs an invocation and a registry client")
+	}
+	if opts.HeartbeatInterval <= 0 {
+		opts.HeartbeatInterval = time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = log.New(os.Stderr, "fake-scylladb: ", log.LstdFlags)
+	}
+	hostID, err := loadHostID(opts.Invocation.Settings.Workdir)
+	if err != nil {
+		return nil, err
+	}
+	return &Node{
+		opts:   opts,
+		hostID: hostID,
+		knobs:  opts.Knobs,
+		mode:   scyllaclient.OperationModeStarting,
+		record: Record{Invocation: opts.Invocation, Args: opts.Invocation.Args, HostID: hostID},
+	}, nil
+}
+
+// HostID returns the node's host ID.
+func (n *Node) HostID() string { return n.hostID }
+
+func loadHostID(workdir string) (string, error) {
+	if err := os.MkdirAll(workdir, 0o755); err != nil {
+		return "", fmt.Errorf("can't create workdir: %w", err)
+	}
+	path := filepath.Join(workdir, HostIDFile)
+	data, err := os.ReadFile(path)
+	if err == nil {
+		return strings.TrimSpace(string(data)), nil
+	}
+	if !os.IsNotExist(err) {
+		return "", fmt.Errorf("can't read host ID: %w", err)
+	}
+	id := uuid.NewString()
+	if err := os.WriteFile(path, []byte(id+"\n"), 0o644); err != nil {
+		return "", fmt.Errorf("can't write host ID: %w", err)
+	}
+	return id, nil
+}
+
+// IsDecommissioned reports whether the node's workdir says it was decommissioned.
+func (n *Node) IsDecommissioned() bool {
+	_, err := os.Stat(filepath.Join(n.opts.Invocation.Settings.Workdir, DecommissionedFile))
+	return err == nil
+}
+
+// APIAddress is the host:port the REST API is served on.
+func (n *Node) APIAddress() string {
+	s := n.opts.Invocation.Settings
+	return net.JoinHostPort(s.APIAddress, strconv.Itoa(s.APIPort))
+}
+
+// Run serves the REST API on listener, joins the ring and heartbeats until ctx is done, then marks the node Down
+// and returns nil. It returns an error when the node can't join a ring, as ScyllaDB would fail to start.
+func (n *Node) Run(ctx context.Context, listener net.Listener) error {
+	if n.IsDecommissioned() {
+		return ErrDecommissioned
+	}
+	srv := &http.Server{Handler: n.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(listener) }()
+	defer func() {
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdownCtx)
+	}()
+
+	if err := sleep(ctx, time.Duration(n.currentKnobs().StartupDelay)); err != nil {
+		return nil
+	}
+	if err := n.join(ctx); err != nil {
+		return err
+	}
+
+	ticker := time.NewTicker(n.opts.HeartbeatInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			n.leave()
+			return nil
+		case err := <-serveErr:
+			return fmt.Errorf("REST API server stopped: %w", err)
+		case <-ticker.C:
+			if n.currentMode() == scyllaclient.OperationModeDecommissioned {
+				continue
+			}
+			if err := n.opts.Registry.Heartbeat(ctx, n.hostID); err != nil && ctx.Err() == nil {
+				n.opts.Logger.Printf("heartbeat failed: %v", err)
+			}
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func (n *Node) currentKnobs() Knobs {
+	n.lock.Lock()
+	defer n.lock.Unlock()
+	return n.knobs
+}
+
+func (n *Node) currentMode() scyllaclient.OperationMode {
+	n.lock.Lock()
+	defer n.lock.Unlock()
+	return n.mode
+}
+
+func (n *Node) setMode(mode scyllaclient.OperationMode, nativeTransport bool) {
+	n.lock.Lock()
+	defer n.lock.Unlock()
+	n.mode = mode
+	n.nativeTransport = nativeTransport
+}
+
+func (n *Node) join(ctx context.Context) error {
+	s := n.opts.Invocation.Settings
+	addresses := slices.Clone(n.opts.Aliases)
+	for _, a := range []string{s.ListenAddress, s.RPCAddress, s.BroadcastRPCAddress} {
+		if ip := net.ParseIP(a); ip != nil && !ip.IsUnspecified() && !slices.Contains(addresses, a) {
+			addresses = append(addresses, a)
+		}
+	}
+	knobs := n.currentKnobs()
+	state := StateNormal
+	if knobs.BootstrapDelay > 0 {
+		state = StateJoining
+	}
+	n.setMode(scyllaclient.OperationModeJoining, false)
+	ring, err := n.opts.Registry.Join(ctx, JoinRequest{State: state, NodeInfo: NodeInfo{
+		HostID:              n.hostID,
+		ClusterName:         s.ClusterName,
+		Datacenter:          s.Datacenter,
+		Rack:                s.Rack,
+		BroadcastAddress:    s.BroadcastAddress,
+		BroadcastRPCAddress: s.BroadcastRPCAddress,
+		Addresses:           addresses,
+		Seeds:               s.Seeds,
+	}})
+	if err != nil {
+		return fmt.Errorf("can't join a ring: %w", err)
+	}
+	n.opts.Logger.Printf("node %s (%s) joined %s with %d members", n.hostID, s.BroadcastAddress, ring.ID, len(ring.Members))
+	n.lock.Lock()
+	n.joined = true
+	n.lock.Unlock()
+
+	if knobs.Down {
+		if err := n.opts.Registry.SetState(ctx, n.hostID, StateRequest{Status: StatusDown}); err != nil {
+			return err
+		}
+	}
+	if state == StateJoining {
+		if err := sleep(ctx, time.Duration(knobs.BootstrapDelay)); err != nil {
+			return nil
+		}
+		if err := n.opts.Registry.SetState(ctx, n.hostID, StateRequest{State: StateNormal}); err != nil {
+			return err
+		}
+	}
+	n.setMode(scyllaclient.OperationModeNormal, !n.currentKnobs().NativeTransportDisabled)
+	return nil
+}
+
+func (n *Node) leave() {
+	n.lock.Lock()
+	joined := n.joined
+	n.lock.Unlock()
+	if !joined || n.currentMode() == scyllaclient.OperationModeDecommissioned {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := n.opts.Registry.SetState(ctx, n.hostID, StateRequest{Status: StatusDown}); err != nil {
+		n.opts.Logger.Printf("can't mark the node Down on stop: %v", err)
+	}
+}
+
+// Handler serves the REST API subset and the fake's own endpoints.
+func (n *Node) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+PathRecord, func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, n.record)
+	})
+	mux.HandleFunc("GET "+PathKnobs, func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, n.currentKnobs())
+	})
+	mux.HandleFunc("POST "+PathKnobs, n.serveSetKnobs)
+
+	api := http.NewServeMux()
+	api.HandleFunc("GET "+scyllaclient.PathLocalHostID, func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, n.hostID)
+	})
+	api.HandleFunc("GET "+scyllaclient.PathHostIDs, func(w http.ResponseWriter, r *http.Request) {
+		n.serveRing(w, r, func(m Member) (any, bool) {
+			return map[string]string{"key": m.BroadcastAddress, "value": m.HostID}, true
+		})
+	})
+	api.HandleFunc("GET "+scyllaclient.PathLiveEndpoints, func(w http.ResponseWriter, r *http.Request) {
+		n.serveRing(w, r, func(m Member) (any, bool) { return m.BroadcastAddress, m.Status == StatusUp })
+	})
+	api.HandleFunc("GET "+scyllaclient.PathDownEndpoints, func(w http.ResponseWriter, r *http.Request) {
+		n.serveRing(w, r, func(m Member) (any, bool) { return m.BroadcastAddress, m.Status == StatusDown })
+	})
+	for path, state := range map[string]NodeState{
+		scyllaclient.PathJoiningNodes: StateJoining,
+		scyllaclient.PathLeavingNodes: StateLeaving,
+	} {
+		api.HandleFunc("GET "+path, func(w http.ResponseWriter, r *http.Request) {
+			n.serveRing(w, r, func(m Member) (any, bool) { return m.BroadcastAddress, m.State == state })
+		})
+	}
+	api.HandleFunc("GET "+scyllaclient.PathMovingNodes, func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, []string{})
+	})
+	api.HandleFunc("GET "+scyllaclient.PathNativeTransport, func(w http.ResponseWriter, r *http.Request) {
+		n.lock.Lock()
+		defer n.lock.Unlock()
+		writeJSON(w, http.StatusOK, n.nativeTransport)
+	})
+	api.HandleFunc("GET "+scyllaclient.PathOperationMode, func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, string(n.currentMode()))
+	})
+	api.HandleFunc("POST "+scyllaclient.PathDecommission, n.serveDecommission)
+
+	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.currentKnobs().APIFailure {
+			writeJSON(w, http.StatusInternalServerError, map[string]any{"message": "injected failure", "code": 500})
+			return
+		}
+		api.ServeHTTP(w, r)
+	}))
+	return mux
+}
+
+func (n *Node) serveSetKnobs(w http.ResponseWriter, r *http.Request) {
+	var k Knobs
+	if err := json.NewDecoder(r.Body).Decode(&k); err != nil {
+		writeJSON(w, http.StatusBadRequest, errorBody{Error: err.Error()})
+		return
+	}
+	n.lock.Lock()
+	old := n.knobs
+	n.knobs = k
+	joined := n.joined
+	if n.mode == scyllaclient.OperationModeNormal {
+		n.nativeTransport = !k.NativeTransportDisabled
+	}
+	n.lock.Unlock()
+	if joined && old.Down != k.Down {
+		status := StatusUp
+		if k.Down {
+			status = StatusDown
+		}
+		if err := n.opts.Registry.SetState(r.Context(), n.hostID, StateRequest{Status: status}); err != nil {
+			writeJSON(w, http.StatusBadGateway, errorBody{Error: err.Error()})
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, k)
+}
+
+// serveRing answers with one entry per ring member that pick accepts; a node outside any ring knows no members.
+func (n *Node) serveRing(w http.ResponseWriter, r *http.Request, pick func(Member) (any, bool)) {
+	out := []any{}
+	ring, err := n.opts.Registry.RingOf(r.Context(), n.hostID)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		writeJSON(w, http.StatusInternalServerError, map[string]any{"message": err.Error(), "code": 500})
+		return
+	}
+	for _, m := range ring.Members {
+		if v, ok := pick(m); ok {
+			out = append(out, v)
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (n *Node) serveDecommission(w http.ResponseWriter, r *http.Request) {
+	n.lock.Lock()
+	if n.mode != scyllaclient.OperationModeNormal {
+		mode := n.mode
+		n.lock.Unlock()
+		writeJSON(w, http.StatusInternalServerError, map[string]any{"message": fmt.Sprintf("node is in mode %s, not NORMAL", mode), "code": 500})
+		return
+	}
+	n.mode = scyllaclient.OperationModeLeaving
+	delay := time.Duration(n.knobs.DecommissionDelay)
+	n.lock.Unlock()
+
+	// The decommission goes on even if the caller gives up waiting, like ScyllaDB's.
+	ctx := context.WithoutCancel(r.Context())
+	err := n.opts.Registry.SetState(ctx, n.hostID, StateRequest{State: StateLeaving})
+	if err == nil {
+		_ = sleep(ctx, delay)
+		err = n.opts.Registry.SetState(ctx, n.hostID, StateRequest{State: StateDecommissioned})
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(n.opts.Invocation.Settings.Workdir, DecommissionedFile), nil, 0o644)
+	}
+	if err != nil {
+		n.setMode(scyllaclient.OperationModeNormal, true)
+		writeJSON(w, http.StatusInternalServerError, map[string]any{"message": err.Error(), "code": 500})
+		return
+	}
+	n.setMode(scyllaclient.OperationModeDecommissioned, false)
+	n.opts.Logger.Printf("node %s decommissioned", n.hostID)
+	w.WriteHeader(http.StatusOK)
+}
