@@ -160,8 +160,8 @@ func TestClaimerAdoptsMatchingOrphansAndReleasesWhatNoLongerMatches(t *testing.T
 			claimer := NewClaimer(tc.controller, statefulSetGVK, labels.SelectorFromSet(labels.Set{"scylla/rack": "a"}), kubeClient.CoreV1().Pods("scylla"), canAdopt)
 			claimed, err := claimer.Claim(t.Context(), pods)
 
-			if (err == nil && len(tc.wantError) != 0) || (err != nil && err.Error() != tc.wantError) {
-				t.Errorf("expected error %q, got %v", tc.wantError, err)
+			if diff := cmp.Diff(tc.wantError, errorString(err)); diff != "" {
+				t.Errorf("unexpected error (-want +got):\n%s", diff)
 			}
 			var claimedNames []string
 			for _, pod := range claimed {
@@ -240,8 +240,8 @@ func TestRecheckController(t *testing.T) {
 
 			canAdopt := RecheckController(rack, func(context.Context) (metav1.Object, error) { return tc.fresh, tc.err })
 			err := canAdopt(t.Context())
-			if (err == nil && len(tc.wantError) != 0) || (err != nil && err.Error() != tc.wantError) {
-				t.Errorf("expected error %q, got %v", tc.wantError, err)
+			if diff := cmp.Diff(tc.wantError, errorString(err)); diff != "" {
+				t.Errorf("unexpected error (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -279,8 +279,8 @@ func TestObjectFromDeleteEvent(t *testing.T) {
 			t.Parallel()
 
 			got, err := ObjectFromDeleteEvent[*corev1.Pod](tc.obj)
-			if (err == nil && len(tc.wantError) != 0) || (err != nil && err.Error() != tc.wantError) {
-				t.Errorf("expected error %q, got %v", tc.wantError, err)
+			if diff := cmp.Diff(tc.wantError, errorString(err)); diff != "" {
+				t.Errorf("unexpected error (-want +got):\n%s", diff)
 			}
 			if got != tc.want {
 				t.Errorf("expected %p, got %p", tc.want, got)

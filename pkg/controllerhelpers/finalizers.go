@@ -1,0 +1,89 @@
+package controllerhelpers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/scyllakube/scylla-operator/pkg/kubeinterfaces"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+)
+
+// HasFinalizer reports whether obj carries finalizer.
+func HasFinalizer(obj metav1.Object, finalizer string) bool {
+	return slices.Contains(obj.GetFinalizers(), finalizer)
+}
+
+// AddFinalizerPatch returns the JSON merge patch that adds finalizer to obj's finalizers, or nil when obj has it
+// already. The patch carries obj's resourceVersion and UID, see newMetadataMergePatch for why.
+func AddFinalizerPatch(obj metav1.Object, finalizer string) ([]byte, error) {
+	if len(finalizer) == 0 {
+		return nil, errors.New("can't add an empty finalizer")
+	}
+	if HasFinalizer(obj, finalizer) {
+		return nil, nil
+	}
+	patch, err := newMetadataMergePatch(obj, "finalizers", append(slices.Clone(obj.GetFinalizers()), finalizer))
+	if err != nil {
+		return nil, fmt.Errorf("can't add finalizer %q to %q: %w", finalizer, klog.KObj(obj), err)
+	}
+	return patch, nil
+}
+
+// RemoveFinalizerPatch returns the JSON merge patch that removes finalizer from obj's finalizers, or nil when obj
+// does not have it. The patch carries obj's resourceVersion and UID, see newMetadataMergePatch for why.
+func RemoveFinalizerPatch(obj metav1.Object, finalizer string) ([]byte, error) {
+	if len(finalizer) == 0 {
+		return nil, errors.New("can't remove an empty finalizer")
+	}
+	if !HasFinalizer(obj, finalizer) {
+		return nil, nil
+	}
+	// Never nil: an empty list, not null, states that the finalizers are now none.
+	finalizers := slices.DeleteFunc(append([]string{}, obj.GetFinalizers()...), func(f string) bool { return f == finalizer })
+	patch, err := newMetadataMergePatch(obj, "finalizers", finalizers)
+	if err != nil {
+		return nil, fmt.Errorf("can't remove finalizer %q from %q: %w", finalizer, klog.KObj(obj), err)
+	}
+	return patch, nil
+}
+
+// AddFinalizer adds finalizer to obj through client unless obj has it already. It returns the patched object, or
+// obj itself when nothing had to change, and whether it wrote. A Conflict error means obj was stale.
+func AddFinalizer[T kubeinterfaces.ObjectInterface](ctx context.Context, client kubeinterfaces.PatcherInterface[T], obj T, finalizer string) (T, bool, error) {
+	return patchFinalizers(ctx, client, obj, finalizer, AddFinalizerPatch, "add")
+}
+
+// RemoveFinalizer removes finalizer from obj through client if obj has it. It returns the patched object, or obj
+// itself when nothing had to change, and whether it wrote. A Conflict error means obj was stale.
+func RemoveFinalizer[T kubeinterfaces.ObjectInterface](ctx context.Context, client kubeinterfaces.PatcherInterface[T], obj T, finalizer string) (T, bool, error) {
+	return patchFinalizers(ctx, client, obj, finalizer, RemoveFinalizerPatch, "remove")
+}
+
+func patchFinalizers[T kubeinterfaces.ObjectInterface](
+	ctx context.Context,
+	client kubeinterfaces.PatcherInterface[T],
+	obj T,
+	finalizer string,
+	makePatch func(metav1.Object, string) ([]byte, error),
+	verb string,
+) (T, bool, error) {
+	var zero T
+	patch, err := makePatch(obj, finalizer)
+	if err != nil {
+		return zero, false, err
+	}
+	if patch == nil {
+		return obj, false, nil
+	}
+
+	patched, err := client.Patch(ctx, obj.GetName(), types.MergePatchType, patch, metav1.PatchOptions{})
+	if err != nil {
+		return zero, false, fmt.Errorf("can't %s finalizer %q of %q: %w", verb, finalizer, klog.KObj(obj), err)
+	}
+	klog.FromContext(ctx).V(2).Info("Patched finalizers", "object", klog.KObj(obj), "finalizer", finalizer, "operation", verb)
+	return patched, true, nil
+}
