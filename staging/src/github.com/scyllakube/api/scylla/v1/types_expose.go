@@ -86,7 +86,7 @@ type PodIPAddressOptions struct {
 	// +optional
 	// +kubebuilder:default:="Status"
 	// +kubebuilder:validation:Enum=Status;Interface
-	Source PodIPSourceType `json:"source"`
+	Source PodIPSourceType `json:"source,omitempty"`
 
 	// interfaceOptions names the interface when source is Interface; it must be absent otherwise.
 	// +optional
@@ -127,7 +127,7 @@ type ListenOptions struct {
 	// +optional
 	// +kubebuilder:default:="Any"
 	// +kubebuilder:validation:Enum=Any;PodIP
-	Type ListenAddressType `json:"type"`
+	Type ListenAddressType `json:"type,omitempty"`
 
 	// podIP says how the Pod IP is found when type is PodIP; with several interfaces in the Pod it picks the
 	// interface to listen on.
