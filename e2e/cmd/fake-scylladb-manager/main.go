@@ -150,11 +150,11 @@ func run(ctx context.Context, o *options, out io.Writer, onRequest func(fakescyl
 	if err != nil {
 		return err
 	}
-	if err := fakescyllamanager.ValidateOptions(opts); err != nil {
+	opts.OnRequest = onRequest
+	srv, err := fakescyllamanager.NewServer(opts)
+	if err != nil {
 		return err
 	}
-	opts.OnRequest = onRequest
-	srv := fakescyllamanager.NewServer(opts)
 	if knobs != nil {
 		if err := srv.SetKnobs(*knobs); err != nil {
 			return fmt.Errorf("--knobs-file: %w", err)

@@ -11,7 +11,10 @@ import (
 
 // BenchmarkListTasks lists a cluster with a thousand tasks, each with a cron to evaluate and a run to summarise.
 func BenchmarkListTasks(b *testing.B) {
-	s := NewServer(Options{Clock: func() time.Time { return testNow }})
+	s, err := NewServer(Options{Clock: func() time.Time { return testNow }})
+	if err != nil {
+		b.Fatal(err)
+	}
 	serve := func(method, path, body string) *httptest.ResponseRecorder {
 		rec := httptest.NewRecorder()
 		s.ServeHTTP(rec, httptest.NewRequest(method, path, strings.NewReader(body)))

@@ -26,7 +26,7 @@ func newContract(t *testing.T, opts fakescyllamanager.Options, clientOpts manage
 	if opts.Clock == nil {
 		opts.Clock = func() time.Time { return contractNow }
 	}
-	srv := fakescyllamanager.NewServer(opts)
+	srv := check(fakescyllamanager.NewServer(opts)).get(t)
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
 	clientOpts.URL = ts.URL + "/api/v1"

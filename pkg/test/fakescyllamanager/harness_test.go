@@ -35,7 +35,11 @@ func newHarness(t *testing.T, opts Options) *harness {
 	if opts.Clock == nil {
 		opts.Clock = h.clock
 	}
-	h.srv = NewServer(opts)
+	srv, err := NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.srv = srv
 	ts := httptest.NewServer(h.srv)
 	t.Cleanup(ts.Close)
 	h.url = ts.URL

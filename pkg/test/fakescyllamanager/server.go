@@ -77,11 +77,10 @@ type Server struct {
 	requests     []Request
 }
 
-// NewServer returns a fake ScyllaDB Manager with no clusters and healthy knobs. It panics on invalid options, which
-// are programming errors in the test that builds them; use ValidateOptions to check options from user input.
-func NewServer(opts Options) *Server {
+// NewServer returns a fake ScyllaDB Manager with no clusters and healthy knobs, or an error for invalid options.
+func NewServer(opts Options) (*Server, error) {
 	if err := ValidateOptions(opts); err != nil {
-		panic(fmt.Sprintf("invalid fake ScyllaDB Manager options: %v", err))
+		return nil, fmt.Errorf("invalid fake ScyllaDB Manager options: %w", err)
 	}
 	s := &Server{
 		version:         opts.Version,
@@ -105,7 +104,7 @@ func NewServer(opts Options) *Server {
 	if opts.DefaultTopology != nil {
 		s.defaultTopology = opts.DefaultTopology.deepCopy()
 	}
-	return s
+	return s, nil
 }
 
 // ValidateOptions returns an error describing every invalid option.
