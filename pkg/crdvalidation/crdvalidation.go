@@ -5,7 +5,9 @@
 // including the CEL cost limits.
 //
 // It is meant for tests: unit tests of the API and, later, e2e tests that compare its verdicts with a real API
-// server's.
+// server's. It does not run admission webhooks or conversion. Unknown fields are reported as field errors
+// ("<path>: Forbidden: unknown field"), while an API server with fieldValidation=Strict rejects the request with the
+// message `unknown field "<path>"` before validating; the rest of the errors have the same paths and messages.
 package crdvalidation
 
 import (
