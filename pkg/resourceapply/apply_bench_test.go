@@ -15,7 +15,7 @@ func benchmarkApplyUpToDate[T kubeinterfaces.ObjectInterface](b *testing.B, kind
 		b.Fatal(err)
 	}
 	f.takeActions()
-	client := kind.client(f.kubeClient, testNamespace)
+	client := f.client
 	lister := f.lister(b)
 	recorder := record.NewFakeRecorder(1)
 	required := newRequired()

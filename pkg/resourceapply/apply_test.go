@@ -66,7 +66,7 @@ func testApplyTwice[T kubeinterfaces.ObjectInterface](kind kindClient[T], newReq
 		if !changed {
 			t.Error("first apply: expected a change")
 		}
-		if diff := cmp.Diff([]string{"create " + kind.resource}, f.takeActions()); diff != "" {
+		if diff := cmp.Diff([]string{"create " + kind.gvr.Resource}, f.takeActions()); diff != "" {
 			t.Errorf("first apply: unexpected actions (-want +got):\n%s", diff)
 		}
 		if diff := cmp.Diff([]string{createdEvent}, f.takeEvents()); diff != "" {
@@ -123,6 +123,10 @@ func TestApplyCreatesOnceAndThenWritesNothing(t *testing.T) {
 		"Normal RoleBindingCreated RoleBinding scylla/basic-member created"))
 	t.Run("PodDisruptionBudget", testApplyTwice(podDisruptionBudgetKind, newTestPodDisruptionBudget, testLabelKeys, testAnnotationKeys,
 		"Normal PodDisruptionBudgetCreated PodDisruptionBudget scylla/basic created"))
+	t.Run("ScyllaDBDatacenter", testApplyTwice(scyllaDBDatacenterKind, newTestScyllaDBDatacenter, testLabelKeys, testAnnotationKeys,
+		"Normal ScyllaDBDatacenterCreated ScyllaDBDatacenter scylla/basic created"))
+	t.Run("ScyllaDBManagerTask", testApplyTwice(scyllaDBManagerTaskKind, newTestScyllaDBManagerTask, testLabelKeys, testAnnotationKeys,
+		"Normal ScyllaDBManagerTaskCreated ScyllaDBManagerTask scylla/repair-weekly created"))
 	t.Run("Namespace without a controller", testApplyTwice(namespaceKind, newTestNamespace, "app.kubernetes.io/name", "",
 		"Normal NamespaceCreated Namespace scylla-operator created"))
 }

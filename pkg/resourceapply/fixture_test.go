@@ -2,9 +2,11 @@ package resourceapply
 
 import (
 	"fmt"
-	"reflect"
 	"testing"
 
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	scyllafake "github.com/scyllakube/client/scylla/clientset/versioned/fake"
+	scyllav1alpha1listers "github.com/scyllakube/client/scylla/listers/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/kubeinterfaces"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -15,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/client-go/kubernetes/scheme"
 	appsv1listers "k8s.io/client-go/listers/apps/v1"
 	corev1listers "k8s.io/client-go/listers/core/v1"
 	policyv1listers "k8s.io/client-go/listers/policy/v1"
@@ -44,107 +45,154 @@ func testControllerEvent(eventType, reason, message string) string {
 	return fmt.Sprintf("%s %s %s", eventType, reason, message)
 }
 
-// kindClient wires Apply to the fake clientset and to a lister for one kind.
+// fakeClientset is what the tests need of a generated fake clientset, built-in or ours.
+type fakeClientset interface {
+	Tracker() clienttesting.ObjectTracker
+	Actions() []clienttesting.Action
+	ClearActions()
+	PrependReactor(verb, resource string, reaction clienttesting.ReactionFunc)
+}
+
+// kindClient wires Apply to a fake clientset and to a lister for one kind.
 type kindClient[T kubeinterfaces.ObjectInterface] struct {
-	resource string
-	client   func(cs *fake.Clientset, namespace string) kubeinterfaces.CreateUpdateDeleterInterface[T]
-	lister   func(indexer cache.Indexer, namespace string) kubeinterfaces.GetterInterface[T]
+	gvr schema.GroupVersionResource
+	gvk schema.GroupVersionKind
+	// newClients returns a fake clientset holding objects and its typed client of the kind in the test namespace.
+	newClients func(objects ...runtime.Object) (fakeClientset, kubeinterfaces.CreateUpdateDeleterInterface[T])
+	lister     func(indexer cache.Indexer, namespace string) kubeinterfaces.GetterInterface[T]
+}
+
+// kubeKind wires a built-in kind, served by client-go's fake clientset.
+func kubeKind[T kubeinterfaces.ObjectInterface](
+	gv schema.GroupVersion,
+	kind, resource string,
+	client func(cs *fake.Clientset) kubeinterfaces.CreateUpdateDeleterInterface[T],
+	lister func(indexer cache.Indexer, namespace string) kubeinterfaces.GetterInterface[T],
+) kindClient[T] {
+	return kindClient[T]{
+		gvr: gv.WithResource(resource),
+		gvk: gv.WithKind(kind),
+		newClients: func(objects ...runtime.Object) (fakeClientset, kubeinterfaces.CreateUpdateDeleterInterface[T]) {
+			cs := fake.NewClientset(objects...)
+			return cs, client(cs)
+		},
+		lister: lister,
+	}
+}
+
+// scyllaKind wires a kind of scylla.scylladb.com/v1alpha1, served by our generated fake clientset.
+func scyllaKind[T kubeinterfaces.ObjectInterface](
+	kind, resource string,
+	client func(cs *scyllafake.Clientset) kubeinterfaces.CreateUpdateDeleterInterface[T],
+	lister func(indexer cache.Indexer, namespace string) kubeinterfaces.GetterInterface[T],
+) kindClient[T] {
+	return kindClient[T]{
+		gvr: scyllav1alpha1.SchemeGroupVersion.WithResource(resource),
+		gvk: scyllav1alpha1.SchemeGroupVersion.WithKind(kind),
+		newClients: func(objects ...runtime.Object) (fakeClientset, kubeinterfaces.CreateUpdateDeleterInterface[T]) {
+			// The field-managing NewClientset needs OpenAPI models that the generated client does not carry.
+			cs := scyllafake.NewSimpleClientset(objects...)
+			return cs, client(cs)
+		},
+		lister: lister,
+	}
 }
 
 var (
-	serviceKind = kindClient[*corev1.Service]{
-		resource: "services",
-		client: func(cs *fake.Clientset, ns string) kubeinterfaces.CreateUpdateDeleterInterface[*corev1.Service] {
-			return cs.CoreV1().Services(ns)
+	serviceKind = kubeKind(corev1.SchemeGroupVersion, "Service", "services",
+		func(cs *fake.Clientset) kubeinterfaces.CreateUpdateDeleterInterface[*corev1.Service] {
+			return cs.CoreV1().Services(testNamespace)
 		},
-		lister: func(indexer cache.Indexer, ns string) kubeinterfaces.GetterInterface[*corev1.Service] {
+		func(indexer cache.Indexer, ns string) kubeinterfaces.GetterInterface[*corev1.Service] {
 			return corev1listers.NewServiceLister(indexer).Services(ns)
+		})
+	statefulSetKind = kubeKind(appsv1.SchemeGroupVersion, "StatefulSet", "statefulsets",
+		func(cs *fake.Clientset) kubeinterfaces.CreateUpdateDeleterInterface[*appsv1.StatefulSet] {
+			return cs.AppsV1().StatefulSets(testNamespace)
 		},
-	}
-	statefulSetKind = kindClient[*appsv1.StatefulSet]{
-		resource: "statefulsets",
-		client: func(cs *fake.Clientset, ns string) kubeinterfaces.CreateUpdateDeleterInterface[*appsv1.StatefulSet] {
-			return cs.AppsV1().StatefulSets(ns)
-		},
-		lister: func(indexer cache.Indexer, ns string) kubeinterfaces.GetterInterface[*appsv1.StatefulSet] {
+		func(indexer cache.Indexer, ns string) kubeinterfaces.GetterInterface[*appsv1.StatefulSet] {
 			return appsv1listers.NewStatefulSetLister(indexer).StatefulSets(ns)
+		})
+	secretKind = kubeKind(corev1.SchemeGroupVersion, "Secret", "secrets",
+		func(cs *fake.Clientset) kubeinterfaces.CreateUpdateDeleterInterface[*corev1.Secret] {
+			return cs.CoreV1().Secrets(testNamespace)
 		},
-	}
-	secretKind = kindClient[*corev1.Secret]{
-		resource: "secrets",
-		client: func(cs *fake.Clientset, ns string) kubeinterfaces.CreateUpdateDeleterInterface[*corev1.Secret] {
-			return cs.CoreV1().Secrets(ns)
-		},
-		lister: func(indexer cache.Indexer, ns string) kubeinterfaces.GetterInterface[*corev1.Secret] {
+		func(indexer cache.Indexer, ns string) kubeinterfaces.GetterInterface[*corev1.Secret] {
 			return corev1listers.NewSecretLister(indexer).Secrets(ns)
+		})
+	configMapKind = kubeKind(corev1.SchemeGroupVersion, "ConfigMap", "configmaps",
+		func(cs *fake.Clientset) kubeinterfaces.CreateUpdateDeleterInterface[*corev1.ConfigMap] {
+			return cs.CoreV1().ConfigMaps(testNamespace)
 		},
-	}
-	configMapKind = kindClient[*corev1.ConfigMap]{
-		resource: "configmaps",
-		client: func(cs *fake.Clientset, ns string) kubeinterfaces.CreateUpdateDeleterInterface[*corev1.ConfigMap] {
-			return cs.CoreV1().ConfigMaps(ns)
-		},
-		lister: func(indexer cache.Indexer, ns string) kubeinterfaces.GetterInterface[*corev1.ConfigMap] {
+		func(indexer cache.Indexer, ns string) kubeinterfaces.GetterInterface[*corev1.ConfigMap] {
 			return corev1listers.NewConfigMapLister(indexer).ConfigMaps(ns)
+		})
+	serviceAccountKind = kubeKind(corev1.SchemeGroupVersion, "ServiceAccount", "serviceaccounts",
+		func(cs *fake.Clientset) kubeinterfaces.CreateUpdateDeleterInterface[*corev1.ServiceAccount] {
+			return cs.CoreV1().ServiceAccounts(testNamespace)
 		},
-	}
-	serviceAccountKind = kindClient[*corev1.ServiceAccount]{
-		resource: "serviceaccounts",
-		client: func(cs *fake.Clientset, ns string) kubeinterfaces.CreateUpdateDeleterInterface[*corev1.ServiceAccount] {
-			return cs.CoreV1().ServiceAccounts(ns)
-		},
-		lister: func(indexer cache.Indexer, ns string) kubeinterfaces.GetterInterface[*corev1.ServiceAccount] {
+		func(indexer cache.Indexer, ns string) kubeinterfaces.GetterInterface[*corev1.ServiceAccount] {
 			return corev1listers.NewServiceAccountLister(indexer).ServiceAccounts(ns)
+		})
+	roleBindingKind = kubeKind(rbacv1.SchemeGroupVersion, "RoleBinding", "rolebindings",
+		func(cs *fake.Clientset) kubeinterfaces.CreateUpdateDeleterInterface[*rbacv1.RoleBinding] {
+			return cs.RbacV1().RoleBindings(testNamespace)
 		},
-	}
-	roleBindingKind = kindClient[*rbacv1.RoleBinding]{
-		resource: "rolebindings",
-		client: func(cs *fake.Clientset, ns string) kubeinterfaces.CreateUpdateDeleterInterface[*rbacv1.RoleBinding] {
-			return cs.RbacV1().RoleBindings(ns)
-		},
-		lister: func(indexer cache.Indexer, ns string) kubeinterfaces.GetterInterface[*rbacv1.RoleBinding] {
+		func(indexer cache.Indexer, ns string) kubeinterfaces.GetterInterface[*rbacv1.RoleBinding] {
 			return rbacv1listers.NewRoleBindingLister(indexer).RoleBindings(ns)
+		})
+	podDisruptionBudgetKind = kubeKind(policyv1.SchemeGroupVersion, "PodDisruptionBudget", "poddisruptionbudgets",
+		func(cs *fake.Clientset) kubeinterfaces.CreateUpdateDeleterInterface[*policyv1.PodDisruptionBudget] {
+			return cs.PolicyV1().PodDisruptionBudgets(testNamespace)
 		},
-	}
-	podDisruptionBudgetKind = kindClient[*policyv1.PodDisruptionBudget]{
-		resource: "poddisruptionbudgets",
-		client: func(cs *fake.Clientset, ns string) kubeinterfaces.CreateUpdateDeleterInterface[*policyv1.PodDisruptionBudget] {
-			return cs.PolicyV1().PodDisruptionBudgets(ns)
-		},
-		lister: func(indexer cache.Indexer, ns string) kubeinterfaces.GetterInterface[*policyv1.PodDisruptionBudget] {
+		func(indexer cache.Indexer, ns string) kubeinterfaces.GetterInterface[*policyv1.PodDisruptionBudget] {
 			return policyv1listers.NewPodDisruptionBudgetLister(indexer).PodDisruptionBudgets(ns)
-		},
-	}
-	namespaceKind = kindClient[*corev1.Namespace]{
-		resource: "namespaces",
-		client: func(cs *fake.Clientset, _ string) kubeinterfaces.CreateUpdateDeleterInterface[*corev1.Namespace] {
+		})
+	namespaceKind = kubeKind(corev1.SchemeGroupVersion, "Namespace", "namespaces",
+		func(cs *fake.Clientset) kubeinterfaces.CreateUpdateDeleterInterface[*corev1.Namespace] {
 			return cs.CoreV1().Namespaces()
 		},
-		lister: func(indexer cache.Indexer, _ string) kubeinterfaces.GetterInterface[*corev1.Namespace] {
+		func(indexer cache.Indexer, _ string) kubeinterfaces.GetterInterface[*corev1.Namespace] {
 			return corev1listers.NewNamespaceLister(indexer)
+		})
+	scyllaDBDatacenterKind = scyllaKind("ScyllaDBDatacenter", "scylladbdatacenters",
+		func(cs *scyllafake.Clientset) kubeinterfaces.CreateUpdateDeleterInterface[*scyllav1alpha1.ScyllaDBDatacenter] {
+			return cs.ScyllaV1alpha1().ScyllaDBDatacenters(testNamespace)
 		},
-	}
+		func(indexer cache.Indexer, ns string) kubeinterfaces.GetterInterface[*scyllav1alpha1.ScyllaDBDatacenter] {
+			return scyllav1alpha1listers.NewScyllaDBDatacenterLister(indexer).ScyllaDBDatacenters(ns)
+		})
+	scyllaDBManagerTaskKind = scyllaKind("ScyllaDBManagerTask", "scylladbmanagertasks",
+		func(cs *scyllafake.Clientset) kubeinterfaces.CreateUpdateDeleterInterface[*scyllav1alpha1.ScyllaDBManagerTask] {
+			return cs.ScyllaV1alpha1().ScyllaDBManagerTasks(testNamespace)
+		},
+		func(indexer cache.Indexer, ns string) kubeinterfaces.GetterInterface[*scyllav1alpha1.ScyllaDBManagerTask] {
+			return scyllav1alpha1listers.NewScyllaDBManagerTaskLister(indexer).ScyllaDBManagerTasks(ns)
+		})
 )
 
 // applyFixture runs Apply against a fake clientset, with a lister filled from what the fake holds at the time of
 // each call, as an informer cache that caught up would be.
 type applyFixture[T kubeinterfaces.ObjectInterface] struct {
-	kind       kindClient[T]
-	kubeClient *fake.Clientset
-	recorder   *record.FakeRecorder
+	kind      kindClient[T]
+	clientset fakeClientset
+	client    kubeinterfaces.CreateUpdateDeleterInterface[T]
+	recorder  *record.FakeRecorder
 }
 
 func newApplyFixture[T kubeinterfaces.ObjectInterface](kind kindClient[T], existing ...runtime.Object) *applyFixture[T] {
+	clientset, client := kind.newClients(existing...)
 	return &applyFixture[T]{
-		kind:       kind,
-		kubeClient: fake.NewClientset(existing...),
-		recorder:   record.NewFakeRecorder(100),
+		kind:      kind,
+		clientset: clientset,
+		client:    client,
+		recorder:  record.NewFakeRecorder(100),
 	}
 }
 
 func (f *applyFixture[T]) apply(t testing.TB, required T, options ApplyOptions) (T, bool, error) {
 	t.Helper()
-	return Apply(t.Context(), f.kind.client(f.kubeClient, testNamespace), f.lister(t), f.recorder, required, options)
+	return Apply(t.Context(), f.client, f.lister(t), f.recorder, required, options)
 }
 
 func (f *applyFixture[T]) lister(t testing.TB) kubeinterfaces.GetterInterface[T] {
@@ -156,20 +204,13 @@ func (f *applyFixture[T]) lister(t testing.TB) kubeinterfaces.GetterInterface[T]
 func (f *applyFixture[T]) indexer(t testing.TB) cache.Indexer {
 	t.Helper()
 
-	obj := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(runtime.Object)
-	gvks, _, err := scheme.Scheme.ObjectKinds(obj)
+	list, err := f.clientset.Tracker().List(f.kind.gvr, f.kind.gvk, "")
 	if err != nil {
-		t.Fatalf("can't find the kind of %T: %v", obj, err)
-	}
-	gvr := schema.GroupVersionResource{Group: gvks[0].Group, Version: gvks[0].Version, Resource: f.kind.resource}
-
-	list, err := f.kubeClient.Tracker().List(gvr, gvks[0], "")
-	if err != nil {
-		t.Fatalf("can't list %s from the fake clientset: %v", gvr, err)
+		t.Fatalf("can't list %s from the fake clientset: %v", f.kind.gvr, err)
 	}
 	items, err := meta.ExtractList(list)
 	if err != nil {
-		t.Fatalf("can't extract the items of %s: %v", gvr, err)
+		t.Fatalf("can't extract the items of %s: %v", f.kind.gvr, err)
 	}
 
 	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
@@ -212,8 +253,8 @@ func (f *applyFixture[T]) takeActions() []string {
 
 // takeRawActions returns the actions the fake clientset recorded since the last call.
 func (f *applyFixture[T]) takeRawActions() []clienttesting.Action {
-	actions := f.kubeClient.Actions()
-	f.kubeClient.ClearActions()
+	actions := f.clientset.Actions()
+	f.clientset.ClearActions()
 	return actions
 }
 
@@ -243,7 +284,7 @@ func (f *applyFixture[T]) takeEvents() []string {
 
 // failOn makes the fake clientset fail every request with verb on the fixture's resource.
 func (f *applyFixture[T]) failOn(verb string, err error) {
-	f.kubeClient.PrependReactor(verb, f.kind.resource, func(clienttesting.Action) (bool, runtime.Object, error) {
+	f.clientset.PrependReactor(verb, f.kind.gvr.Resource, func(clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, err
 	})
 }

@@ -1,6 +1,7 @@
 package resourceapply
 
 import (
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -144,6 +145,40 @@ func newTestNamespace() *corev1.Namespace {
 		ObjectMeta: metav1.ObjectMeta{
 			Name:   "scylla-operator",
 			Labels: map[string]string{"app.kubernetes.io/name": "scylla-operator"},
+		},
+	}
+}
+
+func newTestScyllaDBDatacenter() *scyllav1alpha1.ScyllaDBDatacenter {
+	meta := testObjectMeta("basic")
+	meta.OwnerReferences = []metav1.OwnerReference{{
+		APIVersion:         "scylla.scylladb.com/v1",
+		Kind:               "ScyllaCluster",
+		Name:               "basic",
+		UID:                "scyllacluster-uid",
+		Controller:         new(true),
+		BlockOwnerDeletion: new(true),
+	}}
+	return &scyllav1alpha1.ScyllaDBDatacenter{
+		ObjectMeta: meta,
+		Spec: scyllav1alpha1.ScyllaDBDatacenterSpec{
+			ClusterName:    "basic",
+			DatacenterName: new("us-east-1"),
+			ScyllaDB:       scyllav1alpha1.ScyllaDB{Image: "docker.io/scylladb/scylla:2025.1.0"},
+			Racks:          []scyllav1alpha1.RackSpec{{Name: "us-east-1a"}},
+		},
+	}
+}
+
+func newTestScyllaDBManagerTask() *scyllav1alpha1.ScyllaDBManagerTask {
+	return &scyllav1alpha1.ScyllaDBManagerTask{
+		ObjectMeta: testObjectMeta("repair-weekly"),
+		Spec: scyllav1alpha1.ScyllaDBManagerTaskSpec{
+			ScyllaDBClusterRef: scyllav1alpha1.LocalScyllaDBReference{Kind: "ScyllaDBDatacenter", Name: "basic"},
+			Type:               scyllav1alpha1.ScyllaDBManagerTaskTypeRepair,
+			Repair: &scyllav1alpha1.ScyllaDBManagerRepairTaskOptions{
+				Keyspace: []string{"*", "!system_*"},
+			},
 		},
 	}
 }

@@ -108,12 +108,12 @@ func TestPruneDeletesOnlyUnwantedObjectsOfTheController(t *testing.T) {
 				objects = append(objects, svc)
 			}
 			f := newApplyFixture(serviceKind, objects...)
-			f.kubeClient.PrependReactor("delete", "services", func(action clienttesting.Action) (bool, runtime.Object, error) {
+			f.clientset.PrependReactor("delete", "services", func(action clienttesting.Action) (bool, runtime.Object, error) {
 				err, ok := tc.failDelete[action.(clienttesting.DeleteAction).GetName()]
 				return ok, nil, err
 			})
 
-			deleted, err := Prune(t.Context(), f.kubeClient.CoreV1().Services(testNamespace), f.recorder, testControllerRef(), existing, required, tc.options)
+			deleted, err := Prune(t.Context(), f.client, f.recorder, testControllerRef(), existing, required, tc.options)
 			if deleted != tc.wantDeleted {
 				t.Errorf("expected deleted=%v, got %v", tc.wantDeleted, deleted)
 			}
@@ -149,7 +149,7 @@ func TestPruneRejectsAMissingControllerRef(t *testing.T) {
 	t.Parallel()
 
 	f := newApplyFixture(serviceKind)
-	_, err := Prune(t.Context(), f.kubeClient.CoreV1().Services(testNamespace), f.recorder, nil, []*corev1.Service{newMemberService("a", nil)}, nil, PruneOptions{})
+	_, err := Prune(t.Context(), f.client, f.recorder, nil, []*corev1.Service{newMemberService("a", nil)}, nil, PruneOptions{})
 	if want := "can't prune Service objects: controllerRef is nil"; err == nil || err.Error() != want {
 		t.Errorf("expected error %q, got %v", want, err)
 	}
