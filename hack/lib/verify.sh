@@ -11,7 +11,7 @@ function verify::generated() {
 
 	# A clean copy: tracked and untracked-but-not-ignored files, never _output or .git.
 	(cd "${REPO_ROOT}" && git ls-files -z --cached --others --exclude-standard | xargs -0 -I{} sh -c '[ -e "{}" ] && echo "{}"' ) \
-		| (cd "${REPO_ROOT}" && tar -cf - -T - --no-recursion) | tar -xf - -C "${tmp}"
+		| (cd "${REPO_ROOT}" && tar --no-recursion -cf - -T -) | tar -xf - -C "${tmp}"
 	(cd "${tmp}" && OUTPUT_DIR="${OUTPUT_DIR}" "./${update_script}" >/dev/null)
 
 	local ret=0
