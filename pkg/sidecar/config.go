@@ -1,0 +1,250 @@
+package sidecar
+
+import (
+	"fmt"
+	"maps"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// ScyllaDBSettings are the values the sidecar owns in ScyllaDB's configuration.
+type ScyllaDBSettings struct {
+	ClusterName   string
+	Datacenter    string
+	Rack          string
+	Addresses     Addresses
+	Seeds         []string
+	APIAddress    string
+	APIPort       int
+	Workdir       string
+	IPFamily      IPFamily
+	CPUCount      int
+	DeveloperMode bool
+}
+
+// SeedProviderClass is the seed provider ScyllaDB is configured with.
+const SeedProviderClass = "org.apache.cassandra.locator.SimpleSeedProvider"
+
+// EndpointSnitch reads dc and rack from cassandra-rackdc.properties.
+const EndpointSnitch = "GossipingPropertyFileSnitch"
+
+// ownedConfigKeys are the scylla.yaml keys the sidecar sets; a user's custom config can't override them.
+// listen_interface and rpc_interface conflict with the addresses and are owned so nobody sets them.
+var ownedConfigKeys = []string{
+	"api_address", "api_port", "broadcast_address", "broadcast_rpc_address", "cluster_name",
+	"enable_ipv6_dns_lookup", "endpoint_snitch", "listen_address", "listen_interface",
+	"listen_interface_prefer_ipv6", "rpc_address", "rpc_interface", "rpc_interface_prefer_ipv6",
+	"seed_provider", "workdir",
+}
+
+// OwnedConfig returns the scylla.yaml keys and values the sidecar sets.
+func OwnedConfig(s ScyllaDBSettings) map[string]any {
+	return map[string]any{
+		"cluster_name":          s.ClusterName,
+		"endpoint_snitch":       EndpointSnitch,
+		"listen_address":        s.Addresses.ListenAddress,
+		"rpc_address":           s.Addresses.RPCAddress,
+		"broadcast_address":     s.Addresses.BroadcastAddress,
+		"broadcast_rpc_address": s.Addresses.BroadcastRPCAddress,
+		"seed_provider": []any{map[string]any{
+			"class_name": SeedProviderClass,
+			"parameters": []any{map[string]any{"seeds": strings.Join(s.Seeds, ",")}},
+		}},
+		"api_address":            s.APIAddress,
+		"api_port":               s.APIPort,
+		"workdir":                s.Workdir,
+		"enable_ipv6_dns_lookup": s.IPFamily == IPv6,
+	}
+}
+
+func parseYAMLMap(name string, data []byte) (map[string]any, error) {
+	m := map[string]any{}
+	if err := yaml.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("can't parse %s as a YAML map: %w", name, err)
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	return m, nil
+}
+
+// MergeConfig lays the user's custom scylla.yaml over the base (the image's) and the sidecar's owned keys over both,
+// key by key at the top level. It returns the merged YAML and, sorted, the owned keys the custom config tried to set,
+// which are ignored.
+func MergeConfig(base, custom []byte, s ScyllaDBSettings) ([]byte, []string, error) {
+	merged, err := parseYAMLMap("the base config", base)
+	if err != nil {
+		return nil, nil, err
+	}
+	user, err := parseYAMLMap("the custom config", custom)
+	if err != nil {
+		return nil, nil, err
+	}
+	var ignored []string
+	for k, v := range user {
+		if slices.Contains(ownedConfigKeys, k) {
+			ignored = append(ignored, k)
+			continue
+		}
+		merged[k] = v
+	}
+	slices.Sort(ignored)
+	for _, k := range ownedConfigKeys {
+		delete(merged, k)
+	}
+	maps.Copy(merged, OwnedConfig(s))
+	out, err := yaml.Marshal(merged)
+	if err != nil {
+		return nil, nil, fmt.Errorf("can't marshal the merged config: %w", err)
+	}
+	return out, ignored, nil
+}
+
+// RackDCProperties returns cassandra-rackdc.properties for the node.
+func RackDCProperties(s ScyllaDBSettings) []byte {
+	return []byte(fmt.Sprintf("dc=%s\nrack=%s\nprefer_local=false\n", s.Datacenter, s.Rack))
+}
+
+// ownedOptions are the command-line options the sidecar sets, or that would override what it set in scylla.yaml,
+// in their dashed spelling. A user argument naming one is dropped.
+var ownedOptions = []string{
+	"api-address", "api-port", "broadcast-address", "broadcast-rpc-address", "cluster-name", "developer-mode",
+	"enable-ipv6-dns-lookup", "endpoint-snitch", "listen-address", "listen-interface", "listen-interface-prefer-ipv6",
+	"options-file", "rpc-address", "rpc-interface", "rpc-interface-prefer-ipv6", "seed-provider",
+	"seed-provider-parameters", "seeds", "workdir",
+}
+
+// ScyllaDBArgs returns the arguments ScyllaDB is started with: the sidecar's own, then the user's extra arguments
+// without the ones that would override an owned setting. Those are returned, as given, in ignored. User arguments
+// may be --name=value or --name value, with dashes or underscores. --smp is owned when CPUCount is set.
+func ScyllaDBArgs(s ScyllaDBSettings, extra []string) (args []string, ignored []string) {
+	args = []string{
+		"--listen-address=" + s.Addresses.ListenAddress,
+		"--rpc-address=" + s.Addresses.RPCAddress,
+		"--broadcast-address=" + s.Addresses.BroadcastAddress,
+		"--broadcast-rpc-address=" + s.Addresses.BroadcastRPCAddress,
+		"--seeds=" + strings.Join(s.Seeds, ","),
+		"--api-address=" + s.APIAddress,
+		"--api-port=" + strconv.Itoa(s.APIPort),
+		"--developer-mode=" + boolArg(s.DeveloperMode),
+	}
+	owned := slices.Clone(ownedOptions)
+	if s.CPUCount > 0 {
+		args = append(args, "--smp="+strconv.Itoa(s.CPUCount))
+		owned = append(owned, "smp")
+	}
+
+	for i := 0; i < len(extra); i++ {
+		a := extra[i]
+		name, hasValue := optionName(a)
+		if name == "" || !slices.Contains(owned, name) {
+			args = append(args, a)
+			continue
+		}
+		// The option's value is the next argument unless it came after "=" or the next argument is an option.
+		if !hasValue && i+1 < len(extra) && !strings.HasPrefix(extra[i+1], "-") {
+			ignored = append(ignored, a+" "+extra[i+1])
+			i++
+			continue
+		}
+		ignored = append(ignored, a)
+	}
+	return args, ignored
+}
+
+func boolArg(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+// optionName returns the dashed name of a "--name[=value]" argument and whether it carries its value.
+func optionName(arg string) (string, bool) {
+	if !strings.HasPrefix(arg, "-") {
+		return "", false
+	}
+	name := strings.TrimLeft(arg, "-")
+	name, _, hasValue := strings.Cut(name, "=")
+	return strings.ReplaceAll(name, "_", "-"), hasValue
+}
+
+// SplitArgs splits a command line the way a POSIX shell splits words, without expansions: whitespace separates
+// words, single quotes keep everything literal, double quotes keep everything but \" and \\, and a backslash
+// outside quotes escapes the next character.
+func SplitArgs(s string) ([]string, error) {
+	var args []string
+	var cur strings.Builder
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n':
+			if inWord {
+				args = append(args, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		case c == '\'':
+			end := strings.IndexByte(s[i+1:], '\'')
+			if end < 0 {
+				return nil, fmt.Errorf("unterminated single quote at offset %d", i)
+			}
+			cur.WriteString(s[i+1 : i+1+end])
+			i += end + 1
+			inWord = true
+		case c == '"':
+			j := i + 1
+			for ; j < len(s) && s[j] != '"'; j++ {
+				if s[j] == '\\' && j+1 < len(s) && (s[j+1] == '"' || s[j+1] == '\\') {
+					j++
+				}
+				cur.WriteByte(s[j])
+			}
+			if j >= len(s) {
+				return nil, fmt.Errorf("unterminated double quote at offset %d", i)
+			}
+			i = j
+			inWord = true
+		case c == '\\':
+			if i+1 >= len(s) {
+				return nil, fmt.Errorf("trailing backslash")
+			}
+			cur.WriteByte(s[i+1])
+			i++
+			inWord = true
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		args = append(args, cur.String())
+	}
+	return args, nil
+}
+
+// validateSeed accepts an IP address or a DNS name.
+func validateSeed(s string) error {
+	if net.ParseIP(s) != nil {
+		return nil
+	}
+	if len(s) == 0 || len(s) > 253 {
+		return fmt.Errorf("%q is neither an IP address nor a DNS name", s)
+	}
+	for _, label := range strings.Split(strings.TrimSuffix(s, "."), ".") {
+		if len(label) == 0 || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return fmt.Errorf("%q is neither an IP address nor a DNS name", s)
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+				return fmt.Errorf("%q is neither an IP address nor a DNS name", s)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,221 @@
+package sidecar
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"go.yaml.in/yaml/v3"
+)
+
+func testSettings() ScyllaDBSettings {
+	return ScyllaDBSettings{
+		ClusterName: "prod",
+		Datacenter:  "dc1",
+		Rack:        "r1",
+		Addresses: Addresses{
+			BroadcastAddress: "10.96.0.1", BroadcastRPCAddress: "203.0.113.1", ListenAddress: "0.0.0.0", RPCAddress: "10.0.0.1",
+		},
+		Seeds:      []string{"x.example.com", "10.96.0.2"},
+		APIAddress: "127.0.0.1",
+		APIPort:    10000,
+		Workdir:    "/var/lib/scylla",
+		IPFamily:   IPv4,
+	}
+}
+
+func TestMergeConfig(t *testing.T) {
+	t.Parallel()
+	base := []byte(`
+cluster_name: Test Cluster
+num_tokens: 256
+commitlog_sync: periodic
+listen_address: localhost
+seed_provider:
+  - class_name: org.apache.cassandra.locator.SimpleSeedProvider
+    parameters:
+      - seeds: "127.0.0.1"
+`)
+	custom := []byte(`
+num_tokens: 16
+read_request_timeout_in_ms: 10000
+broadcast_address: 1.2.3.4
+rpc_interface: eth0
+alternator_port: 8000
+`)
+	out, ignored, err := MergeConfig(base, custom, testSettings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := yaml.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"cluster_name":               "prod",
+		"num_tokens":                 16,
+		"commitlog_sync":             "periodic",
+		"read_request_timeout_in_ms": 10000,
+		"alternator_port":            8000,
+		"endpoint_snitch":            "GossipingPropertyFileSnitch",
+		"listen_address":             "0.0.0.0",
+		"rpc_address":                "10.0.0.1",
+		"broadcast_address":          "10.96.0.1",
+		"broadcast_rpc_address":      "203.0.113.1",
+		"seed_provider": []any{map[string]any{
+			"class_name": "org.apache.cassandra.locator.SimpleSeedProvider",
+			"parameters": []any{map[string]any{"seeds": "x.example.com,10.96.0.2"}},
+		}},
+		"api_address":            "127.0.0.1",
+		"api_port":               10000,
+		"workdir":                "/var/lib/scylla",
+		"enable_ipv6_dns_lookup": false,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("unexpected merged config (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"broadcast_address", "rpc_interface"}, ignored); diff != "" {
+		t.Errorf("unexpected ignored keys (-want +got):\n%s", diff)
+	}
+}
+
+func TestMergeConfigWithoutBaseOrCustom(t *testing.T) {
+	t.Parallel()
+	s := testSettings()
+	s.IPFamily = IPv6
+	out, ignored, err := MergeConfig(nil, nil, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ignored) != 0 {
+		t.Errorf("ignored %v with no custom config", ignored)
+	}
+	var got map[string]any
+	if err := yaml.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(OwnedConfig(s)) || got["enable_ipv6_dns_lookup"] != true {
+		t.Errorf("unexpected config %v", got)
+	}
+}
+
+func TestMergeConfigRejectsNonMaps(t *testing.T) {
+	t.Parallel()
+	if _, _, err := MergeConfig(nil, []byte("- a\n- b\n"), testSettings()); err == nil {
+		t.Error("a custom config that is a list should fail")
+	}
+	if _, _, err := MergeConfig([]byte("a: [\n"), nil, testSettings()); err == nil {
+		t.Error("a malformed base config should fail")
+	}
+}
+
+func TestRackDCProperties(t *testing.T) {
+	t.Parallel()
+	if got, want := string(RackDCProperties(testSettings())), "dc=dc1\nrack=r1\nprefer_local=false\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestScyllaDBArgs(t *testing.T) {
+	t.Parallel()
+	sidecarArgs := []string{
+		"--listen-address=0.0.0.0",
+		"--rpc-address=10.0.0.1",
+		"--broadcast-address=10.96.0.1",
+		"--broadcast-rpc-address=203.0.113.1",
+		"--seeds=x.example.com,10.96.0.2",
+		"--api-address=127.0.0.1",
+		"--api-port=10000",
+		"--developer-mode=0",
+	}
+	tt := []struct {
+		name        string
+		cpus        int
+		developer   bool
+		extra       []string
+		wantArgs    []string
+		wantIgnored []string
+	}{
+		{
+			name:     "no extra arguments",
+			wantArgs: sidecarArgs,
+		},
+		{
+			name:     "user arguments that own nothing pass through in order",
+			extra:    []string{"--smp", "2", "--overprovisioned", "--memory=4G", "--abort-on-seastar-bad-alloc"},
+			wantArgs: append(append([]string{}, sidecarArgs...), "--smp", "2", "--overprovisioned", "--memory=4G", "--abort-on-seastar-bad-alloc"),
+		},
+		{
+			name:        "owned options are dropped in every spelling with their values",
+			extra:       []string{"--seeds", "1.1.1.1", "--memory=4G", "--broadcast_address=1.2.3.4", "-listen-address", "5.6.7.8", "--developer-mode", "--api-port=1"},
+			wantArgs:    append(append([]string{}, sidecarArgs...), "--memory=4G"),
+			wantIgnored: []string{"--seeds 1.1.1.1", "--broadcast_address=1.2.3.4", "-listen-address 5.6.7.8", "--developer-mode", "--api-port=1"},
+		},
+		{
+			name:        "--smp is owned once the CPU count is set",
+			cpus:        4,
+			developer:   true,
+			extra:       []string{"--smp", "2", "--overprovisioned"},
+			wantArgs:    append(append(append([]string{}, sidecarArgs[:7]...), "--developer-mode=1", "--smp=4"), "--overprovisioned"),
+			wantIgnored: []string{"--smp 2"},
+		},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := testSettings()
+			s.CPUCount = tc.cpus
+			s.DeveloperMode = tc.developer
+			args, ignored := ScyllaDBArgs(s, tc.extra)
+			if diff := cmp.Diff(tc.wantArgs, args); diff != "" {
+				t.Errorf("unexpected args (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantIgnored, ignored); diff != "" {
+				t.Errorf("unexpected ignored args (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSplitArgs(t *testing.T) {
+	t.Parallel()
+	tt := []struct {
+		in      string
+		want    []string
+		wantErr string
+	}{
+		{in: "", want: nil},
+		{in: "  --smp 2\t--memory=4G \n", want: []string{"--smp", "2", "--memory=4G"}},
+		{in: `--a='x y' --b="p \"q\" \\ r" --c=\ z`, want: []string{"--a=x y", `--b=p "q" \ r`, "--c= z"}},
+		{in: `''`, want: []string{""}},
+		{in: `--a='x`, wantErr: "unterminated single quote at offset 4"},
+		{in: `--a="x`, wantErr: "unterminated double quote at offset 4"},
+		{in: `--a\`, wantErr: "trailing backslash"},
+	}
+	for _, tc := range tt {
+		got, err := SplitArgs(tc.in)
+		gotErr := ""
+		if err != nil {
+			gotErr = err.Error()
+		}
+		if gotErr != tc.wantErr {
+			t.Errorf("SplitArgs(%q) error = %q, want %q", tc.in, gotErr, tc.wantErr)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("SplitArgs(%q) (-want +got):\n%s", tc.in, diff)
+		}
+	}
+}
+
+func TestValidateSeed(t *testing.T) {
+	t.Parallel()
+	for _, ok := range []string{"10.0.0.1", "fd00::1", "seed.example.com", "scylla-0.ns.svc.cluster.local."} {
+		if err := validateSeed(ok); err != nil {
+			t.Errorf("validateSeed(%q) = %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "-x.example.com", "a..b", "http://x", "x y"} {
+		if err := validateSeed(bad); err == nil {
+			t.Errorf("validateSeed(%q) accepted it", bad)
+		}
+	}
+}

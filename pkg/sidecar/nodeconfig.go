@@ -1,0 +1,44 @@
+package sidecar
+
+import (
+	corev1 "k8s.io/api/core/v1"
+)
+
+// NodeConfigInput is everything the node's addresses and seeds depend on.
+type NodeConfigInput struct {
+	Options       AddressOptions
+	ExternalSeeds []string
+	// Pod and Service are this node's Pod and member Service.
+	Pod     *corev1.Pod
+	Service *corev1.Service
+	// Services and Pods are the datacenter's member Services and Pods, this node's included, in any order.
+	Services   []*corev1.Service
+	Pods       []*corev1.Pod
+	Interfaces InterfaceAddressLister
+}
+
+// NodeConfig is how the node joins the cluster.
+type NodeConfig struct {
+	Addresses
+	Seeds
+}
+
+// ComputeNodeConfig derives the node's addresses and seeds. It is a pure function of its input.
+func ComputeNodeConfig(in NodeConfigInput) (NodeConfig, error) {
+	addrs, err := ComputeAddresses(in.Options, in.Pod, in.Service, in.Interfaces)
+	if err != nil {
+		return NodeConfig{}, err
+	}
+	seeds, err := ChooseSeeds(SeedsInput{
+		MemberServiceName: in.Service.Name,
+		Services:          in.Services,
+		Pods:              in.Pods,
+		ExternalSeeds:     in.ExternalSeeds,
+		BroadcastAddress:  addrs.BroadcastAddress,
+		IPFamily:          in.Options.IPFamily,
+	})
+	if err != nil {
+		return NodeConfig{}, err
+	}
+	return NodeConfig{Addresses: addrs, Seeds: seeds}, nil
+}

@@ -1,0 +1,130 @@
+package sidecar
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+)
+
+// SeedsInput is what the seed choice depends on.
+type SeedsInput struct {
+	// MemberServiceName is this node's member Service; it must be among Services.
+	MemberServiceName string
+	// Services are the member Services of this node's datacenter, in any order.
+	Services []*corev1.Service
+	// Pods are the datacenter's Pods, in any order; a member Service's Pod has the Service's name.
+	Pods []*corev1.Pod
+	// ExternalSeeds are --external-seeds, in the user's order.
+	ExternalSeeds []string
+	// BroadcastAddress is this node's broadcast_address.
+	BroadcastAddress string
+	IPFamily         IPFamily
+}
+
+// Seeds is the outcome of the seed choice.
+type Seeds struct {
+	// Seeds go to ScyllaDB's seed provider, in this order.
+	Seeds []string
+	// First is true when this node is the first of its datacenter.
+	First bool
+	// LocalSeed is the member Service whose node serves as the local seed; empty for the first node.
+	LocalSeed string
+}
+
+func podReady(pod *corev1.Pod) bool {
+	if pod == nil {
+		return false
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// OrderMembers returns the datacenter's member Services in the order every node computes alike: nodes whose Pod is
+// Ready first, then by the Service's creation time, then by name. Other nodes' Services that carry the
+// decommissioned label are left out: they are leaving or have left the ring. The node's own Service always stays.
+func OrderMembers(self string, services []*corev1.Service, pods []*corev1.Pod) []*corev1.Service {
+	podsByName := make(map[string]*corev1.Pod, len(pods))
+	for _, p := range pods {
+		podsByName[p.Name] = p
+	}
+	var members []*corev1.Service
+	for _, s := range services {
+		if _, leaving := s.Labels[naming.DecommissionedLabel]; leaving && s.Name != self {
+			continue
+		}
+		members = append(members, s)
+	}
+	slices.SortStableFunc(members, func(a, b *corev1.Service) int {
+		ra, rb := podReady(podsByName[a.Name]), podReady(podsByName[b.Name])
+		switch {
+		case ra && !rb:
+			return -1
+		case !ra && rb:
+			return 1
+		}
+		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return members
+}
+
+// seedAddress is the address under which another node of the datacenter is contacted: its Service's ClusterIP when
+// the Service has one, otherwise its Pod's IP (expose-options.md).
+func seedAddress(svc *corev1.Service, pod *corev1.Pod, family IPFamily) (string, error) {
+	if svc.Spec.ClusterIP != corev1.ClusterIPNone && (svc.Spec.ClusterIP != "" || len(svc.Spec.ClusterIPs) > 0) {
+		return serviceClusterIP(svc, family)
+	}
+	if pod == nil {
+		return "", fmt.Errorf("Pod %q doesn't exist: %w", svc.Namespace+"/"+svc.Name, ErrNotYetAvailable)
+	}
+	return podStatusIP(pod, family)
+}
+
+// ChooseSeeds picks ScyllaDB's seeds as external-seeds.md says. The first node of the order (OrderMembers) seeds from
+// the external seeds when there are any, otherwise from its own broadcast address, and so founds the datacenter,
+// or the cluster. Every other node seeds from the external seeds plus one local seed: the earliest node of the
+// order that has an address. Every node computes the same order, so exactly one node can seed from itself.
+func ChooseSeeds(in SeedsInput) (Seeds, error) {
+	members := OrderMembers(in.MemberServiceName, in.Services, in.Pods)
+	if !slices.ContainsFunc(members, func(s *corev1.Service) bool { return s.Name == in.MemberServiceName }) {
+		return Seeds{}, fmt.Errorf("member Service %q is not among the datacenter's member Services", in.MemberServiceName)
+	}
+	if members[0].Name == in.MemberServiceName {
+		seeds := slices.Clone(in.ExternalSeeds)
+		if len(seeds) == 0 {
+			if in.BroadcastAddress == "" {
+				return Seeds{}, fmt.Errorf("the first node needs its broadcast address to seed from")
+			}
+			seeds = []string{in.BroadcastAddress}
+		}
+		return Seeds{Seeds: seeds, First: true}, nil
+	}
+
+	podsByName := make(map[string]*corev1.Pod, len(in.Pods))
+	for _, p := range in.Pods {
+		podsByName[p.Name] = p
+	}
+	var errs []string
+	for _, m := range members {
+		if m.Name == in.MemberServiceName {
+			continue
+		}
+		addr, err := seedAddress(m, podsByName[m.Name], in.IPFamily)
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		return Seeds{Seeds: append(slices.Clone(in.ExternalSeeds), addr), LocalSeed: m.Name}, nil
+	}
+	return Seeds{}, fmt.Errorf("no other node of the datacenter has an address to seed from (%s): %w", strings.Join(errs, "; "), ErrNotYetAvailable)
+}
