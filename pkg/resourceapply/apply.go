@@ -54,8 +54,8 @@ type ApplyOptions struct {
 //     creates the object once it is gone; until then Apply returns an error wrapping ErrObjectBeingDeleted.
 //
 // Every create, update and delete records a Normal event, every failure a Warning event, both on the required
-// object's controller (or on the object itself when it has none). Conflicts and AlreadyExists errors only mean
-// that the cache is behind; they are returned without an event and the next sync retries.
+// object's controller (or on the object itself when it has none). Conflict, AlreadyExists and NotFound errors only
+// mean that the cache is behind; they are returned without an event and the next sync retries.
 func Apply[T kubeinterfaces.ObjectInterface](
 	ctx context.Context,
 	client kubeinterfaces.CreateUpdateDeleterInterface[T],
@@ -108,19 +108,16 @@ func Apply[T kubeinterfaces.ObjectInterface](
 	preserveAllocatedFields(existing, obj)
 
 	if field, propagation, ok := immutableFieldChange(existing, obj); ok {
-		return zero, true, deleteToRecreate(ctx, client, recorder, existing, required, field, propagation, kind, key)
+		if err := deleteToRecreate(ctx, client, recorder, existing, required, field, propagation, kind, key); err != nil {
+			return zero, false, err
+		}
+		return zero, true, nil
 	}
 
 	updated, err := client.Update(ctx, obj, metav1.UpdateOptions{})
-	if err != nil {
-		if !isStaleCacheError(err) {
-			recorder.Eventf(eventTarget(required, existing), corev1.EventTypeWarning, kind+"UpdateFailed", "Failed to update %s %s: %v", kind, key, err)
-		}
-		return zero, false, fmt.Errorf("can't update %s %q: %w", kind, key, err)
+	if err := reportWrite(ctx, recorder, eventTarget(required, existing), updateVerb, kind, key, "", err); err != nil {
+		return zero, false, err
 	}
-
-	klog.FromContext(ctx).V(2).Info("Updated object", "kind", kind, "object", key, "resourceVersion", updated.GetResourceVersion())
-	recorder.Eventf(eventTarget(required, updated), corev1.EventTypeNormal, kind+"Updated", "%s %s updated", kind, key)
 	return updated, true, nil
 }
 
@@ -138,15 +135,14 @@ func create[T kubeinterfaces.ObjectInterface](
 	setBookkeepingAnnotations(obj, hash)
 
 	created, err := client.Create(ctx, obj, metav1.CreateOptions{})
-	if err != nil {
-		if !isStaleCacheError(err) {
-			recorder.Eventf(eventTarget(required, required), corev1.EventTypeWarning, kind+"CreateFailed", "Failed to create %s %s: %v", kind, key, err)
-		}
-		return zero, false, fmt.Errorf("can't create %s %q: %w", kind, key, err)
+	target := runtime.Object(required)
+	if err == nil {
+		// The created object has the UID an event on an object without controller should refer to.
+		target = created
 	}
-
-	klog.FromContext(ctx).V(2).Info("Created object", "kind", kind, "object", key, "resourceVersion", created.GetResourceVersion())
-	recorder.Eventf(eventTarget(required, created), corev1.EventTypeNormal, kind+"Created", "%s %s created", kind, key)
+	if err := reportWrite(ctx, recorder, eventTarget(required, target), createVerb, kind, key, "", err); err != nil {
+		return zero, false, err
+	}
 	return created, true, nil
 }
 
@@ -166,17 +162,8 @@ func deleteToRecreate[T kubeinterfaces.ObjectInterface](
 		Preconditions:     &metav1.Preconditions{UID: &uid, ResourceVersion: &resourceVersion},
 		PropagationPolicy: &propagation,
 	})
-	if err != nil {
-		if !isStaleCacheError(err) {
-			recorder.Eventf(eventTarget(required, existing), corev1.EventTypeWarning, kind+"DeleteFailed", "Failed to delete %s %s to recreate it: %v", kind, key, err)
-		}
-		return fmt.Errorf("can't delete %s %q to recreate it: %w", kind, key, err)
-	}
-
-	klog.FromContext(ctx).V(2).Info("Deleted object to recreate it", "kind", kind, "object", key, "field", field, "propagationPolicy", propagation)
-	recorder.Eventf(eventTarget(required, existing), corev1.EventTypeNormal, kind+"Deleted",
-		"%s %s deleted (propagation %s) to be recreated because immutable field %s changed", kind, key, propagation, field)
-	return nil
+	why := fmt.Sprintf(" to recreate it because immutable field %s changed (propagation %s)", field, propagation)
+	return reportWrite(ctx, recorder, eventTarget(required, existing), deleteVerb, kind, key, why, err)
 }
 
 // validateRequired rejects required objects that were not built from scratch: applying them would either fail late

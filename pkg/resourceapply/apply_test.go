@@ -535,6 +535,8 @@ func TestApplyReportsFailures(t *testing.T) {
 
 	outdated := storedService(t)
 	outdated.Annotations[naming.ManagedHashAnnotation] = "outdated"
+	headless := outdated.DeepCopy()
+	headless.Spec.ClusterIP = corev1.ClusterIPNone
 	serviceResource := schema.GroupResource{Resource: "services"}
 
 	tt := []struct {
@@ -568,6 +570,16 @@ func TestApplyReportsFailures(t *testing.T) {
 			wantError: `can't update Service "scylla/basic-client": Service "basic-client" is invalid`,
 			wantEvents: []string{
 				`Warning ServiceUpdateFailed Failed to update Service scylla/basic-client: Service "basic-client" is invalid`,
+			},
+		},
+		{
+			name:      "delete to recreate forbidden",
+			existing:  headless,
+			verb:      "delete",
+			err:       apierrors.NewForbidden(serviceResource, "basic-client", errors.New("no way")),
+			wantError: `can't delete Service "scylla/basic-client" to recreate it because immutable field spec.clusterIP changed (propagation Background): services "basic-client" is forbidden: no way`,
+			wantEvents: []string{
+				`Warning ServiceDeleteFailed Failed to delete Service scylla/basic-client to recreate it because immutable field spec.clusterIP changed (propagation Background): services "basic-client" is forbidden: no way`,
 			},
 		},
 		{

@@ -221,8 +221,8 @@ func TestApplyKeepsServiceFieldsTheAPIServerAllocated(t *testing.T) {
 			}),
 			required:        newTestHeadlessService(),
 			wantPropagation: metav1.DeletePropagationBackground,
-			wantEvent: "Normal ServiceDeleted Service scylla/basic-us-east-1-us-east-1a-0 deleted (propagation Background) " +
-				"to be recreated because immutable field spec.clusterIP changed",
+			wantEvent: "Normal ServiceDeleted Service scylla/basic-us-east-1-us-east-1a-0 deleted to recreate it " +
+				"because immutable field spec.clusterIP changed (propagation Background)",
 		},
 		{
 			name: "headless turned ClusterIP is recreated",
@@ -232,8 +232,8 @@ func TestApplyKeepsServiceFieldsTheAPIServerAllocated(t *testing.T) {
 			}),
 			required:        newTestService(),
 			wantPropagation: metav1.DeletePropagationBackground,
-			wantEvent: "Normal ServiceDeleted Service scylla/basic-client deleted (propagation Background) " +
-				"to be recreated because immutable field spec.clusterIP changed",
+			wantEvent: "Normal ServiceDeleted Service scylla/basic-client deleted to recreate it " +
+				"because immutable field spec.clusterIP changed (propagation Background)",
 		},
 	}
 
@@ -262,8 +262,8 @@ func TestApplyRecreatesStatefulSetsOnlyForImmutableChanges(t *testing.T) {
 	t.Parallel()
 
 	recreated := func(field string) string {
-		return fmt.Sprintf("Normal StatefulSetDeleted StatefulSet scylla/basic-us-east-1-us-east-1a deleted (propagation Orphan) "+
-			"to be recreated because immutable field %s changed", field)
+		return fmt.Sprintf("Normal StatefulSetDeleted StatefulSet scylla/basic-us-east-1-us-east-1a deleted to recreate it "+
+			"because immutable field %s changed (propagation Orphan)", field)
 	}
 	updated := "Normal StatefulSetUpdated StatefulSet scylla/basic-us-east-1-us-east-1a updated"
 
@@ -417,7 +417,7 @@ func TestApplyRecreatesOtherKindsOnImmutableChanges(t *testing.T) {
 				existing:        stored(t, immutableSecret(), nil),
 				required:        changedData(immutableSecret()),
 				wantPropagation: metav1.DeletePropagationBackground,
-				wantEvent:       "Normal SecretDeleted Secret scylla/basic-auth-token deleted (propagation Background) to be recreated because immutable field data changed",
+				wantEvent:       "Normal SecretDeleted Secret scylla/basic-auth-token deleted to recreate it because immutable field data changed (propagation Background)",
 			},
 			{
 				name:     "immutable data given as stringData",
@@ -429,7 +429,7 @@ func TestApplyRecreatesOtherKindsOnImmutableChanges(t *testing.T) {
 					return secret
 				}(),
 				wantPropagation: metav1.DeletePropagationBackground,
-				wantEvent:       "Normal SecretDeleted Secret scylla/basic-auth-token deleted (propagation Background) to be recreated because immutable field data changed",
+				wantEvent:       "Normal SecretDeleted Secret scylla/basic-auth-token deleted to recreate it because immutable field data changed (propagation Background)",
 			},
 			{
 				name:     "immutable Secret made mutable",
@@ -437,7 +437,7 @@ func TestApplyRecreatesOtherKindsOnImmutableChanges(t *testing.T) {
 				required: newTestSecret(),
 				// The hash differs because Immutable changed; the data alone would not.
 				wantPropagation: metav1.DeletePropagationBackground,
-				wantEvent:       "Normal SecretDeleted Secret scylla/basic-auth-token deleted (propagation Background) to be recreated because immutable field immutable changed",
+				wantEvent:       "Normal SecretDeleted Secret scylla/basic-auth-token deleted to recreate it because immutable field immutable changed (propagation Background)",
 			},
 			{
 				name:     "immutable Secret gets a label",
@@ -463,7 +463,7 @@ func TestApplyRecreatesOtherKindsOnImmutableChanges(t *testing.T) {
 					return secret
 				}(),
 				wantPropagation: metav1.DeletePropagationBackground,
-				wantEvent:       "Normal SecretDeleted Secret scylla/basic-auth-token deleted (propagation Background) to be recreated because immutable field type changed",
+				wantEvent:       "Normal SecretDeleted Secret scylla/basic-auth-token deleted to recreate it because immutable field type changed (propagation Background)",
 			},
 		}
 		for _, tc := range tt {
@@ -484,7 +484,7 @@ func TestApplyRecreatesOtherKindsOnImmutableChanges(t *testing.T) {
 					return cm
 				}(),
 				wantPropagation: metav1.DeletePropagationBackground,
-				wantEvent:       "Normal ConfigMapDeleted ConfigMap scylla/basic-config deleted (propagation Background) to be recreated because immutable field data changed",
+				wantEvent:       "Normal ConfigMapDeleted ConfigMap scylla/basic-config deleted to recreate it because immutable field data changed (propagation Background)",
 			},
 			{
 				name:     "immutable binary data",
@@ -495,7 +495,7 @@ func TestApplyRecreatesOtherKindsOnImmutableChanges(t *testing.T) {
 					return cm
 				}(),
 				wantPropagation: metav1.DeletePropagationBackground,
-				wantEvent:       "Normal ConfigMapDeleted ConfigMap scylla/basic-config deleted (propagation Background) to be recreated because immutable field binaryData changed",
+				wantEvent:       "Normal ConfigMapDeleted ConfigMap scylla/basic-config deleted to recreate it because immutable field binaryData changed (propagation Background)",
 			},
 			{
 				name:     "mutable data",
@@ -531,7 +531,7 @@ func TestApplyRecreatesOtherKindsOnImmutableChanges(t *testing.T) {
 					return rb
 				}(),
 				wantPropagation: metav1.DeletePropagationBackground,
-				wantEvent:       "Normal RoleBindingDeleted RoleBinding scylla/basic-member deleted (propagation Background) to be recreated because immutable field roleRef changed",
+				wantEvent:       "Normal RoleBindingDeleted RoleBinding scylla/basic-member deleted to recreate it because immutable field roleRef changed (propagation Background)",
 			},
 			{
 				name:     "subjects",

@@ -6,7 +6,6 @@ import (
 
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/kubeinterfaces"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -51,7 +50,6 @@ func Prune[T kubeinterfaces.ObjectInterface](
 		wanted.Insert(obj.GetName())
 	}
 
-	logger := klog.FromContext(ctx)
 	deleted := false
 	var errs []error
 	for _, obj := range existing {
@@ -60,27 +58,23 @@ func Prune[T kubeinterfaces.ObjectInterface](
 			continue
 		}
 
-		key := klog.KObj(obj).String()
+		key := klog.KObj(obj)
 		target := controllerReference(controllerRef, obj.GetNamespace())
 		uid := obj.GetUID()
 		err := client.Delete(ctx, obj.GetName(), metav1.DeleteOptions{
 			Preconditions:     &metav1.Preconditions{UID: &uid},
 			PropagationPolicy: &propagation,
 		})
-		switch {
-		case apierrors.IsNotFound(err):
-			// Gone already: nothing to prune.
-		case err != nil:
-			// A UID conflict means the name now belongs to a new object, which the next sync judges afresh.
-			if !apierrors.IsConflict(err) {
-				recorder.Eventf(target, corev1.EventTypeWarning, kind+"DeleteFailed", "Failed to delete %s %s that is no longer wanted: %v", kind, key, err)
-			}
-			errs = append(errs, fmt.Errorf("can't delete %s %q: %w", kind, key, err))
-		default:
-			deleted = true
-			logger.V(2).Info("Pruned object", "kind", kind, "object", key)
-			recorder.Eventf(target, corev1.EventTypeNormal, kind+"Deleted", "%s %s deleted because it is no longer wanted", kind, key)
+		if apierrors.IsNotFound(err) {
+			// Gone already: nothing to prune. A UID conflict (a stale-cache error, without a warning) means the
+			// name now belongs to a new object, which the next sync judges afresh.
+			continue
 		}
+		if err := reportWrite(ctx, recorder, target, deleteVerb, kind, key, " because it is no longer wanted", err); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		deleted = true
 	}
 
 	return deleted, utilerrors.NewAggregate(errs)
