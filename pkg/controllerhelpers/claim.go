@@ -66,7 +66,8 @@ func NewClaimer[T kubeinterfaces.ObjectInterface](
 }
 
 // Claim returns the objects among objects (usually everything a lister has in the controller's namespace) that the
-// controller owns after claiming:
+// controller owns after claiming, as they were passed in (an adopted object is returned without its new
+// controllerRef; the informer delivers the patched version):
 //   - objects it controls (same UID, kind and group) that the selector matches are kept;
 //   - objects it controls that the selector no longer matches are released (their controllerRef removed), unless the
 //     controller is being deleted;
