@@ -64,7 +64,7 @@ build::kcp() {
 			"-X ${pkg}.gitTreeState=clean" "-X ${pkg}.buildDate=${build_date}")
 	done
 	util::log "building kcp (Kubernetes ${kube_version}) ..."
-	(cd "${KCP_MODULE_DIR}" && GOWORK=off GOFLAGS=-mod=readonly nice -n "${NICE}" \
+	(cd "${KCP_MODULE_DIR}" && GOWORK=off GOFLAGS="-mod=readonly -buildvcs=false" nice -n "${NICE}" \
 		go build -trimpath -ldflags "-s -w ${flags[*]}" -o "${out}" .)
 }
 

@@ -1,12 +1,7 @@
 #!/usr/bin/env bash
-# Shared helpers for the hack/ scripts. Source it; it defines functions and a few variables only.
-
-# REPO_ROOT is the root of the scylla-operator working tree.
-REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-export REPO_ROOT
-
-# OUTPUT_DIR is the gitignored folder for everything the scripts produce.
-OUTPUT_DIR="${REPO_ROOT}/_output"
+# Logging helpers for the hack/ scripts of the local control plane. Source it; it also sources init.sh, which
+# sets REPO_ROOT and OUTPUT_DIR (the gitignored folder for everything the scripts produce).
+source "$(dirname "${BASH_SOURCE[0]}")/init.sh"
 
 # util::log prints a timestamped message to stderr.
 util::log() {

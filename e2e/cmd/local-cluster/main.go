@@ -134,7 +134,7 @@ func run(o *options) error {
 	}
 	defer os.Remove(supervisorPID)
 
-	builder := framework.NewGoBuilder(root, filepath.Join(root, "_output", "bin", "local"))
+	builder := framework.NewGoBuilder(root, filepath.Join(o.dir, "bin"))
 	fakes, err := builder.Build(ctx, "./e2e/cmd/cluster-fakes")
 	if err != nil {
 		return err
