@@ -7,7 +7,6 @@ import (
 	"context"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -22,11 +21,6 @@ type ObjectInterface interface {
 // cluster-scoped kind).
 type GetterInterface[T ObjectInterface] interface {
 	Get(name string) (T, error)
-}
-
-// ListerInterface lists objects matching a selector, usually from an informer cache.
-type ListerInterface[T ObjectInterface] interface {
-	List(selector labels.Selector) ([]T, error)
 }
 
 // CreatorInterface creates objects (a typed client).
