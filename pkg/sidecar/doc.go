@@ -1,0 +1,123 @@
+// Package sidecar is the program that runs as the ScyllaDB container's entrypoint ("scylla-operator sidecar").
+//
+// At start it reads its Pod and member Service, derives the node's addresses (expose-options.md) and seeds
+// (external-seeds.md), writes ScyllaDB's configuration and runs ScyllaDB as its child, forwarding signals and exiting
+// with ScyllaDB's status. While ScyllaDB runs it serves the probes, records the node's host ID on the member Service
+// and decommissions the node when the member Service asks for it.
+//
+// # Flag contract
+//
+// The operator passes everything as flags. Every flag can instead be set through the environment variable
+// SCYLLA_OPERATOR_<NAME>, the flag name upper-cased with dashes as underscores (--pod-name: SCYLLA_OPERATOR_POD_NAME);
+// a flag given on the command line wins. Validate rejects every bad value with an error naming the flag.
+//
+// Identity, from the downward API:
+//
+//	--pod-namespace          SCYLLA_OPERATOR_POD_NAMESPACE          metadata.namespace; required
+//	--pod-name               SCYLLA_OPERATOR_POD_NAME               metadata.name; required
+//	--member-service-name    SCYLLA_OPERATOR_MEMBER_SERVICE_NAME    the node's member Service (named like the Pod); required
+//
+// Cluster:
+//
+//	--cluster-name           SCYLLA_OPERATOR_CLUSTER_NAME           cluster_name, equal in every datacenter; required
+//	--datacenter             SCYLLA_OPERATOR_DATACENTER             dc in cassandra-rackdc.properties; required
+//	--rack                   SCYLLA_OPERATOR_RACK                   rack in cassandra-rackdc.properties; required
+//	--external-seeds         SCYLLA_OPERATOR_EXTERNAL_SEEDS         spec.externalSeeds: IPs or DNS names, comma-separated
+//	                                                                or repeated; order kept
+//
+// Addresses (exposeOptions; defaults are the API's):
+//
+//	--broadcast-nodes-type                    broadcast_address: PodIP | ServiceClusterIP (default) |
+//	                                          ServiceLoadBalancerIngressIP (alias ServiceLoadBalancerIngress)
+//	--broadcast-nodes-pod-ip-source           with PodIP: Status (default, status.podIPs) | Interface
+//	--broadcast-nodes-pod-ip-interface-name   with source Interface: the interface (required then, refused otherwise)
+//	--broadcast-clients-type                  broadcast_rpc_address: as --broadcast-nodes-type
+//	--broadcast-clients-pod-ip-source         as above
+//	--broadcast-clients-pod-ip-interface-name as above
+//	--listen-nodes-type                       listen_address: Any (default, 0.0.0.0 or ::) | PodIP
+//	--listen-nodes-pod-ip-source              as above
+//	--listen-nodes-pod-ip-interface-name      as above
+//	--listen-clients-type                     rpc_address: Any (default) | PodIP
+//	--listen-clients-pod-ip-source            as above
+//	--listen-clients-pod-ip-interface-name    as above
+//	--ip-family                               IPv4 (default) | IPv6: the family of every address
+//	--host-networking                         the Pod uses the host network; --broadcast-nodes-type must be PodIP
+//
+// (environment variables: SCYLLA_OPERATOR_BROADCAST_NODES_TYPE, SCYLLA_OPERATOR_BROADCAST_NODES_POD_IP_SOURCE, and
+// so on for each flag.) The Pod-IP source and interface flags are refused for a type other than PodIP.
+//
+// ScyllaDB:
+//
+//	--cpu-count                    SCYLLA_OPERATOR_CPU_COUNT                    --smp; 0 (default) leaves it to ScyllaDB
+//	--developer-mode               SCYLLA_OPERATOR_DEVELOPER_MODE               --developer-mode=1 (default false: 0)
+//	--scylladb-extra-args          SCYLLA_OPERATOR_SCYLLADB_EXTRA_ARGS          spec.scyllaArgs, split like a shell would
+//	--scylladb-entrypoint          SCYLLA_OPERATOR_SCYLLADB_ENTRYPOINT          default /docker-entrypoint.py (the image's)
+//	--scylladb-config-dir          SCYLLA_OPERATOR_SCYLLADB_CONFIG_DIR          where scylla.yaml and
+//	                                                                            cassandra-rackdc.properties are written;
+//	                                                                            ScyllaDB gets SCYLLA_CONF=<dir>;
+//	                                                                            default /etc/scylla
+//	--scylladb-base-config-path    SCYLLA_OPERATOR_SCYLLADB_BASE_CONFIG_PATH    the image's scylla.yaml, read first;
+//	                                                                            default /etc/scylla/scylla.yaml; empty: none
+//	--scylladb-custom-config-path  SCYLLA_OPERATOR_SCYLLADB_CUSTOM_CONFIG_PATH  the user's scylla.yaml (spec scyllaConfig
+//	                                                                            ConfigMap); empty (default): none; a set
+//	                                                                            path must exist
+//	--scylladb-data-dir            SCYLLA_OPERATOR_SCYLLADB_DATA_DIR            workdir, on the persistent volume; holds
+//	                                                                            the decommission marker; default
+//	                                                                            /var/lib/scylla
+//	--scylladb-api-address         SCYLLA_OPERATOR_SCYLLADB_API_ADDRESS         host:port of the REST API, set as
+//	                                                                            api_address/api_port; default
+//	                                                                            localhost:10000
+//
+// Sidecar:
+//
+//	--probes-address    SCYLLA_OPERATOR_PROBES_ADDRESS    host:port of /healthz and /readyz; default :8080
+//	--startup-timeout   SCYLLA_OPERATOR_STARTUP_TIMEOUT   bound on waiting for a Pod IP, a LoadBalancer ingress or
+//	                                                      another node's address; default 10m
+//	--kubeconfig, --qps, --burst                          Kubernetes client; no kubeconfig: in-cluster
+//
+// # What the operator must provide
+//
+// The member Service carries scylla/cluster and scylla/datacenter labels; the datacenter's member Services carry the
+// same two plus scylla-operator.scylladb.com/scylla-service-type=member, and its Pods the same two, Pod name =
+// Service name. The sidecar's ServiceAccount may get and list Pods and Services in its namespace, watch Services, and
+// patch Services. Host networking needs a headless member Service and --broadcast-nodes-type=PodIP
+// (multi-dc-early.md). Probes: startup and liveness on /healthz (the REST API answers), readiness on /readyz.
+//
+// # ScyllaDB's configuration
+//
+// scylla.yaml is the base config, then the custom config's top-level keys over it, then the keys the sidecar owns:
+// cluster_name, endpoint_snitch (GossipingPropertyFileSnitch), listen_address, rpc_address, broadcast_address,
+// broadcast_rpc_address, seed_provider, api_address, api_port, workdir, enable_ipv6_dns_lookup; listen_interface,
+// rpc_interface and their *_prefer_ipv6 are owned too, so they are never set. A custom config key the sidecar owns is
+// ignored and logged. ScyllaDB is run as
+//
+//	<entrypoint> --listen-address=L --rpc-address=R --broadcast-address=B --broadcast-rpc-address=BR --seeds=S1,S2
+//	  --api-address=H --api-port=P --developer-mode=0|1 [--smp=N] <extra args>
+//
+// where extra arguments naming an owned option (any of the above, the owned keys in dashed form, --seed-provider-
+// parameters, --options-file; --smp when --cpu-count is set), as --name=value or --name value, with dashes or
+// underscores, are dropped and logged.
+//
+// # Seeds
+//
+// The datacenter's member Services are ordered: those whose Pod is Ready first, then by creation time, then by name;
+// other nodes' Services carrying scylla/decommissioned are left out. The first is the first node: it seeds from
+// --external-seeds alone when given, else from its own broadcast_address. Every other node seeds from the external
+// seeds plus one local seed: the earliest node of the order with an address (its Service's ClusterIP, or for a
+// headless Service its Pod's IP). Every node computes the same order, so one node at most seeds from itself.
+//
+// # Probes, host ID and decommission
+//
+// /readyz passes when the REST API reports the node with the local host ID Up and Normal and native transport is on;
+// /healthz passes when the REST API answers. Both pass while the member Service has the scylla/node-maintenance
+// label. The host ID is recorded in the member Service annotation internal.scylla-operator.scylladb.com/host-id.
+// When the member Service has scylla/decommissioned="false", the node is decommissioned through the REST API; once
+// ScyllaDB reports DECOMMISSIONED, a marker file scylla-operator-decommissioned is written in --scylladb-data-dir and
+// the label is set to "true". A sidecar that finds the marker at start doesn't start ScyllaDB (it would refuse): it
+// sets the label if needed and waits to be stopped, /readyz failing and /healthz passing.
+//
+// # Exit
+//
+// The sidecar exits with ScyllaDB's exit code (128+signal when killed by a signal). Before ScyllaDB starts, SIGTERM
+// or SIGINT stop the sidecar with 0; afterwards SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 are forwarded.
+package sidecar

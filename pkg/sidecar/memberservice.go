@@ -1,0 +1,230 @@
+package sidecar
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	corev1informers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	corev1listers "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/scyllaclient"
+)
+
+// MemberServiceController keeps the node's member Service in step with the node: it records the node's host ID
+// as an annotation and, when the Service carries scylla/decommissioned="false", decommissions the node and sets
+// the label to "true". Finishing is recorded in a marker file on the node's volume first, so a restart after the
+// decommission only sets the label (ScyllaDB refuses to start once decommissioned).
+type MemberServiceController struct {
+	kubeClient kubernetes.Interface
+	lister     corev1listers.ServiceLister
+	synced     cache.InformerSynced
+	namespace  string
+	name       string
+
+	scylla *scyllaclient.Client
+	// decommissionScylla has no timeout: ScyllaDB answers a decommission only when it is done.
+	decommissionScylla *scyllaclient.Client
+	markerPath         string
+	// scyllaDBRunning is false when ScyllaDB was not started because the node had been decommissioned.
+	scyllaDBRunning bool
+	pollInterval    time.Duration
+
+	queue           workqueue.TypedRateLimitingInterface[string]
+	decommissioning atomic.Bool
+}
+
+// NewMemberServiceController watches the member Service through informer, which must be limited to it.
+func NewMemberServiceController(
+	kubeClient kubernetes.Interface,
+	informer corev1informers.ServiceInformer,
+	namespace, name string,
+	scylla, decommissionScylla *scyllaclient.Client,
+	markerPath string,
+	scyllaDBRunning bool,
+	pollInterval time.Duration,
+) (*MemberServiceController, error) {
+	c := &MemberServiceController{
+		kubeClient:         kubeClient,
+		lister:             informer.Lister(),
+		synced:             informer.Informer().HasSynced,
+		namespace:          namespace,
+		name:               name,
+		scylla:             scylla,
+		decommissionScylla: decommissionScylla,
+		markerPath:         markerPath,
+		scyllaDBRunning:    scyllaDBRunning,
+		pollInterval:       pollInterval,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[string](500*time.Millisecond, 30*time.Second),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "member-service"},
+		),
+	}
+	_, err := informer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { c.enqueue(obj) },
+		UpdateFunc: func(_, obj any) { c.enqueue(obj) },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("can't add the member Service event handler: %w", err)
+	}
+	return c, nil
+}
+
+func (c *MemberServiceController) key() string { return c.namespace + "/" + c.name }
+
+func (c *MemberServiceController) enqueue(obj any) {
+	if svc, ok := obj.(*corev1.Service); ok && svc.Namespace == c.namespace && svc.Name == c.name {
+		c.queue.Add(c.key())
+	}
+}
+
+// Run processes the member Service until ctx is done.
+func (c *MemberServiceController) Run(ctx context.Context) {
+	defer utilruntime.HandleCrash()
+	defer c.queue.ShutDown()
+	logger := klog.FromContext(ctx)
+	if !cache.WaitForNamedCacheSync("member-service", ctx.Done(), c.synced) {
+		return
+	}
+	// Recording the host ID needs ScyllaDB's API even when the Service never changes.
+	c.queue.Add(c.key())
+	go func() {
+		<-ctx.Done()
+		c.queue.ShutDown()
+	}()
+	for c.processNextWorkItem(ctx) {
+	}
+	logger.V(2).Info("Member Service controller stopped")
+}
+
+func (c *MemberServiceController) processNextWorkItem(ctx context.Context) bool {
+	key, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer c.queue.Done(key)
+	requeueAfter, err := c.sync(ctx)
+	switch {
+	case err != nil:
+		klog.FromContext(ctx).Info("Can't sync the member Service, will retry", "service", key, "err", err)
+		c.queue.AddRateLimited(key)
+	case requeueAfter > 0:
+		c.queue.Forget(key)
+		c.queue.AddAfter(key, requeueAfter)
+	default:
+		c.queue.Forget(key)
+	}
+	return true
+}
+
+// sync returns how soon to look again while an operation is in progress.
+func (c *MemberServiceController) sync(ctx context.Context) (time.Duration, error) {
+	logger := klog.FromContext(ctx)
+	svc, err := c.lister.Services(c.namespace).Get(c.name)
+	if apierrors.IsNotFound(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	decommission := svc.Labels[naming.DecommissionedLabel] == naming.DecommissionedLabelFalse
+
+	if !c.scyllaDBRunning {
+		if decommission {
+			return 0, c.markDecommissioned(ctx, svc)
+		}
+		return 0, nil
+	}
+
+	hostID, err := c.scylla.LocalHostID(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("can't get the host ID: %w", err)
+	}
+	if svc.Annotations[naming.HostIDAnnotation] != hostID {
+		if err := c.patchMetadata(ctx, "annotations", naming.HostIDAnnotation, hostID); err != nil {
+			return 0, err
+		}
+		logger.Info("Recorded the host ID on the member Service", "service", c.key(), "hostID", hostID)
+	}
+
+	if !decommission {
+		return 0, nil
+	}
+	mode, err := c.scylla.OperationMode(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("can't get the operation mode: %w", err)
+	}
+	switch mode {
+	case scyllaclient.OperationModeDecommissioned:
+		return 0, c.markDecommissioned(ctx, svc)
+	case scyllaclient.OperationModeNormal:
+		if c.decommissioning.CompareAndSwap(false, true) {
+			logger.Info("Decommissioning the node", "service", c.key())
+			go c.decommission(ctx)
+		}
+	default:
+		logger.V(2).Info("Waiting for the node to decommission", "mode", mode)
+	}
+	return c.pollInterval, nil
+}
+
+func (c *MemberServiceController) decommission(ctx context.Context) {
+	defer c.decommissioning.Store(false)
+	if err := c.decommissionScylla.Decommission(ctx); err != nil {
+		// The operation mode tells whether it went on regardless; the next sync retries if not.
+		klog.FromContext(ctx).Info("Decommission call failed", "err", err)
+	}
+	c.queue.Add(c.key())
+}
+
+// markDecommissioned records the finished decommission on the volume, then on the Service.
+func (c *MemberServiceController) markDecommissioned(ctx context.Context, svc *corev1.Service) error {
+	if err := os.WriteFile(c.markerPath, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {
+		return fmt.Errorf("can't write the decommission marker %q: %w", c.markerPath, err)
+	}
+	if svc.Labels[naming.DecommissionedLabel] == naming.DecommissionedLabelTrue {
+		return nil
+	}
+	if err := c.patchMetadata(ctx, "labels", naming.DecommissionedLabel, naming.DecommissionedLabelTrue); err != nil {
+		return err
+	}
+	klog.FromContext(ctx).Info("Node decommissioned", "service", c.key())
+	return nil
+}
+
+func (c *MemberServiceController) patchMetadata(ctx context.Context, field, key, value string) error {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{field: map[string]string{key: value}}})
+	if err != nil {
+		return err
+	}
+	_, err = c.kubeClient.CoreV1().Services(c.namespace).Patch(ctx, c.name, types.MergePatchType, patch, metav1.PatchOptions{})
+	if err != nil {
+		return fmt.Errorf("can't patch Service %q: %w", c.key(), err)
+	}
+	return nil
+}
+
+// markerExists reports whether the node's volume says it was decommissioned.
+func markerExists(path string) (bool, error) {
+	_, err := os.Stat(path)
+	if err == nil {
+		return true, nil
+	}
+	if os.IsNotExist(err) {
+		return false, nil
+	}
+	return false, fmt.Errorf("can't check the decommission marker %q: %w", path, err)
+}

@@ -1,0 +1,66 @@
+package sidecar
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+
+	"k8s.io/klog/v2"
+)
+
+// ExitError is returned by Run when ScyllaDB exited unsuccessfully; the sidecar exits with Code.
+type ExitError struct {
+	Code int
+}
+
+func (e *ExitError) Error() string {
+	return fmt.Sprintf("ScyllaDB exited with code %d", e.Code)
+}
+
+// exitCode is the process's exit status, or 128 plus the signal that killed it, as a shell reports it.
+func exitCode(state *os.ProcessState) int {
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return state.ExitCode()
+}
+
+// runChild starts cmd, forwards every signal from signals to it, sends it SIGTERM when ctx is done, and returns its
+// exit code once it exits.
+func runChild(ctx context.Context, cmd *exec.Cmd, signals <-chan os.Signal) (int, error) {
+	logger := klog.FromContext(ctx)
+	if err := cmd.Start(); err != nil {
+		return 0, fmt.Errorf("can't start ScyllaDB %q: %w", cmd.Path, err)
+	}
+	logger.Info("Started ScyllaDB", "pid", cmd.Process.Pid, "path", cmd.Path, "args", cmd.Args[1:])
+	waitErr := make(chan error, 1)
+	go func() { waitErr <- cmd.Wait() }()
+
+	done := ctx.Done()
+	for {
+		select {
+		case sig := <-signals:
+			logger.Info("Forwarding a signal to ScyllaDB", "signal", sig)
+			if err := cmd.Process.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
+				logger.Error(err, "Can't forward a signal to ScyllaDB", "signal", sig)
+			}
+		case <-done:
+			done = nil
+			logger.Info("Stopping ScyllaDB")
+			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+				logger.Error(err, "Can't stop ScyllaDB")
+			}
+		case err := <-waitErr:
+			var exitErr *exec.ExitError
+			if err != nil && !errors.As(err, &exitErr) {
+				return 0, fmt.Errorf("can't wait for ScyllaDB: %w", err)
+			}
+			code := exitCode(cmd.ProcessState)
+			logger.Info("ScyllaDB exited", "code", code)
+			return code, nil
+		}
+	}
+}

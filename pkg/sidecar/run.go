@@ -1,0 +1,314 @@
+package sidecar
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/scyllaclient"
+)
+
+// readNodeConfigInput reads the node's Pod and member Service and the datacenter's member Services and Pods.
+// API errors are worth retrying and wrap ErrNotYetAvailable.
+func (o *Options) readNodeConfigInput(ctx context.Context) (NodeConfigInput, error) {
+	core := o.kubeClient.CoreV1()
+	pod, err := core.Pods(o.PodNamespace).Get(ctx, o.PodName, metav1.GetOptions{})
+	if err != nil {
+		return NodeConfigInput{}, fmt.Errorf("can't get Pod %q: %w (%w)", o.PodNamespace+"/"+o.PodName, err, ErrNotYetAvailable)
+	}
+	svc, err := core.Services(o.PodNamespace).Get(ctx, o.MemberServiceName, metav1.GetOptions{})
+	if err != nil {
+		return NodeConfigInput{}, fmt.Errorf("can't get Service %q: %w (%w)", o.PodNamespace+"/"+o.MemberServiceName, err, ErrNotYetAvailable)
+	}
+	selector := labels.Set{}
+	for _, key := range []string{naming.ClusterNameLabel, naming.DatacenterNameLabel} {
+		v, ok := svc.Labels[key]
+		if !ok {
+			return NodeConfigInput{}, fmt.Errorf("member Service %q lacks label %q, which selects the datacenter's nodes", o.PodNamespace+"/"+o.MemberServiceName, key)
+		}
+		selector[key] = v
+	}
+	pods, err := core.Pods(o.PodNamespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	if err != nil {
+		return NodeConfigInput{}, fmt.Errorf("can't list Pods: %w (%w)", err, ErrNotYetAvailable)
+	}
+	serviceSelector := labels.Merge(selector, labels.Set{naming.ScyllaServiceTypeLabel: naming.ScyllaServiceTypeMember})
+	services, err := core.Services(o.PodNamespace).List(ctx, metav1.ListOptions{LabelSelector: serviceSelector.String()})
+	if err != nil {
+		return NodeConfigInput{}, fmt.Errorf("can't list Services: %w (%w)", err, ErrNotYetAvailable)
+	}
+	in := NodeConfigInput{
+		Options:       o.addressOptions,
+		ExternalSeeds: o.ExternalSeeds,
+		Pod:           pod,
+		Service:       svc,
+		Interfaces:    o.interfaces,
+	}
+	for i := range services.Items {
+		in.Services = append(in.Services, &services.Items[i])
+	}
+	for i := range pods.Items {
+		in.Pods = append(in.Pods, &pods.Items[i])
+	}
+	return in, nil
+}
+
+// waitForNodeConfig computes the node's addresses and seeds, waiting up to --startup-timeout for what may still
+// appear. Final errors end the wait at once.
+func (o *Options) waitForNodeConfig(ctx context.Context) (NodeConfig, error) {
+	logger := klog.FromContext(ctx)
+	var nc NodeConfig
+	var lastErr error
+	err := wait.PollUntilContextTimeout(ctx, o.pollInterval, o.StartupTimeout, true, func(ctx context.Context) (bool, error) {
+		in, err := o.readNodeConfigInput(ctx)
+		if err == nil {
+			nc, err = ComputeNodeConfig(in)
+		}
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, ErrNotYetAvailable):
+			logger.Info("Waiting for the node's configuration", "reason", err.Error())
+			lastErr = err
+			return false, nil
+		default:
+			return false, err
+		}
+	})
+	if err != nil && wait.Interrupted(err) && lastErr != nil {
+		return NodeConfig{}, fmt.Errorf("gave up after %v: %w", o.StartupTimeout, lastErr)
+	}
+	return nc, err
+}
+
+func (o *Options) settings(nc NodeConfig) ScyllaDBSettings {
+	return ScyllaDBSettings{
+		ClusterName:   o.ClusterName,
+		Datacenter:    o.Datacenter,
+		Rack:          o.Rack,
+		Addresses:     nc.Addresses,
+		Seeds:         nc.Seeds.Seeds,
+		APIAddress:    o.apiHost,
+		APIPort:       o.apiPort,
+		Workdir:       o.ScyllaDBDataDir,
+		IPFamily:      o.addressOptions.IPFamily,
+		CPUCount:      o.CPUCount,
+		DeveloperMode: o.DeveloperMode,
+	}
+}
+
+func readOptionalFile(path, what string) ([]byte, error) {
+	if path == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("can't read the %s: %w", what, err)
+	}
+	return data, nil
+}
+
+func writeFileAtomically(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return fmt.Errorf("can't write %q: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("can't replace %q: %w", path, err)
+	}
+	return nil
+}
+
+// writeScyllaDBConfig writes scylla.yaml and cassandra-rackdc.properties into the config directory.
+func (o *Options) writeScyllaDBConfig(ctx context.Context, s ScyllaDBSettings) error {
+	logger := klog.FromContext(ctx)
+	base, err := readOptionalFile(o.ScyllaDBBaseConfigPath, "base ScyllaDB config")
+	if err != nil {
+		return err
+	}
+	custom, err := readOptionalFile(o.ScyllaDBCustomConfigPath, "custom ScyllaDB config")
+	if err != nil {
+		return err
+	}
+	merged, ignored, err := MergeConfig(base, custom, s)
+	if err != nil {
+		return err
+	}
+	for _, key := range ignored {
+		logger.Info("Ignoring a key of the custom ScyllaDB config that the sidecar owns", "key", key, "path", o.ScyllaDBCustomConfigPath)
+	}
+	if err := os.MkdirAll(o.ScyllaDBConfigDir, 0o755); err != nil {
+		return fmt.Errorf("can't create the ScyllaDB config directory: %w", err)
+	}
+	if err := writeFileAtomically(filepath.Join(o.ScyllaDBConfigDir, scyllaDBConfigFileName), merged); err != nil {
+		return err
+	}
+	return writeFileAtomically(filepath.Join(o.ScyllaDBConfigDir, scyllaDBRackDCPropertiesName), RackDCProperties(s))
+}
+
+// terminating reports whether sig asks the sidecar to stop.
+func terminating(sig os.Signal) bool {
+	return sig == syscall.SIGTERM || sig == syscall.SIGINT
+}
+
+// contextCancelledBySignal cancels the returned context when a terminating signal arrives, until stop is called.
+func contextCancelledBySignal(ctx context.Context, signals <-chan os.Signal) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case sig := <-signals:
+				if terminating(sig) {
+					klog.FromContext(ctx).Info("Received a signal before ScyllaDB started; stopping", "signal", sig)
+					cancel()
+					return
+				}
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var stopped bool
+	return ctx, func() {
+		if !stopped {
+			stopped = true
+			close(stop)
+		}
+	}
+}
+
+// Run configures and starts ScyllaDB, serves the probes and keeps the member Service in step until ScyllaDB exits.
+// It returns an *ExitError when ScyllaDB exits unsuccessfully.
+func (o *Options) Run(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	scylla, err := scyllaclient.NewClient(o.ScyllaDBAPIAddress, nil)
+	if err != nil {
+		return err
+	}
+	decommissionScylla, err := scyllaclient.NewClient(o.ScyllaDBAPIAddress, &http.Client{})
+	if err != nil {
+		return err
+	}
+	markerPath := filepath.Join(o.ScyllaDBDataDir, decommissionedMarkerFileName)
+	decommissioned, err := markerExists(markerPath)
+	if err != nil {
+		return err
+	}
+
+	startCtx, stopWatchingSignals := contextCancelledBySignal(ctx, o.signals)
+	defer stopWatchingSignals()
+
+	var nc NodeConfig
+	if !decommissioned {
+		nc, err = o.waitForNodeConfig(startCtx)
+		if err != nil {
+			if startCtx.Err() != nil && ctx.Err() == nil {
+				// A signal asked to stop.
+				return nil
+			}
+			return fmt.Errorf("can't configure ScyllaDB: %w", err)
+		}
+		logger.Info("Computed the node's configuration",
+			"broadcastAddress", nc.BroadcastAddress, "broadcastRPCAddress", nc.BroadcastRPCAddress,
+			"listenAddress", nc.ListenAddress, "rpcAddress", nc.RPCAddress,
+			"seeds", nc.Seeds.Seeds, "firstInDatacenter", nc.First, "localSeed", nc.LocalSeed)
+	}
+
+	factory := informers.NewSharedInformerFactoryWithOptions(o.kubeClient, 12*time.Hour,
+		informers.WithNamespace(o.PodNamespace),
+		informers.WithTweakListOptions(func(opts *metav1.ListOptions) {
+			opts.FieldSelector = fields.OneTermEqualSelector("metadata.name", o.MemberServiceName).String()
+		}),
+	)
+	serviceInformer := factory.Core().V1().Services()
+	controller, err := NewMemberServiceController(o.kubeClient, serviceInformer, o.PodNamespace, o.MemberServiceName,
+		scylla, decommissionScylla, markerPath, !decommissioned, o.decommissionPollInterval)
+	if err != nil {
+		return err
+	}
+	prober := NewProber(serviceInformer.Lister(), o.PodNamespace, o.MemberServiceName, scylla, !decommissioned)
+
+	listener := o.probesListener
+	if listener == nil {
+		listener, err = net.Listen("tcp", o.ProbesAddress)
+		if err != nil {
+			return fmt.Errorf("can't serve probes on %q: %w", o.ProbesAddress, err)
+		}
+	}
+	probes := &http.Server{Handler: prober.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := probes.Serve(listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error(err, "Probe server failed")
+		}
+	}()
+	defer probes.Close()
+
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+	controllerDone := make(chan struct{})
+	go func() {
+		defer close(controllerDone)
+		controller.Run(ctx)
+	}()
+	defer func() {
+		cancel()
+		<-controllerDone
+	}()
+	if !cache.WaitForCacheSync(startCtx.Done(), serviceInformer.Informer().HasSynced) {
+		return fmt.Errorf("can't sync the member Service informer: %w", startCtx.Err())
+	}
+
+	if decommissioned {
+		logger.Info("The node was decommissioned; not starting ScyllaDB", "marker", markerPath)
+		<-startCtx.Done()
+		return nil
+	}
+
+	s := o.settings(nc)
+	if err := o.writeScyllaDBConfig(ctx, s); err != nil {
+		return err
+	}
+	args, ignored := ScyllaDBArgs(s, o.extraArgs)
+	for _, a := range ignored {
+		logger.Info("Ignoring a user argument that overrides a setting the sidecar owns", "argument", a)
+	}
+	if startCtx.Err() != nil {
+		return nil
+	}
+	stopWatchingSignals()
+
+	cmd := exec.Command(o.ScyllaDBEntrypoint, args...)
+	cmd.Stdout = o.childStdout
+	cmd.Stderr = o.childStderr
+	cmd.Env = append(append([]string{}, o.childEnv...), scyllaDBConfigDirEnv+"="+o.ScyllaDBConfigDir)
+	code, err := runChild(ctx, cmd, o.signals)
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		return &ExitError{Code: code}
+	}
+	return nil
+}
