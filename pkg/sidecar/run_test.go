@@ -1,0 +1,324 @@
+package sidecar
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/test/fakescylladb"
+)
+
+var (
+	fakeBinaryOnce sync.Once
+	fakeBinaryPath string
+	fakeBinaryErr  error
+)
+
+// fakeScyllaDBBinary builds e2e/cmd/fake-scylladb once per test binary.
+func fakeScyllaDBBinary(t *testing.T) string {
+	t.Helper()
+	fakeBinaryOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "fake-scylladb-")
+		if err != nil {
+			fakeBinaryErr = err
+			return
+		}
+		fakeBinaryPath = filepath.Join(dir, "fake-scylladb")
+		out, err := exec.Command("go", "build", "-o", fakeBinaryPath, "github.com/scyllakube/scylla-operator/e2e/cmd/fake-scylladb").CombinedOutput()
+		if err != nil {
+			fakeBinaryErr = fmt.Errorf("can't build fake-scylladb: %v\n%s", err, out)
+		}
+	})
+	if fakeBinaryErr != nil {
+		t.Fatal(fakeBinaryErr)
+	}
+	return fakeBinaryPath
+}
+
+// testEnv is a fake API server with a fake ScyllaDB ring registry.
+type testEnv struct {
+	t           *testing.T
+	kube        *fake.Clientset
+	registry    *fakescylladb.Registry
+	registryURL string
+	dir         string
+	binary      string
+}
+
+func newTestEnv(t *testing.T) *testEnv {
+	registry := fakescylladb.NewRegistry(0)
+	srv := httptest.NewServer(registry.Handler())
+	t.Cleanup(srv.Close)
+	return &testEnv{
+		t:           t,
+		kube:        fake.NewClientset(),
+		registry:    registry,
+		registryURL: srv.URL,
+		dir:         t.TempDir(),
+		binary:      fakeScyllaDBBinary(t),
+	}
+}
+
+type testNodeSpec struct {
+	namespace, cluster, datacenter, name string
+	created                              time.Time
+	clusterIP, podIP                     string
+}
+
+func (e *testEnv) addNode(n testNodeSpec) {
+	e.t.Helper()
+	ctx := context.Background()
+	selector := map[string]string{naming.ClusterNameLabel: n.cluster, naming.DatacenterNameLabel: n.datacenter}
+	svc := makeService(n.name, clusterIPService, n.created, []string{n.clusterIP}, nil)
+	svc.Namespace = n.namespace
+	svc.Labels = map[string]string{naming.ScyllaServiceTypeLabel: naming.ScyllaServiceTypeMember}
+	for k, v := range selector {
+		svc.Labels[k] = v
+	}
+	if _, err := e.kube.CoreV1().Services(n.namespace).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+	pod := makePod(n.name, false, n.podIP)
+	pod.Namespace = n.namespace
+	pod.Labels = selector
+	if _, err := e.kube.CoreV1().Pods(n.namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// setPodReady does what the kubelet would once the readiness probe passes.
+func (e *testEnv) setPodReady(namespace, name string) {
+	e.t.Helper()
+	ctx := context.Background()
+	pod, err := e.kube.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	if _, err := e.kube.CoreV1().Pods(namespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+type runningSidecar struct {
+	options    *Options
+	probesURL  string
+	recordPath string
+	cancel     context.CancelFunc
+	finished   chan struct{}
+	runErr     error
+}
+
+func (e *testEnv) options(n testNodeSpec, externalSeeds []string) *Options {
+	nodeDir := filepath.Join(e.dir, n.namespace, n.name)
+	o := NewOptions()
+	o.kubeClient = e.kube
+	o.PodNamespace, o.PodName, o.MemberServiceName = n.namespace, n.name, n.name
+	o.ClusterName, o.Datacenter, o.Rack = n.cluster, n.datacenter, "rack1"
+	o.ExternalSeeds = externalSeeds
+	o.ScyllaDBEntrypoint = e.binary
+	o.ScyllaDBConfigDir = filepath.Join(nodeDir, "etc")
+	o.ScyllaDBBaseConfigPath = ""
+	o.ScyllaDBDataDir = filepath.Join(nodeDir, "data")
+	o.ScyllaDBAPIAddress = fmt.Sprintf("127.0.0.1:%d", freePort(e.t))
+	o.ScyllaDBExtraArgs = "--overprovisioned --seeds=6.6.6.6"
+	o.StartupTimeout = time.Minute
+	o.pollInterval = 20 * time.Millisecond
+	o.decommissionPollInterval = 20 * time.Millisecond
+	o.childStdout, o.childStderr = nil, nil
+	o.childEnv = append(os.Environ(),
+		fakescylladb.EnvRegistryURL+"="+e.registryURL,
+		fakescylladb.EnvRecordPath+"="+filepath.Join(e.dir, n.namespace+"-"+n.name+".json"),
+		fakescylladb.EnvHeartbeatInterval+"=50ms",
+	)
+	return o
+}
+
+func (e *testEnv) start(o *Options) *runningSidecar {
+	e.t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	o.probesListener = l
+	if err := o.Validate(); err != nil {
+		e.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	rs := &runningSidecar{
+		options:    o,
+		probesURL:  "http://" + l.Addr().String(),
+		recordPath: filepath.Join(e.dir, o.PodNamespace+"-"+o.PodName+".json"),
+		cancel:     cancel,
+		finished:   make(chan struct{}),
+	}
+	go func() {
+		defer close(rs.finished)
+		rs.runErr = o.Run(ctx)
+	}()
+	e.t.Cleanup(func() { _ = rs.stop() })
+	return rs
+}
+
+func (rs *runningSidecar) stop() error {
+	rs.cancel()
+	<-rs.finished
+	return rs.runErr
+}
+
+// waitFor polls cond until it holds; it fails the test if the sidecar stops first.
+func (rs *runningSidecar) waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		select {
+		case <-rs.finished:
+			t.Fatalf("sidecar %s stopped while waiting for %s: %v", rs.options.PodName, what, rs.runErr)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func (rs *runningSidecar) probe(path string) int {
+	resp, err := http.Get(rs.probesURL + path)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
+}
+
+func (rs *runningSidecar) waitReady(t *testing.T) {
+	t.Helper()
+	rs.waitFor(t, "readiness", func() bool { return rs.probe(ReadyzPath) == http.StatusOK })
+}
+
+func (rs *runningSidecar) seeds(t *testing.T) []string {
+	t.Helper()
+	records, err := fakescylladb.ReadRecords(rs.recordPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(records) != 1 {
+		t.Fatalf("%s started %d times, want once", rs.options.PodName, len(records))
+	}
+	return records[0].Invocation.Settings.Seeds
+}
+
+func (e *testEnv) ringSizes() []int {
+	var sizes []int
+	for _, r := range e.registry.Rings() {
+		sizes = append(sizes, len(r.Members))
+	}
+	return sizes
+}
+
+// TestRunFormsOneRingAcrossDatacenters runs the real sidecar with the fake ScyllaDB binary as its child for three
+// nodes of one datacenter and two of a second one whose external seeds point at the first, as
+// external-seeds.md's test plan describes, then scales the second datacenter down by one node.
+func TestRunFormsOneRingAcrossDatacenters(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	ctx := context.Background()
+
+	dc1 := []testNodeSpec{
+		{"ns1", "prod", "dc1", "prod-dc1-rack1-0", baseTime, "10.96.1.10", "10.0.1.10"},
+		{"ns1", "prod", "dc1", "prod-dc1-rack1-1", baseTime.Add(time.Minute), "10.96.1.11", "10.0.1.11"},
+		{"ns1", "prod", "dc1", "prod-dc1-rack1-2", baseTime.Add(2 * time.Minute), "10.96.1.12", "10.0.1.12"},
+	}
+	dc2 := []testNodeSpec{
+		{"ns2", "prod", "dc2", "prod-dc2-rack1-0", baseTime.Add(time.Hour), "10.96.2.10", "10.0.2.10"},
+		{"ns2", "prod", "dc2", "prod-dc2-rack1-1", baseTime.Add(time.Hour + time.Minute), "10.96.2.11", "10.0.2.11"},
+	}
+	externalSeeds := []string{"10.96.1.10", "10.96.1.11"}
+
+	var sidecars []*runningSidecar
+	for i, n := range append(slices.Clone(dc1), dc2...) {
+		e.addNode(n)
+		var ext []string
+		if i >= len(dc1) {
+			ext = externalSeeds
+		}
+		rs := e.start(e.options(n, ext))
+		rs.waitReady(t)
+		e.setPodReady(n.namespace, n.name)
+		sidecars = append(sidecars, rs)
+	}
+
+	wantSeeds := [][]string{
+		{"10.96.1.10"},
+		{"10.96.1.10"},
+		{"10.96.1.10"},
+		{"10.96.1.10", "10.96.1.11"},
+		{"10.96.1.10", "10.96.1.11", "10.96.2.10"},
+	}
+	var gotSeeds [][]string
+	for _, rs := range sidecars {
+		gotSeeds = append(gotSeeds, rs.seeds(t))
+	}
+	if diff := cmp.Diff(wantSeeds, gotSeeds); diff != "" {
+		t.Errorf("unexpected seeds (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]int{5}, e.ringSizes()); diff != "" {
+		t.Errorf("unexpected rings (-want +got):\n%s", diff)
+	}
+
+	// Every sidecar records its node's host ID on its member Service.
+	for i, rs := range sidecars {
+		n := append(slices.Clone(dc1), dc2...)[i]
+		rs.waitFor(t, "the host ID annotation", func() bool {
+			svc, err := e.kube.CoreV1().Services(n.namespace).Get(ctx, n.name, metav1.GetOptions{})
+			return err == nil && svc.Annotations[naming.HostIDAnnotation] != ""
+		})
+	}
+
+	// Scale dc2 down by one: the operator asks, the sidecar decommissions.
+	last := dc2[1]
+	patch := []byte(`{"metadata":{"labels":{"scylla/decommissioned":"false"}}}`)
+	if _, err := e.kube.CoreV1().Services(last.namespace).Patch(ctx, last.name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sidecars[4].waitFor(t, "the decommission", func() bool {
+		svc, err := e.kube.CoreV1().Services(last.namespace).Get(ctx, last.name, metav1.GetOptions{})
+		return err == nil && svc.Labels[naming.DecommissionedLabel] == naming.DecommissionedLabelTrue
+	})
+	if diff := cmp.Diff([]int{4}, e.ringSizes()); diff != "" {
+		t.Errorf("unexpected rings after the decommission (-want +got):\n%s", diff)
+	}
+	if code := sidecars[4].probe(ReadyzPath); code != http.StatusServiceUnavailable {
+		t.Errorf("a decommissioned node's readiness = %d, want 503", code)
+	}
+
+	for _, rs := range sidecars {
+		if err := rs.stop(); err != nil {
+			t.Errorf("sidecar %s: %v", rs.options.PodName, err)
+		}
+	}
+}
