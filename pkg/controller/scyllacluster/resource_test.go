@@ -1,6 +1,8 @@
 package scyllacluster
 
 import (
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -625,5 +627,62 @@ func TestParseSize(t *testing.T) {
 				t.Errorf("expected %v, got %v", tc.want, got)
 			}
 		})
+	}
+}
+
+// TestFullScyllaClusterSetsEveryField keeps the translation tests honest: newFullScyllaCluster must set every field
+// of the ScyllaCluster API (down to every field of our own nested types), so that a field added to the API fails here
+// until the translation and its expected output cover it.
+func TestFullScyllaClusterSetsEveryField(t *testing.T) {
+	t.Parallel()
+
+	// Fields left at their zero value on purpose, with where they are covered instead.
+	unset := map[string]string{
+		"spec.repairs[0].failFast": "TestMakeRepairTask, failFast case",
+		// Pod IP options are translated by one function, exercised through broadcastOptions.nodes.podIP and
+		// listenOptions.nodes.podIP; they only mean something with type PodIP.
+		"spec.exposeOptions.broadcastOptions.clients.podIP":             "broadcastOptions.nodes.podIP",
+		"spec.exposeOptions.listenOptions.clients.podIP":                "listenOptions.nodes.podIP",
+		"spec.exposeOptions.listenOptions.nodes.podIP.interfaceOptions": "broadcastOptions.nodes.podIP.interfaceOptions",
+	}
+
+	var missing []string
+	var walk func(path string, v reflect.Value)
+	walk = func(path string, v reflect.Value) {
+		if _, ok := unset[path]; ok {
+			return
+		}
+		if v.IsZero() || ((v.Kind() == reflect.Slice || v.Kind() == reflect.Map) && v.Len() == 0) {
+			missing = append(missing, path)
+			return
+		}
+		switch v.Kind() {
+		case reflect.Pointer:
+			// A set pointer to a scalar is set, even to its zero value.
+			if v.Elem().Kind() == reflect.Struct {
+				walk(path, v.Elem())
+			}
+		case reflect.Slice:
+			walk(path+"[0]", v.Index(0))
+		case reflect.Struct:
+			// Only our own API types are walked into; Kubernetes types are copied whole.
+			if !strings.HasPrefix(v.Type().PkgPath(), "github.com/scyllakube/api/") {
+				return
+			}
+			for i := range v.NumField() {
+				field := v.Type().Field(i)
+				name, _, _ := strings.Cut(field.Tag.Get("json"), ",")
+				fieldPath := path + "." + name
+				if field.Anonymous {
+					fieldPath = path
+				}
+				walk(fieldPath, v.Field(i))
+			}
+		}
+	}
+	walk("spec", reflect.ValueOf(newFullScyllaCluster().Spec))
+
+	if len(missing) != 0 {
+		t.Errorf("newFullScyllaCluster leaves these fields unset; set them and extend the expected translation:\n%s", strings.Join(missing, "\n"))
 	}
 }

@@ -1,0 +1,30 @@
+package scyllacluster
+
+// Names of the sub-syncs; each gives the ScyllaCluster a <name>Progressing and a <name>Degraded condition.
+const (
+	scyllaDBDatacenterControllerName  = "ScyllaDBDatacenterController"
+	scyllaDBManagerTaskControllerName = "ScyllaDBManagerTaskController"
+)
+
+// scyllaDBDatacenterConditionPrefix prefixes the Available, Progressing and Degraded conditions of the
+// ScyllaDBDatacenter mirrored on the ScyllaCluster, e.g. ScyllaDBDatacenterAvailable.
+const scyllaDBDatacenterConditionPrefix = "ScyllaDBDatacenter"
+
+// Condition and event reasons.
+const (
+	// scyllaDBDatacenterNotObservedReason: the ScyllaDBDatacenter's status does not describe the ScyllaCluster's
+	// current spec yet.
+	scyllaDBDatacenterNotObservedReason = "ScyllaDBDatacenterNotObserved"
+
+	// conditionNotReportedReason: the ScyllaDBDatacenter has not reported the mirrored condition yet.
+	conditionNotReportedReason = "NotReported"
+
+	// waitingForDeletionReason: an owned object being deleted must be gone before it is created again.
+	waitingForDeletionReason = "WaitingForDeletion"
+
+	// invalidSpecReason: the ScyllaCluster's spec can't be translated.
+	invalidSpecReason = "InvalidSpec"
+
+	// ownershipConflictReason: an object the ScyllaCluster needs exists but is not the ScyllaCluster's.
+	ownershipConflictReason = "OwnershipConflict"
+)

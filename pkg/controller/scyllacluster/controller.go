@@ -1,0 +1,226 @@
+// Package scyllacluster holds the controller that translates every ScyllaCluster (scylla.scylladb.com/v1) into the
+// ScyllaDBDatacenter that runs it and into a ScyllaDBManagerTask per backup and repair, and writes their state back
+// into the ScyllaCluster's status.
+package scyllacluster
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	scyllav1 "github.com/scyllakube/api/scylla/v1"
+	scyllaclientset "github.com/scyllakube/client/scylla/clientset/versioned"
+	scyllascheme "github.com/scyllakube/client/scylla/clientset/versioned/scheme"
+	scyllav1informers "github.com/scyllakube/client/scylla/informers/externalversions/scylla/v1"
+	scyllav1alpha1informers "github.com/scyllakube/client/scylla/informers/externalversions/scylla/v1alpha1"
+	scyllav1listers "github.com/scyllakube/client/scylla/listers/scylla/v1"
+	scyllav1alpha1listers "github.com/scyllakube/client/scylla/listers/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
+	"github.com/scyllakube/scylla-operator/pkg/metrics"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+)
+
+// ControllerName names the controller in logs, events, metrics and its workqueue.
+const ControllerName = "ScyllaClusterController"
+
+// Controller reconciles ScyllaClusters: each one becomes a ScyllaDBDatacenter of the same name and a
+// ScyllaDBManagerTask per backup and repair, all controlled by the ScyllaCluster.
+type Controller struct {
+	kubeClient   kubernetes.Interface
+	scyllaClient scyllaclientset.Interface
+
+	scyllaClusterLister       scyllav1listers.ScyllaClusterLister
+	scyllaDBDatacenterLister  scyllav1alpha1listers.ScyllaDBDatacenterLister
+	scyllaDBManagerTaskLister scyllav1alpha1listers.ScyllaDBManagerTaskLister
+	cachesToSync              []cache.InformerSynced
+
+	eventBroadcaster record.EventBroadcaster
+	eventRecorder    record.EventRecorder
+
+	queue workqueue.TypedRateLimitingInterface[string]
+
+	// clock is the time source of condition transitions; tests replace it.
+	clock func() time.Time
+}
+
+// NewController returns a Controller that reads through the given informers and writes through the clients. The
+// caller starts the informers (after every controller registered its handlers) and then calls Run.
+func NewController(
+	kubeClient kubernetes.Interface,
+	scyllaClient scyllaclientset.Interface,
+	scyllaClusterInformer scyllav1informers.ScyllaClusterInformer,
+	scyllaDBDatacenterInformer scyllav1alpha1informers.ScyllaDBDatacenterInformer,
+	scyllaDBManagerTaskInformer scyllav1alpha1informers.ScyllaDBManagerTaskInformer,
+) (*Controller, error) {
+	// Events refer to our own kinds, so the recorder needs a scheme that knows them; the global one is left alone.
+	eventScheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(eventScheme); err != nil {
+		return nil, fmt.Errorf("can't build the event scheme: %w", err)
+	}
+	if err := scyllascheme.AddToScheme(eventScheme); err != nil {
+		return nil, fmt.Errorf("can't build the event scheme: %w", err)
+	}
+	eventBroadcaster := record.NewBroadcaster()
+
+	c := &Controller{
+		kubeClient:   kubeClient,
+		scyllaClient: scyllaClient,
+
+		scyllaClusterLister:       scyllaClusterInformer.Lister(),
+		scyllaDBDatacenterLister:  scyllaDBDatacenterInformer.Lister(),
+		scyllaDBManagerTaskLister: scyllaDBManagerTaskInformer.Lister(),
+		cachesToSync: []cache.InformerSynced{
+			scyllaClusterInformer.Informer().HasSynced,
+			scyllaDBDatacenterInformer.Informer().HasSynced,
+			scyllaDBManagerTaskInformer.Informer().HasSynced,
+		},
+
+		eventBroadcaster: eventBroadcaster,
+		eventRecorder:    eventBroadcaster.NewRecorder(eventScheme, corev1.EventSource{Component: "scylla-operator-" + ControllerName}),
+
+		queue: controllerhelpers.NewQueue(ControllerName),
+		clock: time.Now,
+	}
+
+	handlers := controllerhelpers.NewHandlers(klog.Background().WithName(ControllerName), c.queue, scyllaClusterGVK, c.getScyllaCluster)
+	registrations := []struct {
+		kind     string
+		informer cache.SharedIndexInformer
+		handler  cache.ResourceEventHandler
+	}{
+		{"ScyllaCluster", scyllaClusterInformer.Informer(), handlers.ControllerHandlerFuncs()},
+		{"ScyllaDBDatacenter", scyllaDBDatacenterInformer.Informer(), handlers.OwnedHandlerFuncs()},
+		{"ScyllaDBDatacenter", scyllaDBDatacenterInformer.Informer(), c.blockingScyllaDBDatacenterHandlerFuncs()},
+		{"ScyllaDBManagerTask", scyllaDBManagerTaskInformer.Informer(), handlers.OwnedHandlerFuncs()},
+	}
+	for _, r := range registrations {
+		if _, err := r.informer.AddEventHandler(r.handler); err != nil {
+			return nil, fmt.Errorf("can't add %s event handler: %w", r.kind, err)
+		}
+	}
+
+	return c, nil
+}
+
+func (c *Controller) getScyllaCluster(namespace, name string) (*scyllav1.ScyllaCluster, error) {
+	return c.scyllaClusterLister.ScyllaClusters(namespace).Get(name)
+}
+
+// blockingScyllaDBDatacenterHandlerFuncs enqueue the ScyllaCluster of the same name as a ScyllaDBDatacenter that no
+// ScyllaCluster controls: such an object blocks the ScyllaCluster from creating its own, and the ScyllaCluster must
+// be synced again when it changes or goes away. Objects that ScyllaClusters control reach the queue through
+// OwnedHandlerFuncs.
+func (c *Controller) blockingScyllaDBDatacenterHandlerFuncs() cache.ResourceEventHandlerFuncs {
+	enqueue := func(obj any) {
+		if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tombstone.Obj
+		}
+		accessor, err := meta.Accessor(obj)
+		if err != nil {
+			utilruntime.HandleError(fmt.Errorf("can't read the metadata of %T: %w", obj, err))
+			return
+		}
+		if ref := metav1.GetControllerOfNoCopy(accessor); ref != nil && ref.Kind == scyllaClusterGVK.Kind {
+			if gv, err := schema.ParseGroupVersion(ref.APIVersion); err == nil && gv.Group == scyllaClusterGVK.Group {
+				return
+			}
+		}
+		if _, err := c.getScyllaCluster(accessor.GetNamespace(), accessor.GetName()); err != nil {
+			return
+		}
+		c.queue.Add(cache.NewObjectName(accessor.GetNamespace(), accessor.GetName()).String())
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: enqueue,
+		UpdateFunc: func(oldObj, newObj any) {
+			oldAccessor, oldErr := meta.Accessor(oldObj)
+			newAccessor, newErr := meta.Accessor(newObj)
+			if oldErr == nil && newErr == nil && oldAccessor.GetResourceVersion() == newAccessor.GetResourceVersion() {
+				return
+			}
+			enqueue(newObj)
+		},
+		DeleteFunc: enqueue,
+	}
+}
+
+// Run waits for the informer caches, then syncs ScyllaClusters with workers workers until ctx is done. On shutdown
+// each worker finishes the item it is syncing and takes no other; Run returns once all have stopped.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	defer utilruntime.HandleCrashWithContext(ctx)
+
+	logger := klog.FromContext(ctx).WithValues("controller", ControllerName)
+	ctx = klog.NewContext(ctx, logger)
+
+	c.eventBroadcaster.StartStructuredLogging(4)
+	c.eventBroadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.kubeClient.CoreV1().Events("")})
+	defer c.eventBroadcaster.Shutdown()
+
+	logger.Info("Starting controller", "workers", workers)
+	var wg sync.WaitGroup
+	defer func() {
+		logger.Info("Shutting down controller")
+		c.queue.ShutDown()
+		wg.Wait()
+		logger.Info("Controller shut down")
+	}()
+
+	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.cachesToSync...) {
+		return
+	}
+
+	for range workers {
+		wg.Go(func() {
+			for c.processNextWorkItem(ctx) {
+			}
+		})
+	}
+
+	<-ctx.Done()
+}
+
+// processNextWorkItem syncs one key from the queue and tells whether the worker should go on.
+func (c *Controller) processNextWorkItem(ctx context.Context) bool {
+	key, shutdown := c.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer c.queue.Done(key)
+
+	if ctx.Err() != nil {
+		// Shutting down: the key is left to whoever leads next.
+		return false
+	}
+
+	start := time.Now()
+	// The sync runs to its end even when ctx is cancelled meanwhile, so that no item is left half done.
+	err := c.sync(context.WithoutCancel(ctx), key)
+	metrics.ObserveSync(ControllerName, start, err)
+	klog.FromContext(ctx).V(4).Info("Finished syncing", "key", key, "duration", time.Since(start))
+	if err == nil {
+		c.queue.Forget(key)
+		return true
+	}
+
+	utilruntime.HandleErrorWithContext(ctx, err, "Can't sync ScyllaCluster, requeuing", "key", key)
+	c.queue.AddRateLimited(key)
+	return true
+}
+
+// isControlledBy tells whether obj's controller is sc (same UID, kind and group).
+func isControlledBy(obj metav1.Object, sc *scyllav1.ScyllaCluster) bool {
+	return controllerhelpers.SameController(metav1.GetControllerOfNoCopy(obj), metav1.NewControllerRef(sc, scyllaClusterGVK))
+}

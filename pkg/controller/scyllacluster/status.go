@@ -1,0 +1,266 @@
+package scyllacluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	scyllav1 "github.com/scyllakube/api/scylla/v1"
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/klog/v2"
+)
+
+// aggregatedConditionTypes are the conditions that sum up a ScyllaCluster, and those mirrored from its
+// ScyllaDBDatacenter.
+var aggregatedConditionTypes = []string{
+	controllerhelpers.AvailableCondition,
+	controllerhelpers.ProgressingCondition,
+	controllerhelpers.DegradedCondition,
+}
+
+// syncState is what the sub-syncs of one sync learnt, for calculateStatus.
+type syncState struct {
+	// sdc is the ScyllaCluster's ScyllaDBDatacenter: as applied in this sync or, when applying failed, as cached.
+	// It is nil when there is none that the ScyllaCluster controls.
+	sdc *scyllav1alpha1.ScyllaDBDatacenter
+	// sdcCurrent tells whether sdc's spec was translated from the ScyllaCluster's current spec.
+	sdcCurrent bool
+
+	// tasks holds, by object name, the ScyllaDBManagerTasks of the ScyllaCluster's backups and repairs that exist.
+	tasks map[string]*scyllav1alpha1.ScyllaDBManagerTask
+	// taskErrors holds, by object name, why a task could not be translated or applied.
+	taskErrors map[string]error
+
+	// permanentErrors holds, by sub-sync name, the errors that retrying does not fix.
+	permanentErrors map[string]*permanentError
+}
+
+func newSyncState() *syncState {
+	return &syncState{
+		tasks:           map[string]*scyllav1alpha1.ScyllaDBManagerTask{},
+		taskErrors:      map[string]error{},
+		permanentErrors: map[string]*permanentError{},
+	}
+}
+
+// calculateStatus returns the status of sc after a sync that learnt state and produced subSyncConditions. now is the
+// lastTransitionTime of conditions that change status.
+func calculateStatus(sc *scyllav1.ScyllaCluster, state *syncState, subSyncConditions []metav1.Condition, now metav1.Time) (*scyllav1.ScyllaClusterStatus, error) {
+	status := &scyllav1.ScyllaClusterStatus{
+		ObservedGeneration: sc.Status.ObservedGeneration,
+	}
+
+	sdc := state.sdc
+	staleness := scyllaDBDatacenterStaleness(naming.ScyllaDBDatacenterNameForScyllaCluster(sc.Name), sdc, state.sdcCurrent)
+	if len(staleness) == 0 {
+		// The ScyllaDBDatacenter's status describes the current spec, so this status describes the ScyllaCluster's.
+		status.ObservedGeneration = new(sc.Generation)
+	}
+
+	if sdc != nil {
+		if sdc.Status.ObservedGeneration != nil {
+			status.Members = sdc.Status.Nodes
+			status.ReadyMembers = sdc.Status.ReadyNodes
+			status.AvailableMembers = sdc.Status.AvailableNodes
+			status.RackCount = new(int32(len(sdc.Status.Racks)))
+			status.Racks = make(map[string]scyllav1.RackStatus, len(sdc.Status.Racks))
+			for _, rack := range sdc.Status.Racks {
+				status.Racks[rack.Name] = makeRackStatus(&rack, len(staleness) != 0)
+			}
+		}
+		if id := sdc.Annotations[naming.ScyllaDBManagerClusterIDAnnotation]; len(id) != 0 {
+			status.ManagerID = &id
+		}
+	}
+
+	for _, backup := range sc.Spec.Backups {
+		name := naming.ScyllaDBManagerTaskName(sc.Name, naming.ScyllaDBManagerTaskTypeBackup, backup.Name)
+		status.Backups = append(status.Backups, makeTaskStatus(backup.Name, state.tasks[name], state.taskErrors[name],
+			func(s *scyllav1.BackupTaskStatus) *scyllav1.TaskStatus { return &s.TaskStatus }))
+	}
+	for _, repair := range sc.Spec.Repairs {
+		name := naming.ScyllaDBManagerTaskName(sc.Name, naming.ScyllaDBManagerTaskTypeRepair, repair.Name)
+		status.Repairs = append(status.Repairs, makeTaskStatus(repair.Name, state.tasks[name], state.taskErrors[name],
+			func(s *scyllav1.RepairTaskStatus) *scyllav1.TaskStatus { return &s.TaskStatus }))
+	}
+
+	conditions, err := calculateConditions(sc, sdc, staleness, subSyncConditions, now)
+	if err != nil {
+		return nil, err
+	}
+	status.Conditions = conditions
+
+	return status, nil
+}
+
+// scyllaDBDatacenterStaleness says why sdc, the ScyllaDBDatacenter named name, does not have a status describing the
+// ScyllaCluster's current spec, or returns "" when it has.
+func scyllaDBDatacenterStaleness(name string, sdc *scyllav1alpha1.ScyllaDBDatacenter, sdcCurrent bool) string {
+	switch {
+	case sdc == nil:
+		return fmt.Sprintf("ScyllaDBDatacenter %q does not exist yet", name)
+	case !sdcCurrent:
+		return fmt.Sprintf("ScyllaDBDatacenter %q has not been updated to the current spec yet", sdc.Name)
+	case sdc.Status.ObservedGeneration == nil:
+		return fmt.Sprintf("ScyllaDBDatacenter %q has not observed any generation yet", sdc.Name)
+	case *sdc.Status.ObservedGeneration < sdc.Generation:
+		return fmt.Sprintf("ScyllaDBDatacenter %q has observed generation %d, not %d yet", sdc.Name, *sdc.Status.ObservedGeneration, sdc.Generation)
+	default:
+		return ""
+	}
+}
+
+func makeRackStatus(rack *scyllav1alpha1.RackStatus, datacenterStale bool) scyllav1.RackStatus {
+	version := rack.CurrentVersion
+	if len(version) == 0 {
+		version = rack.UpdatedVersion
+	}
+	return scyllav1.RackStatus{
+		Version:          version,
+		Members:          deref(rack.Nodes),
+		ReadyMembers:     deref(rack.ReadyNodes),
+		AvailableMembers: rack.AvailableNodes,
+		UpdatedMembers:   rack.UpdatedNodes,
+		Stale:            new(datacenterStale || isTrue(rack.Stale)),
+	}
+}
+
+// makeTaskStatus returns the status of the ScyllaCluster task name (a BackupTaskStatus or a RepairTaskStatus, S)
+// from the status annotation and the Degraded condition of its ScyllaDBManagerTask, when it exists, and from
+// syncErr, the error met while translating or applying it. taskStatus returns the TaskStatus embedded in an S.
+func makeTaskStatus[S any](name string, task *scyllav1alpha1.ScyllaDBManagerTask, syncErr error, taskStatus func(*S) *scyllav1.TaskStatus) S {
+	var status S
+	var messages []string
+	if syncErr != nil {
+		messages = append(messages, syncErr.Error())
+	}
+
+	if task != nil {
+		if value, ok := task.Annotations[naming.ScyllaDBManagerTaskStatusAnnotation]; ok {
+			if err := json.Unmarshal([]byte(value), &status); err != nil {
+				// A partial decode would pass off wrong values as the manager's.
+				var zero S
+				status = zero
+				messages = append(messages, fmt.Sprintf("can't decode annotation %q of ScyllaDBManagerTask %q: %v", naming.ScyllaDBManagerTaskStatusAnnotation, task.Name, err))
+			}
+		}
+		if errorMessage := taskStatus(&status).Error; errorMessage != nil {
+			messages = append(messages, *errorMessage)
+		}
+		if degraded := meta.FindStatusCondition(task.Status.Conditions, controllerhelpers.DegradedCondition); degraded != nil && degraded.Status == metav1.ConditionTrue {
+			messages = append(messages, degraded.Message)
+		}
+	}
+
+	ts := taskStatus(&status)
+	ts.Name = name
+	ts.Error = nil
+	if messages = slices.Compact(slices.DeleteFunc(messages, func(m string) bool { return len(m) == 0 })); len(messages) != 0 {
+		ts.Error = new(strings.Join(messages, "; "))
+	}
+	return status
+}
+
+// calculateConditions returns sc's conditions: the sub-syncs' conditions, the ScyllaDBDatacenter's aggregated
+// conditions mirrored, and Available, Progressing and Degraded aggregated over both. Conditions of other types are
+// dropped; those whose status did not change keep their lastTransitionTime, the others get now.
+func calculateConditions(sc *scyllav1.ScyllaCluster, sdc *scyllav1alpha1.ScyllaDBDatacenter, staleness string, subSyncConditions []metav1.Condition, now metav1.Time) ([]metav1.Condition, error) {
+	desired := slices.Concat(subSyncConditions, mirrorScyllaDBDatacenterConditions(sc, sdc, staleness))
+	aggregated := make([]metav1.Condition, 0, len(aggregatedConditionTypes))
+	for _, condType := range aggregatedConditionTypes {
+		c, err := controllerhelpers.AggregateCondition(desired, condType, sc.Generation)
+		if err != nil {
+			return nil, fmt.Errorf("can't aggregate the conditions of ScyllaCluster %q: %w", klog.KObj(sc), err)
+		}
+		aggregated = append(aggregated, c)
+	}
+	desired = append(desired, aggregated...)
+
+	conditions := slices.Clone(sc.Status.Conditions)
+	wanted := sets.New[string]()
+	for _, c := range desired {
+		c.LastTransitionTime = now
+		meta.SetStatusCondition(&conditions, c)
+		wanted.Insert(c.Type)
+	}
+	return slices.DeleteFunc(conditions, func(c metav1.Condition) bool { return !wanted.Has(c.Type) }), nil
+}
+
+// mirrorScyllaDBDatacenterConditions returns the Available, Progressing and Degraded conditions of sdc as
+// ScyllaDBDatacenter<Type> conditions of sc. They carry sc's generation only when sdc's status describes sc's current
+// spec (staleness is empty). Otherwise the mirrored Progressing is True, and Available and Degraded keep sdc's word
+// with the generation sc last saw described, so that the aggregation treats them as old news.
+func mirrorScyllaDBDatacenterConditions(sc *scyllav1.ScyllaCluster, sdc *scyllav1alpha1.ScyllaDBDatacenter, staleness string) []metav1.Condition {
+	var previousGeneration int64
+	if sc.Status.ObservedGeneration != nil {
+		previousGeneration = *sc.Status.ObservedGeneration
+	}
+
+	mirrored := make([]metav1.Condition, 0, len(aggregatedConditionTypes))
+	for _, condType := range aggregatedConditionTypes {
+		m := metav1.Condition{Type: scyllaDBDatacenterConditionPrefix + condType, ObservedGeneration: sc.Generation}
+		var c *metav1.Condition
+		if sdc != nil {
+			c = meta.FindStatusCondition(sdc.Status.Conditions, condType)
+		}
+
+		switch {
+		case c != nil && len(staleness) == 0 && c.ObservedGeneration >= sdc.Generation:
+			m.Status, m.Reason, m.Message = c.Status, c.Reason, c.Message
+
+		case condType == controllerhelpers.ProgressingCondition:
+			m.Status = metav1.ConditionTrue
+			m.Reason = scyllaDBDatacenterNotObservedReason
+			m.Message = staleness
+			if len(m.Message) == 0 {
+				m.Message = fmt.Sprintf("ScyllaDBDatacenter %q has not reported condition %s for generation %d yet", sdc.Name, condType, sdc.Generation)
+			}
+
+		case c != nil && c.Status != metav1.ConditionUnknown:
+			m.Status, m.Reason, m.Message = c.Status, c.Reason, c.Message
+			m.ObservedGeneration = previousGeneration
+
+		default:
+			m.Status = metav1.ConditionUnknown
+			m.Reason = conditionNotReportedReason
+			m.Message = staleness
+			if len(m.Message) == 0 {
+				m.Message = fmt.Sprintf("ScyllaDBDatacenter %q has not reported condition %s for generation %d yet", sdc.Name, condType, sdc.Generation)
+			}
+		}
+		mirrored = append(mirrored, m)
+	}
+	return mirrored
+}
+
+// updateStatus writes status as sc's status unless it is already that.
+func (c *Controller) updateStatus(ctx context.Context, sc *scyllav1.ScyllaCluster, status *scyllav1.ScyllaClusterStatus) error {
+	if apiequality.Semantic.DeepEqual(&sc.Status, status) {
+		return nil
+	}
+
+	sc = sc.DeepCopy()
+	sc.Status = *status
+	updated, err := c.scyllaClient.ScyllaV1().ScyllaClusters(sc.Namespace).UpdateStatus(ctx, sc, metav1.UpdateOptions{})
+	if err != nil {
+		return fmt.Errorf("can't update status of ScyllaCluster %q: %w", klog.KObj(sc), err)
+	}
+	klog.FromContext(ctx).V(2).Info("Updated status", "scyllaCluster", klog.KObj(sc), "resourceVersion", updated.ResourceVersion)
+	return nil
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}

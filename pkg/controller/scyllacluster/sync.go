@@ -1,0 +1,126 @@
+package scyllacluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	scyllav1 "github.com/scyllakube/api/scylla/v1"
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+)
+
+// permanentError is an error that retrying does not fix: the ScyllaCluster's spec or a conflicting object must
+// change first, and either change triggers a sync.
+type permanentError struct {
+	// reason is the reason of the Warning event that reports it.
+	reason string
+	err    error
+}
+
+func (e *permanentError) Error() string { return e.err.Error() }
+
+func (e *permanentError) Unwrap() error { return e.err }
+
+// permanent records err as a permanent error of subSync and returns it.
+func (s *syncState) permanent(subSync, reason string, err error) error {
+	pe := &permanentError{reason: reason, err: err}
+	s.permanentErrors[subSync] = pe
+	return pe
+}
+
+// isPermanent tells whether err, possibly wrapped but not aggregated with others, is a permanentError. An aggregate
+// is permanent only as a whole, when wrapped in one.
+func isPermanent(err error) bool {
+	for ; err != nil; err = errors.Unwrap(err) {
+		if _, ok := err.(*permanentError); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// sync makes the ScyllaDBDatacenter and ScyllaDBManagerTasks of the ScyllaCluster named by key match its spec and
+// writes its status back.
+func (c *Controller) sync(ctx context.Context, key string) error {
+	logger := klog.FromContext(ctx)
+
+	namespace, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		// Keys come from the informers; a malformed one never becomes valid.
+		logger.Error(err, "Can't split key", "key", key)
+		return nil
+	}
+
+	sc, err := c.scyllaClusterLister.ScyllaClusters(namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		logger.V(2).Info("ScyllaCluster is gone", "scyllaCluster", klog.KRef(namespace, name))
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("can't get ScyllaCluster %q: %w", key, err)
+	}
+
+	if sc.DeletionTimestamp != nil {
+		// The garbage collector removes the owned objects; applying them now would only fight it.
+		return nil
+	}
+
+	state := newSyncState()
+	subSyncConditions, syncErr := controllerhelpers.RunSubSyncs(ctx, sc.Generation,
+		controllerhelpers.SubSync{
+			Name: scyllaDBDatacenterControllerName,
+			Sync: func(ctx context.Context) ([]metav1.Condition, error) { return c.syncScyllaDBDatacenter(ctx, sc, state) },
+		},
+		controllerhelpers.SubSync{
+			Name: scyllaDBManagerTaskControllerName,
+			Sync: func(ctx context.Context) ([]metav1.Condition, error) {
+				return c.syncScyllaDBManagerTasks(ctx, sc, state)
+			},
+		},
+	)
+	if subSyncConditions == nil {
+		return syncErr
+	}
+
+	c.recordPermanentErrors(sc, state, subSyncConditions)
+
+	status, err := calculateStatus(sc, state, subSyncConditions, c.now())
+	if err != nil {
+		return utilerrors.NewAggregate([]error{syncErr, err})
+	}
+	statusErr := c.updateStatus(ctx, sc, status)
+
+	requeueErr := utilerrors.FilterOut(syncErr, isPermanent)
+	if syncErr != nil && requeueErr == nil {
+		// Reported in the status; retrying would not help.
+		logger.V(2).Info("ScyllaCluster can't be fully reconciled until it or a conflicting object changes", "scyllaCluster", klog.KObj(sc), "err", syncErr)
+	}
+	return utilerrors.NewAggregate([]error{requeueErr, statusErr})
+}
+
+// recordPermanentErrors records a Warning event for each permanent error the sync met, unless the ScyllaCluster's
+// status already reports it: an unchanged failure is not news.
+func (c *Controller) recordPermanentErrors(sc *scyllav1.ScyllaCluster, state *syncState, subSyncConditions []metav1.Condition) {
+	for subSync, pe := range state.permanentErrors {
+		condType := subSync + controllerhelpers.DegradedCondition
+		current := meta.FindStatusCondition(subSyncConditions, condType)
+		previous := meta.FindStatusCondition(sc.Status.Conditions, condType)
+		if current == nil || (previous != nil && previous.Status == current.Status && previous.Message == current.Message) {
+			continue
+		}
+		c.eventRecorder.Event(sc, corev1.EventTypeWarning, pe.reason, pe.Error())
+	}
+}
+
+// now returns the time conditions that change status get as lastTransitionTime.
+func (c *Controller) now() metav1.Time {
+	return metav1.NewTime(c.clock().Truncate(time.Second))
+}

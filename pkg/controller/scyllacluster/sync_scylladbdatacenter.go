@@ -1,0 +1,63 @@
+package scyllacluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	scyllav1 "github.com/scyllakube/api/scylla/v1"
+	"github.com/scyllakube/scylla-operator/pkg/resourceapply"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+)
+
+// syncScyllaDBDatacenter applies the ScyllaDBDatacenter translated from sc and records it in state.
+func (c *Controller) syncScyllaDBDatacenter(ctx context.Context, sc *scyllav1.ScyllaCluster, state *syncState) ([]metav1.Condition, error) {
+	required, err := makeScyllaDBDatacenter(sc)
+	if err != nil {
+		return nil, state.permanent(scyllaDBDatacenterControllerName, invalidSpecReason,
+			fmt.Errorf("can't translate ScyllaCluster %q into a ScyllaDBDatacenter: %w", klog.KObj(sc), err))
+	}
+
+	lister := c.scyllaDBDatacenterLister.ScyllaDBDatacenters(sc.Namespace)
+	existing, err := lister.Get(required.Name)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return nil, fmt.Errorf("can't get ScyllaDBDatacenter %q: %w", klog.KObj(required), err)
+	case !isControlledBy(existing, sc):
+		// Apply would refuse too, but with an event on every sync; this is the user's to sort out, so it is
+		// reported once and not retried until the ScyllaDBDatacenter changes.
+		return nil, state.permanent(scyllaDBDatacenterControllerName, ownershipConflictReason,
+			fmt.Errorf("ScyllaDBDatacenter %q already exists and is %s, not by this ScyllaCluster; delete it or give it a different name", klog.KObj(existing), describeController(existing)))
+	default:
+		// Until the apply below succeeds, the status is computed from what is there.
+		state.sdc = existing
+	}
+
+	sdc, _, err := resourceapply.Apply(ctx, c.scyllaClient.ScyllaV1alpha1().ScyllaDBDatacenters(sc.Namespace), lister, c.eventRecorder, required, resourceapply.ApplyOptions{})
+	if errors.Is(err, resourceapply.ErrObjectBeingDeleted) {
+		return []metav1.Condition{{
+			Type:    "ScyllaDBDatacenterBeingDeleted",
+			Reason:  waitingForDeletionReason,
+			Message: fmt.Sprintf("ScyllaDBDatacenter %q is being deleted; it is created again once it is gone", klog.KObj(required)),
+		}}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+
+	state.sdc = sdc
+	state.sdcCurrent = true
+	return nil, nil
+}
+
+// describeController says what controls obj, for messages.
+func describeController(obj metav1.Object) string {
+	ref := metav1.GetControllerOfNoCopy(obj)
+	if ref == nil {
+		return "not controlled by anything"
+	}
+	return fmt.Sprintf("controlled by %s %q (UID %s)", ref.Kind, ref.Name, ref.UID)
+}

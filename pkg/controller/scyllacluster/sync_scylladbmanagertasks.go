@@ -1,0 +1,78 @@
+package scyllacluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	scyllav1 "github.com/scyllakube/api/scylla/v1"
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/resourceapply"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/klog/v2"
+)
+
+// syncScyllaDBManagerTasks applies a ScyllaDBManagerTask for each of sc's backups and repairs, deletes those of
+// tasks that were removed from the spec, and records the tasks and their errors in state.
+func (c *Controller) syncScyllaDBManagerTasks(ctx context.Context, sc *scyllav1.ScyllaCluster, state *syncState) ([]metav1.Condition, error) {
+	tasks := makeScyllaDBManagerTasks(sc)
+
+	client := c.scyllaClient.ScyllaV1alpha1().ScyllaDBManagerTasks(sc.Namespace)
+	lister := c.scyllaDBManagerTaskLister.ScyllaDBManagerTasks(sc.Namespace)
+
+	var progressing []metav1.Condition
+	var permanentErrs, transientErrs []error
+	// wanted names every task of the spec, also those that failed, so that their objects are not pruned.
+	wanted := make([]*scyllav1alpha1.ScyllaDBManagerTask, 0, len(tasks))
+	for _, t := range tasks {
+		wanted = append(wanted, &scyllav1alpha1.ScyllaDBManagerTask{ObjectMeta: metav1.ObjectMeta{Name: t.name}})
+
+		existing, err := lister.Get(t.name)
+		if err == nil && isControlledBy(existing, sc) {
+			// Until an apply succeeds, the status is computed from what is there.
+			state.tasks[t.name] = existing
+		} else if err != nil && !apierrors.IsNotFound(err) {
+			transientErrs = append(transientErrs, fmt.Errorf("can't get ScyllaDBManagerTask %q: %w", t.name, err))
+			continue
+		}
+
+		if t.err != nil {
+			state.taskErrors[t.name] = t.err
+			permanentErrs = append(permanentErrs, t.err)
+			continue
+		}
+
+		actual, _, err := resourceapply.Apply(ctx, client, lister, c.eventRecorder, t.task, resourceapply.ApplyOptions{})
+		switch {
+		case errors.Is(err, resourceapply.ErrObjectBeingDeleted):
+			progressing = append(progressing, metav1.Condition{
+				Type:    "ScyllaDBManagerTaskBeingDeleted",
+				Reason:  waitingForDeletionReason,
+				Message: fmt.Sprintf("ScyllaDBManagerTask %q is being deleted; it is created again once it is gone", klog.KObj(t.task)),
+			})
+		case err != nil:
+			state.taskErrors[t.name] = err
+			transientErrs = append(transientErrs, err)
+		default:
+			state.tasks[t.name] = actual
+		}
+	}
+
+	existing, err := lister.List(labels.Everything())
+	if err != nil {
+		transientErrs = append(transientErrs, fmt.Errorf("can't list ScyllaDBManagerTasks: %w", err))
+	} else if _, err := resourceapply.Prune(ctx, client, c.eventRecorder, metav1.NewControllerRef(sc, scyllaClusterGVK), existing, wanted, resourceapply.PruneOptions{}); err != nil {
+		transientErrs = append(transientErrs, err)
+	}
+
+	if len(transientErrs) != 0 {
+		return progressing, utilerrors.NewAggregate(append(permanentErrs, transientErrs...))
+	}
+	if len(permanentErrs) != 0 {
+		return progressing, state.permanent(scyllaDBManagerTaskControllerName, invalidSpecReason, utilerrors.NewAggregate(permanentErrs))
+	}
+	return progressing, nil
+}
