@@ -1,0 +1,93 @@
+package scylladbdatacenter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/kubeinterfaces"
+	"github.com/scyllakube/scylla-operator/pkg/resourceapply"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/klog/v2"
+)
+
+// applyAll applies every required object and returns what the API server (or the cache, when nothing changed) has
+// of each, by name. An object being deleted to be recreated, because an immutable field changes, is progress rather
+// than an error.
+func applyAll[T kubeinterfaces.ObjectInterface](
+	ctx context.Context,
+	c *Controller,
+	client kubeinterfaces.CreateUpdateDeleterInterface[T],
+	lister kubeinterfaces.GetterInterface[T],
+	required []T,
+) (map[string]T, []metav1.Condition, error) {
+	applied := make(map[string]T, len(required))
+	var progressing []metav1.Condition
+	var errs []error
+	for _, obj := range required {
+		actual, _, err := resourceapply.Apply(ctx, client, lister, c.eventRecorder, obj, resourceapply.ApplyOptions{})
+		switch {
+		case errors.Is(err, resourceapply.ErrObjectBeingDeleted) || (err == nil && isNil(actual)):
+			progressing = append(progressing, metav1.Condition{
+				Type:    fmt.Sprintf("%T %s", obj, obj.GetName()),
+				Reason:  objectBeingRecreatedReason,
+				Message: "waiting for the object to be deleted so that it can be recreated",
+			})
+		case err != nil:
+			errs = append(errs, err)
+		default:
+			applied[obj.GetName()] = actual
+		}
+	}
+	return applied, progressing, utilerrors.NewAggregate(errs)
+}
+
+func isNil[T kubeinterfaces.ObjectInterface](obj T) bool {
+	var zero T
+	return any(obj) == any(zero)
+}
+
+// prune deletes the objects of existing, all controlled by sdc, whose name is not among wanted's.
+func prune[T kubeinterfaces.ObjectInterface](
+	ctx context.Context,
+	c *Controller,
+	sdc *scyllav1alpha1.ScyllaDBDatacenter,
+	client kubeinterfaces.DeleterInterface,
+	existing map[string]T,
+	wanted []T,
+) error {
+	if len(existing) == 0 {
+		return nil
+	}
+	ref := controllerRef(sdc)
+	objects := make([]T, 0, len(existing))
+	for _, name := range slices.Sorted(maps.Keys(existing)) {
+		objects = append(objects, existing[name])
+	}
+	if _, err := resourceapply.Prune(ctx, client, c.eventRecorder, &ref, objects, wanted, resourceapply.PruneOptions{}); err != nil {
+		return err
+	}
+	return nil
+}
+
+// applyAndPrune applies the required objects of a kind and deletes the other objects of that kind sdc controls.
+func applyAndPrune[T kubeinterfaces.ObjectInterface](
+	ctx context.Context,
+	c *Controller,
+	sdc *scyllav1alpha1.ScyllaDBDatacenter,
+	client kubeinterfaces.CreateUpdateDeleterInterface[T],
+	lister kubeinterfaces.GetterInterface[T],
+	existing map[string]T,
+	required ...T,
+) (map[string]T, []metav1.Condition, error) {
+	applied, progressing, applyErr := applyAll(ctx, c, client, lister, required)
+	pruneErr := prune(ctx, c, sdc, client, existing, required)
+	if applyErr != nil || pruneErr != nil {
+		klog.FromContext(ctx).V(4).Info("Applying objects failed", "applyError", applyErr, "pruneError", pruneErr)
+	}
+	return applied, progressing, utilerrors.NewAggregate([]error{applyErr, pruneErr})
+}

@@ -1,0 +1,26 @@
+package scylladbdatacenter
+
+// Names of the sub-syncs; each gives its conditions their prefix (<Name>Progressing, <Name>Degraded).
+const (
+	serviceAccountControllerName = "ServiceAccountController"
+	roleBindingControllerName    = "RoleBindingController"
+	configMapControllerName      = "ConfigMapController"
+	secretControllerName         = "SecretController"
+	serviceControllerName        = "ServiceController"
+	statefulSetControllerName    = "StatefulSetController"
+	pdbControllerName            = "PodDisruptionBudgetController"
+)
+
+// statefulSetControllerAvailableCondition is the only child of the aggregated Available condition: True when every
+// node the spec asks for is available.
+const statefulSetControllerAvailableCondition = statefulSetControllerName + "Available"
+
+// Reasons of conditions this controller sets.
+const (
+	nodesAvailableReason             = "AllNodesAvailable"
+	nodesUnavailableReason           = "NodesUnavailable"
+	waitingForPodConfigurationReason = "WaitingForPodConfiguration"
+	waitingForStatefulSetReason      = "WaitingForStatefulSetRollout"
+	waitingForPodRemovalReason       = "WaitingForPodRemoval"
+	objectBeingRecreatedReason       = "ObjectBeingRecreated"
+)

@@ -1,0 +1,349 @@
+// Package scylladbdatacenter holds the controller that runs a ScyllaDBDatacenter: per rack a StatefulSet of ScyllaDB
+// pods, a member Service per node, the datacenter's client Service, PodDisruptionBudget, member ServiceAccount and
+// RoleBinding, managed scylla.yaml ConfigMap and agent auth-token Secret. It scales racks up, scales them down by
+// decommissioning one node at a time, and reports the datacenter's state in its status.
+package scylladbdatacenter
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"math/big"
+	"time"
+
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	scyllaclientset "github.com/scyllakube/client/scylla/clientset/versioned"
+	scyllascheme "github.com/scyllakube/client/scylla/clientset/versioned/scheme"
+	scyllav1alpha1informers "github.com/scyllakube/client/scylla/informers/externalversions/scylla/v1alpha1"
+	scyllav1alpha1listers "github.com/scyllakube/client/scylla/listers/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
+	"github.com/scyllakube/scylla-operator/pkg/metrics"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	appsv1informers "k8s.io/client-go/informers/apps/v1"
+	corev1informers "k8s.io/client-go/informers/core/v1"
+	policyv1informers "k8s.io/client-go/informers/policy/v1"
+	rbacv1informers "k8s.io/client-go/informers/rbac/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	appsv1listers "k8s.io/client-go/listers/apps/v1"
+	corev1listers "k8s.io/client-go/listers/core/v1"
+	policyv1listers "k8s.io/client-go/listers/policy/v1"
+	rbacv1listers "k8s.io/client-go/listers/rbac/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+)
+
+// ControllerName names the controller in logs, events, metrics and its workqueue.
+const ControllerName = "ScyllaDBDatacenterController"
+
+// Controller reconciles ScyllaDBDatacenters.
+type Controller struct {
+	kubeClient    kubernetes.Interface
+	scyllaClient  scyllaclientset.Interface
+	operatorImage string
+
+	sdcLister            scyllav1alpha1listers.ScyllaDBDatacenterLister
+	statefulSetLister    appsv1listers.StatefulSetLister
+	serviceLister        corev1listers.ServiceLister
+	secretLister         corev1listers.SecretLister
+	configMapLister      corev1listers.ConfigMapLister
+	serviceAccountLister corev1listers.ServiceAccountLister
+	roleBindingLister    rbacv1listers.RoleBindingLister
+	pdbLister            policyv1listers.PodDisruptionBudgetLister
+	podLister            corev1listers.PodLister
+	pvcLister            corev1listers.PersistentVolumeClaimLister
+
+	cachesToSync []cache.InformerSynced
+
+	eventBroadcaster record.EventBroadcaster
+	eventRecorder    record.EventRecorder
+
+	queue    workqueue.TypedRateLimitingInterface[string]
+	handlers *controllerhelpers.Handlers[*scyllav1alpha1.ScyllaDBDatacenter]
+
+	// generateAuthToken makes a new agent auth token; tests replace it.
+	generateAuthToken func() (string, error)
+	// now is the clock of condition transitions; tests replace it.
+	now func() metav1.Time
+}
+
+// NewController returns a controller for the ScyllaDBDatacenters of sdcInformer and the objects they own, watched
+// through the other informers. operatorImage is the image whose scylla-operator binary runs as the sidecar in ScyllaDB
+// pods. The caller starts the informers after creating every controller and then calls Run.
+func NewController(
+	kubeClient kubernetes.Interface,
+	scyllaClient scyllaclientset.Interface,
+	sdcInformer scyllav1alpha1informers.ScyllaDBDatacenterInformer,
+	statefulSetInformer appsv1informers.StatefulSetInformer,
+	serviceInformer corev1informers.ServiceInformer,
+	secretInformer corev1informers.SecretInformer,
+	configMapInformer corev1informers.ConfigMapInformer,
+	serviceAccountInformer corev1informers.ServiceAccountInformer,
+	roleBindingInformer rbacv1informers.RoleBindingInformer,
+	pdbInformer policyv1informers.PodDisruptionBudgetInformer,
+	podInformer corev1informers.PodInformer,
+	pvcInformer corev1informers.PersistentVolumeClaimInformer,
+	operatorImage string,
+) (*Controller, error) {
+	if len(operatorImage) == 0 {
+		return nil, errors.New("can't create the ScyllaDBDatacenter controller: the operator image is empty")
+	}
+	// Events about our own kinds need them in the scheme the recorder encodes references with.
+	if err := scyllascheme.AddToScheme(scheme.Scheme); err != nil {
+		return nil, fmt.Errorf("can't register the scylla.scylladb.com types: %w", err)
+	}
+
+	eventBroadcaster := record.NewBroadcaster()
+	c := &Controller{
+		kubeClient:    kubeClient,
+		scyllaClient:  scyllaClient,
+		operatorImage: operatorImage,
+
+		sdcLister:            sdcInformer.Lister(),
+		statefulSetLister:    statefulSetInformer.Lister(),
+		serviceLister:        serviceInformer.Lister(),
+		secretLister:         secretInformer.Lister(),
+		configMapLister:      configMapInformer.Lister(),
+		serviceAccountLister: serviceAccountInformer.Lister(),
+		roleBindingLister:    roleBindingInformer.Lister(),
+		pdbLister:            pdbInformer.Lister(),
+		podLister:            podInformer.Lister(),
+		pvcLister:            pvcInformer.Lister(),
+
+		cachesToSync: []cache.InformerSynced{
+			sdcInformer.Informer().HasSynced,
+			statefulSetInformer.Informer().HasSynced,
+			serviceInformer.Informer().HasSynced,
+			secretInformer.Informer().HasSynced,
+			configMapInformer.Informer().HasSynced,
+			serviceAccountInformer.Informer().HasSynced,
+			roleBindingInformer.Informer().HasSynced,
+			pdbInformer.Informer().HasSynced,
+			podInformer.Informer().HasSynced,
+			pvcInformer.Informer().HasSynced,
+		},
+
+		eventBroadcaster: eventBroadcaster,
+		eventRecorder:    eventBroadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "scylladbdatacenter-controller"}),
+
+		queue:             controllerhelpers.NewQueue(ControllerName),
+		generateAuthToken: generateAuthToken,
+		now:               metav1.Now,
+	}
+	c.handlers = controllerhelpers.NewHandlers(klog.Background(), c.queue, scyllaDBDatacenterGVK,
+		func(namespace, name string) (*scyllav1alpha1.ScyllaDBDatacenter, error) {
+			return c.sdcLister.ScyllaDBDatacenters(namespace).Get(name)
+		})
+
+	type informer interface {
+		AddEventHandler(handler cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error)
+	}
+	registrations := []struct {
+		name     string
+		informer informer
+		handler  cache.ResourceEventHandler
+	}{
+		{"ScyllaDBDatacenter", sdcInformer.Informer(), c.handlers.ControllerHandlerFuncs()},
+		{"StatefulSet", statefulSetInformer.Informer(), c.handlers.OwnedHandlerFuncs()},
+		{"Service", serviceInformer.Informer(), c.handlers.OwnedHandlerFuncs()},
+		{"Secret", secretInformer.Informer(), c.readerHandlerFuncs(readsSecret)},
+		{"ConfigMap", configMapInformer.Informer(), c.readerHandlerFuncs(readsConfigMap)},
+		{"ServiceAccount", serviceAccountInformer.Informer(), c.handlers.OwnedHandlerFuncs()},
+		{"RoleBinding", roleBindingInformer.Informer(), c.handlers.OwnedHandlerFuncs()},
+		{"PodDisruptionBudget", pdbInformer.Informer(), c.handlers.OwnedHandlerFuncs()},
+		// Removing a node waits for its pod and data claim to be gone.
+		{"Pod", podInformer.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueByClusterLabel}},
+		{"PersistentVolumeClaim", pvcInformer.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueByClusterLabel}},
+	}
+	for _, r := range registrations {
+		if _, err := r.informer.AddEventHandler(r.handler); err != nil {
+			return nil, fmt.Errorf("can't add the %s event handler: %w", r.name, err)
+		}
+	}
+
+	return c, nil
+}
+
+// readerHandlerFuncs handle ConfigMaps or Secrets: each event enqueues the object's controller, and the datacenters
+// that reads says read the object without owning it.
+func (c *Controller) readerHandlerFuncs(reads func(sdc *scyllav1alpha1.ScyllaDBDatacenter, name string) bool) cache.ResourceEventHandlerFuncs {
+	owned := c.handlers.OwnedHandlerFuncs()
+	enqueueReaders := func(obj any) {
+		accessor, err := accessorOf(obj)
+		if err != nil {
+			utilruntime.HandleError(err)
+			return
+		}
+		sdcs, err := c.sdcLister.ScyllaDBDatacenters(accessor.GetNamespace()).List(labels.Everything())
+		if err != nil {
+			utilruntime.HandleError(fmt.Errorf("can't list ScyllaDBDatacenters: %w", err))
+			return
+		}
+		for _, sdc := range sdcs {
+			if reads(sdc, accessor.GetName()) {
+				c.handlers.Enqueue(sdc)
+			}
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			owned.OnAdd(obj, false)
+			enqueueReaders(obj)
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			owned.OnUpdate(oldObj, newObj)
+			oldAccessor, oldErr := meta.Accessor(oldObj)
+			newAccessor, newErr := meta.Accessor(newObj)
+			if oldErr != nil || newErr != nil || oldAccessor.GetResourceVersion() != newAccessor.GetResourceVersion() {
+				enqueueReaders(newObj)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			owned.OnDelete(obj)
+			enqueueReaders(obj)
+		},
+	}
+}
+
+// readsSecret tells whether sdc reads the Secret named name without owning it: as a custom agent config or as the
+// agent auth-token override.
+func readsSecret(sdc *scyllav1alpha1.ScyllaDBDatacenter, name string) bool {
+	if sdc.Annotations[naming.ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot] == name {
+		return true
+	}
+	for _, rack := range effectiveRacks(sdc) {
+		if agentCustomConfigSecretRef(&rack) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// readsConfigMap tells whether sdc reads the ConfigMap named name without owning it, as a custom scylla.yaml.
+func readsConfigMap(sdc *scyllav1alpha1.ScyllaDBDatacenter, name string) bool {
+	for _, rack := range effectiveRacks(sdc) {
+		if customConfigMapRef(&rack) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// enqueueByClusterLabel enqueues the datacenter a pod or claim belongs to by its naming.ClusterNameLabel; neither is
+// owned by the datacenter directly.
+func (c *Controller) enqueueByClusterLabel(obj any) {
+	accessor, err := accessorOf(obj)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	objLabels := accessor.GetLabels()
+	name, ok := objLabels[naming.ClusterNameLabel]
+	if !ok || objLabels[naming.ManagedByLabel] != naming.ManagedByLabelValue {
+		return
+	}
+	sdc, err := c.sdcLister.ScyllaDBDatacenters(accessor.GetNamespace()).Get(name)
+	if err != nil {
+		return
+	}
+	c.handlers.Enqueue(sdc)
+}
+
+// accessorOf returns the metadata of an informer event's object, or of the object a tombstone holds.
+func accessorOf(obj any) (metav1.Object, error) {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	return meta.Accessor(obj)
+}
+
+// Run starts workers that sync ScyllaDBDatacenters until ctx is done, then waits for them to finish their current
+// item.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	defer utilruntime.HandleCrash()
+	logger := klog.FromContext(ctx).WithValues("controller", ControllerName)
+	ctx = klog.NewContext(ctx, logger)
+
+	c.eventBroadcaster.StartStructuredLogging(0)
+	c.eventBroadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.kubeClient.CoreV1().Events("")})
+	defer c.eventBroadcaster.Shutdown()
+
+	defer c.queue.ShutDown()
+
+	logger.Info("Starting controller")
+	defer logger.Info("Shut down controller")
+
+	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.cachesToSync...) {
+		return
+	}
+
+	done := make(chan struct{})
+	for range workers {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			wait.UntilWithContext(ctx, c.runWorker, time.Second)
+		}()
+	}
+	<-ctx.Done()
+	// Let the workers finish their current item; the queue then hands them nothing more.
+	c.queue.ShutDownWithDrain()
+	for range workers {
+		<-done
+	}
+}
+
+func (c *Controller) runWorker(ctx context.Context) {
+	for c.processNextWorkItem(ctx) {
+	}
+}
+
+func (c *Controller) processNextWorkItem(ctx context.Context) bool {
+	key, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer c.queue.Done(key)
+
+	start := time.Now()
+	err := c.sync(ctx, key)
+	metrics.ObserveSync(ControllerName, start, err)
+	if err == nil {
+		c.queue.Forget(key)
+		return true
+	}
+
+	utilruntime.HandleErrorWithContext(ctx, err, "Syncing failed; requeuing", "key", key)
+	c.queue.AddRateLimited(key)
+	return true
+}
+
+// authTokenAlphabet and authTokenLength shape generated agent auth tokens: 128 alphanumeric characters, about 762
+// bits of entropy.
+const (
+	authTokenAlphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	authTokenLength   = 128
+)
+
+// generateAuthToken returns a new random agent auth token.
+func generateAuthToken() (string, error) {
+	token := make([]byte, authTokenLength)
+	alphabetSize := big.NewInt(int64(len(authTokenAlphabet)))
+	for i := range token {
+		n, err := rand.Int(rand.Reader, alphabetSize)
+		if err != nil {
+			return "", fmt.Errorf("can't read random bytes: %w", err)
+		}
+		token[i] = authTokenAlphabet[n.Int64()]
+	}
+	return string(token), nil
+}

@@ -1,0 +1,205 @@
+package scylladbdatacenter
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Reasons of the progressing conditions the scaling plan reports.
+const (
+	scalingUpReason                = "ScalingUp"
+	decommissionRequestedReason    = "DecommissionRequested"
+	waitingForDecommissionReason   = "WaitingForDecommission"
+	removingDecommissionedReason   = "RemovingDecommissionedNode"
+	waitingForNodeRemovalReason    = "WaitingForNodeRemoval"
+	waitingForOtherOperationReason = "WaitingForOtherNodeOperation"
+	waitingForRolloutToScaleReason = "WaitingForRolloutBeforeScalingDown"
+)
+
+// rackObjects are what exists of one rack, from the informer caches: the rack's StatefulSet and, by ordinal, its
+// member Services and data PersistentVolumeClaims. rack is nil for a rack removed from the spec whose StatefulSet
+// is still there.
+type rackObjects struct {
+	name            string
+	rack            *scyllav1alpha1.RackSpec
+	statefulSetName string
+	statefulSet     *appsv1.StatefulSet
+	services        map[int32]*corev1.Service
+	pvcs            map[int32]*corev1.PersistentVolumeClaim
+}
+
+// currentReplicas is the replica count of the rack's StatefulSet, 0 when it has none.
+func (r *rackObjects) currentReplicas() int32 {
+	if r.statefulSet == nil || r.statefulSet.Spec.Replicas == nil {
+		return 0
+	}
+	return *r.statefulSet.Spec.Replicas
+}
+
+// decommissionState is the naming.DecommissionedLabel value on the member Service of the rack's last node, "" when
+// it has none.
+func (r *rackObjects) decommissionState() string {
+	replicas := r.currentReplicas()
+	if replicas == 0 {
+		return ""
+	}
+	svc, ok := r.services[replicas-1]
+	if !ok {
+		return ""
+	}
+	return svc.Labels[naming.DecommissionedLabel]
+}
+
+// pendingRemovals lists, sorted, the names of what is left of nodes above the StatefulSet's replicas: member Services
+// not yet removed and data claims still being deleted. A node may only be added again once they are gone, so that it
+// never gets the Service or data of a decommissioned node.
+func (r *rackObjects) pendingRemovals() []string {
+	replicas := r.currentReplicas()
+	var pending []string
+	for ordinal, svc := range r.services {
+		if ordinal >= replicas {
+			pending = append(pending, "Service "+svc.Name)
+		}
+	}
+	for ordinal, pvc := range r.pvcs {
+		if ordinal >= replicas && pvc.DeletionTimestamp != nil {
+			pending = append(pending, "PersistentVolumeClaim "+pvc.Name)
+		}
+	}
+	slices.Sort(pending)
+	return pending
+}
+
+// rackPlan is what a rack's StatefulSet and member Services should be now.
+type rackPlan struct {
+	// replicas is the StatefulSet's replica count to apply.
+	replicas int32
+	// decommissioned holds the naming.DecommissionedLabel value of member Services of ordinals below replicas that
+	// carry one.
+	decommissioned map[int32]string
+	progressing    []metav1.Condition
+}
+
+func rackCondition(rack, reason, format string, args ...any) metav1.Condition {
+	return metav1.Condition{
+		Type:    fmt.Sprintf("rack %q", rack),
+		Status:  metav1.ConditionTrue,
+		Reason:  reason,
+		Message: fmt.Sprintf(format, args...),
+	}
+}
+
+// statefulSetSettled tells whether a StatefulSet has observed its spec and runs every replica ready at the updated
+// revision: only then may a node be decommissioned, since ScyllaDB can't decommission while another node is down.
+func statefulSetSettled(sts *appsv1.StatefulSet) bool {
+	if sts == nil {
+		return false
+	}
+	replicas := int32(1)
+	if sts.Spec.Replicas != nil {
+		replicas = *sts.Spec.Replicas
+	}
+	s := sts.Status
+	return s.ObservedGeneration >= sts.Generation &&
+		s.Replicas == replicas && s.ReadyReplicas == replicas && s.UpdatedReplicas == replicas &&
+		s.CurrentRevision == s.UpdateRevision
+}
+
+// planScale decides, for every rack (in spec order, removed racks after), the StatefulSet's replicas and which
+// member Services carry naming.DecommissionedLabel. It adds nodes by raising replicas, and removes them one at a time
+// per datacenter: label the last node's member Service "false", wait for the sidecar to decommission the node and set
+// "true", lower replicas by one, and (in the Service sync) delete the Service and the node's data claim once the pod
+// is gone. Every step reads only the objects, so the procedure resumes wherever it stopped after a restart.
+//
+// A node operation never starts while another one runs in the datacenter: no new decommission while a node is
+// decommissioning, a removed node is being cleaned up or any StatefulSet is not settled, and no scale-up while a node
+// is decommissioning. A rack whose removed nodes are not cleaned up yet does not scale up.
+func planScale(dcName string, racks []*rackObjects) []rackPlan {
+	decommissioning := false
+	settled := true
+	for _, r := range racks {
+		if r.decommissionState() != "" || len(r.pendingRemovals()) != 0 {
+			decommissioning = true
+		}
+		desired := int32(0)
+		if r.rack != nil {
+			desired = rackNodes(r.rack)
+		}
+		// A rack that is not there yet and has no nodes to run is settled.
+		if r.statefulSet == nil && desired == 0 {
+			continue
+		}
+		if !statefulSetSettled(r.statefulSet) {
+			settled = false
+		}
+	}
+
+	plans := make([]rackPlan, len(racks))
+	for i, r := range racks {
+		current := r.currentReplicas()
+		plan := rackPlan{replicas: current, decommissioned: map[int32]string{}}
+		for ordinal, svc := range r.services {
+			if v, ok := svc.Labels[naming.DecommissionedLabel]; ok && ordinal < current {
+				plan.decommissioned[ordinal] = v
+			}
+		}
+
+		if r.rack == nil {
+			// A removed rack is left as it is; the StatefulSet sync reports it when it still has nodes.
+			plans[i] = plan
+			continue
+		}
+		desired := rackNodes(r.rack)
+		last := naming.MemberServiceName(r.statefulSetName, current-1)
+
+		switch state := r.decommissionState(); {
+		case state == naming.DecommissionedLabelTrue:
+			plan.replicas = current - 1
+			delete(plan.decommissioned, current-1)
+			plan.progressing = append(plan.progressing, rackCondition(r.name, removingDecommissionedReason,
+				"node %s is decommissioned; removing it", last))
+
+		case len(state) != 0:
+			plan.progressing = append(plan.progressing, rackCondition(r.name, waitingForDecommissionReason,
+				"waiting for node %s to be decommissioned", last))
+
+		case len(r.pendingRemovals()) != 0:
+			if desired > current {
+				plan.progressing = append(plan.progressing, rackCondition(r.name, waitingForNodeRemovalReason,
+					"waiting for %s of removed nodes to be deleted before scaling up", strings.Join(r.pendingRemovals(), ", ")))
+			}
+
+		case desired > current && decommissioning:
+			plan.progressing = append(plan.progressing, rackCondition(r.name, waitingForOtherOperationReason,
+				"waiting for a decommission in datacenter %q to finish before scaling up from %d to %d nodes", dcName, current, desired))
+
+		case desired > current:
+			plan.replicas = desired
+			plan.progressing = append(plan.progressing, rackCondition(r.name, scalingUpReason,
+				"scaling up from %d to %d nodes", current, desired))
+
+		case desired < current && decommissioning:
+			plan.progressing = append(plan.progressing, rackCondition(r.name, waitingForOtherOperationReason,
+				"waiting for another node of datacenter %q to be removed before scaling down from %d to %d nodes", dcName, current, desired))
+
+		case desired < current && !settled:
+			plan.progressing = append(plan.progressing, rackCondition(r.name, waitingForRolloutToScaleReason,
+				"waiting for every node of datacenter %q to be ready and updated before scaling down from %d to %d nodes", dcName, current, desired))
+
+		case desired < current:
+			plan.decommissioned[current-1] = naming.DecommissionedLabelFalse
+			decommissioning = true
+			plan.progressing = append(plan.progressing, rackCondition(r.name, decommissionRequestedReason,
+				"scaling down from %d to %d nodes: decommissioning node %s", current, desired, last))
+		}
+		plans[i] = plan
+	}
+	return plans
+}

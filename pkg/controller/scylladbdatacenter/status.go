@@ -1,0 +1,156 @@
+package scylladbdatacenter
+
+import (
+	"context"
+	"fmt"
+
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+)
+
+// calculateStatus returns the datacenter's status: per rack (spec racks in order, then removed racks that still have
+// a StatefulSet) the node counts and versions of its StatefulSet, the totals, and the conditions: the sub-syncs', the
+// availability, and the aggregated Available, Progressing and Degraded. A condition keeps its lastTransitionTime
+// while its status holds.
+func (c *Controller) calculateStatus(sdc *scyllav1alpha1.ScyllaDBDatacenter, racks []*rackObjects, pods map[string]*corev1.Pod, subSyncConditions []metav1.Condition) (*scyllav1alpha1.ScyllaDBDatacenterStatus, error) {
+	generation := sdc.Generation
+	status := &scyllav1alpha1.ScyllaDBDatacenterStatus{
+		ObservedGeneration: &generation,
+		UpdatedVersion:     imageVersion(sdc.Spec.ScyllaDB.Image),
+		Racks:              []scyllav1alpha1.RackStatus{},
+	}
+
+	var totals [5]int32
+	for _, r := range racks {
+		rs := rackStatus(r, pods)
+		status.Racks = append(status.Racks, rs)
+		for i, count := range []*int32{rs.Nodes, rs.CurrentNodes, rs.UpdatedNodes, rs.ReadyNodes, rs.AvailableNodes} {
+			totals[i] += *count
+		}
+		if len(status.CurrentVersion) == 0 && rs.CurrentVersion != status.UpdatedVersion && *rs.Nodes != 0 {
+			status.CurrentVersion = rs.CurrentVersion
+		}
+	}
+	if len(status.CurrentVersion) == 0 {
+		status.CurrentVersion = status.UpdatedVersion
+	}
+	status.Nodes, status.CurrentNodes, status.UpdatedNodes, status.ReadyNodes, status.AvailableNodes =
+		&totals[0], &totals[1], &totals[2], &totals[3], &totals[4]
+
+	conditions := append(append([]metav1.Condition{}, subSyncConditions...), availableCondition(sdc, racks))
+	if err := controllerhelpers.SetAggregatedConditions(&conditions, generation,
+		controllerhelpers.AvailableCondition, controllerhelpers.ProgressingCondition, controllerhelpers.DegradedCondition); err != nil {
+		return nil, fmt.Errorf("can't aggregate conditions: %w", err)
+	}
+	now := c.now()
+	for i := range conditions {
+		conditions[i].LastTransitionTime = now
+		for _, old := range sdc.Status.Conditions {
+			if old.Type == conditions[i].Type && old.Status == conditions[i].Status {
+				conditions[i].LastTransitionTime = old.LastTransitionTime
+			}
+		}
+	}
+	status.Conditions = conditions
+	return status, nil
+}
+
+// rackStatus returns the state of a rack's StatefulSet. A rack without one yet has zero nodes and is stale when it
+// should run some.
+func rackStatus(r *rackObjects, pods map[string]*corev1.Pod) scyllav1alpha1.RackStatus {
+	rs := scyllav1alpha1.RackStatus{Name: r.name}
+	sts := r.statefulSet
+	if sts == nil {
+		zero := func() *int32 { v := int32(0); return &v }
+		rs.NodeCounts = scyllav1alpha1.NodeCounts{Nodes: zero(), CurrentNodes: zero(), UpdatedNodes: zero(), ReadyNodes: zero(), AvailableNodes: zero()}
+		stale := r.rack != nil && rackNodes(r.rack) != 0
+		rs.Stale = &stale
+		return rs
+	}
+
+	replicas := r.currentReplicas()
+	s := sts.Status
+	rs.NodeCounts = scyllav1alpha1.NodeCounts{
+		Nodes:          &replicas,
+		CurrentNodes:   &s.CurrentReplicas,
+		UpdatedNodes:   &s.UpdatedReplicas,
+		ReadyNodes:     &s.ReadyReplicas,
+		AvailableNodes: &s.AvailableReplicas,
+	}
+	stale := s.ObservedGeneration < sts.Generation
+	rs.Stale = &stale
+	rs.UpdatedVersion = templateVersion(&sts.Spec.Template)
+	rs.CurrentVersion = rs.UpdatedVersion
+	if len(s.CurrentRevision) != 0 && s.CurrentRevision != s.UpdateRevision {
+		rs.CurrentVersion = revisionVersion(sts, s.CurrentRevision, pods)
+	}
+	return rs
+}
+
+// templateVersion is the ScyllaDB version a pod template runs.
+func templateVersion(template *corev1.PodTemplateSpec) string {
+	for _, container := range template.Spec.Containers {
+		if container.Name == naming.ScyllaDBContainerName {
+			return imageVersion(container.Image)
+		}
+	}
+	return ""
+}
+
+// revisionVersion is the ScyllaDB version of the pods of sts at revision, read from any of them; "" when none runs.
+func revisionVersion(sts *appsv1.StatefulSet, revision string, pods map[string]*corev1.Pod) string {
+	for _, pod := range pods {
+		if _, ok := memberOrdinal(sts.Name, pod.Name); ok && pod.Labels[appsv1.ControllerRevisionHashLabelKey] == revision {
+			return templateVersion(&corev1.PodTemplateSpec{Spec: pod.Spec})
+		}
+	}
+	return ""
+}
+
+// availableCondition is True when the datacenter runs at least one available node and at most one of the nodes its
+// spec asks for is unavailable, which is what its PodDisruptionBudget tolerates.
+func availableCondition(sdc *scyllav1alpha1.ScyllaDBDatacenter, racks []*rackObjects) metav1.Condition {
+	var desired, available int32
+	for _, r := range racks {
+		if r.rack == nil {
+			continue
+		}
+		desired += rackNodes(r.rack)
+		if r.statefulSet != nil {
+			available += min(r.statefulSet.Status.AvailableReplicas, rackNodes(r.rack))
+		}
+	}
+	condition := metav1.Condition{
+		Type:               statefulSetControllerAvailableCondition,
+		ObservedGeneration: sdc.Generation,
+	}
+	if available == 0 || available < desired-1 {
+		condition.Status = metav1.ConditionFalse
+		condition.Reason = nodesUnavailableReason
+		condition.Message = fmt.Sprintf("%d of %d nodes are available", available, desired)
+		return condition
+	}
+	condition.Status = metav1.ConditionTrue
+	condition.Reason = nodesAvailableReason
+	return condition
+}
+
+// updateStatus writes status unless the datacenter already has it.
+func (c *Controller) updateStatus(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, status *scyllav1alpha1.ScyllaDBDatacenterStatus) error {
+	if apiequality.Semantic.DeepEqual(&sdc.Status, status) {
+		return nil
+	}
+	updated := sdc.DeepCopy()
+	updated.Status = *status
+	if _, err := c.scyllaClient.ScyllaV1alpha1().ScyllaDBDatacenters(sdc.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("can't update the status of ScyllaDBDatacenter %q: %w", klog.KObj(sdc), err)
+	}
+	klog.FromContext(ctx).V(2).Info("Updated status")
+	return nil
+}

@@ -1,0 +1,318 @@
+package scylladbdatacenter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
+	"github.com/scyllakube/scylla-operator/pkg/kubeinterfaces"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+)
+
+// ownedObjects are the objects a datacenter controls, after claiming, by name; and the pods and data claims of its
+// nodes, which the datacenter does not own but whose removal it waits for.
+type ownedObjects struct {
+	statefulSets    map[string]*appsv1.StatefulSet
+	services        map[string]*corev1.Service
+	secrets         map[string]*corev1.Secret
+	configMaps      map[string]*corev1.ConfigMap
+	serviceAccounts map[string]*corev1.ServiceAccount
+	roleBindings    map[string]*rbacv1.RoleBinding
+	pdbs            map[string]*policyv1.PodDisruptionBudget
+	pods            map[string]*corev1.Pod
+	pvcs            map[string]*corev1.PersistentVolumeClaim
+}
+
+// sync makes the objects of the ScyllaDBDatacenter named by key match its spec and writes its status.
+func (c *Controller) sync(ctx context.Context, key string) error {
+	namespace, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Dropping an invalid key", "key", key)
+		return nil
+	}
+
+	logger := klog.FromContext(ctx).WithValues("scyllaDBDatacenter", klog.KRef(namespace, name))
+	ctx = klog.NewContext(ctx, logger)
+	start := time.Now()
+	logger.V(4).Info("Started syncing")
+	defer func() {
+		logger.V(4).Info("Finished syncing", "duration", time.Since(start))
+	}()
+
+	sdc, err := c.sdcLister.ScyllaDBDatacenters(namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		logger.V(2).Info("ScyllaDBDatacenter is gone")
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("can't get ScyllaDBDatacenter %q: %w", key, err)
+	}
+	if sdc.DeletionTimestamp != nil {
+		// Everything it owns goes with it through the garbage collector.
+		return nil
+	}
+
+	owned, err := c.getOwnedObjects(ctx, sdc)
+	if err != nil {
+		return err
+	}
+
+	racks := collectRacks(sdc, owned)
+	plans := planScale(datacenterName(sdc), racks)
+
+	var managedConfig *corev1.ConfigMap
+	customConfigs, configErr := c.getCustomConfigs(sdc)
+	if configErr == nil {
+		managedConfig, configErr = makeManagedConfigMap(sdc, customConfigs)
+	}
+	authTokenSecret, tokenErr := c.makeAuthTokenSecret(ctx, sdc, owned)
+	var authTokenHash string
+	if tokenErr == nil {
+		authTokenHash, tokenErr = dataHash(authTokenSecret.Data)
+	}
+
+	statefulSets := map[string]*appsv1.StatefulSet{}
+	authTokenApplied := false
+	conditions, syncErr := controllerhelpers.RunSubSyncs(ctx, sdc.Generation,
+		controllerhelpers.SubSync{Name: serviceAccountControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
+			return c.syncServiceAccounts(ctx, sdc, owned)
+		}},
+		controllerhelpers.SubSync{Name: roleBindingControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
+			return c.syncRoleBindings(ctx, sdc, owned)
+		}},
+		controllerhelpers.SubSync{Name: configMapControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
+			return c.syncConfigMaps(ctx, sdc, owned, managedConfig, configErr)
+		}},
+		controllerhelpers.SubSync{Name: secretControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
+			return c.syncSecrets(ctx, sdc, owned, authTokenSecret, tokenErr, &authTokenApplied)
+		}},
+		controllerhelpers.SubSync{Name: serviceControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
+			return c.syncServices(ctx, sdc, owned, racks, plans)
+		}},
+		controllerhelpers.SubSync{Name: statefulSetControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
+			if configErr != nil || !authTokenApplied {
+				// Pods carry hashes of both, so their StatefulSets wait rather than roll twice.
+				return []metav1.Condition{{
+					Type:    "StatefulSets",
+					Reason:  waitingForPodConfigurationReason,
+					Message: "waiting for the managed config and the agent auth-token Secret",
+				}}, nil
+			}
+			return c.syncStatefulSets(ctx, sdc, racks, plans, managedConfig, statefulSetInputs{
+				operatorImage: c.operatorImage,
+				authTokenHash: authTokenHash,
+			}, statefulSets)
+		}},
+		controllerhelpers.SubSync{Name: pdbControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
+			return c.syncPodDisruptionBudgets(ctx, sdc, owned)
+		}},
+	)
+	if conditions == nil {
+		// The sub-syncs could not even run (a programming error); nothing they report can be trusted.
+		return syncErr
+	}
+
+	for _, r := range racks {
+		if sts, ok := statefulSets[r.statefulSetName]; ok {
+			r.statefulSet = sts
+		}
+	}
+	status, err := c.calculateStatus(sdc, racks, owned.pods, conditions)
+	if err != nil {
+		return errors.Join(syncErr, err)
+	}
+	if err := c.updateStatus(ctx, sdc, status); err != nil {
+		return errors.Join(syncErr, err)
+	}
+
+	if syncErr != nil && isSpecOnly(syncErr) {
+		// Retrying can't fix the spec; its next change, reported in the conditions meanwhile, triggers a sync.
+		logger.V(2).Info("ScyllaDBDatacenter spec can't be fully applied", "reason", syncErr.Error())
+		return nil
+	}
+	return syncErr
+}
+
+// getCustomConfigs returns the scylla.yaml of every custom config ConfigMap the racks name, by ConfigMap name.
+func (c *Controller) getCustomConfigs(sdc *scyllav1alpha1.ScyllaDBDatacenter) (map[string][]byte, error) {
+	configs := map[string][]byte{}
+	for _, rack := range effectiveRacks(sdc) {
+		ref := customConfigMapRef(&rack)
+		if _, ok := configs[ref]; ok || len(ref) == 0 {
+			continue
+		}
+		cm, err := c.configMapLister.ConfigMaps(sdc.Namespace).Get(ref)
+		if err != nil {
+			return nil, fmt.Errorf("can't get the custom config ConfigMap %q of rack %q: %w", ref, rack.Name, err)
+		}
+		data, ok := cm.Data[naming.ScyllaDBCustomConfigKey]
+		if !ok {
+			return nil, newSpecError("custom config ConfigMap %q of rack %q has no key %q", ref, rack.Name, naming.ScyllaDBCustomConfigKey)
+		}
+		configs[ref] = []byte(data)
+	}
+	return configs, nil
+}
+
+// isSpecOnly tells whether every error in err is a specError.
+func isSpecOnly(err error) bool {
+	var se *specError
+	if errors.As(err, &se) {
+		return true
+	}
+	var agg utilerrors.Aggregate
+	if errors.As(err, &agg) {
+		for _, e := range agg.Errors() {
+			if !isSpecOnly(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// getOwnedObjects claims the objects of every owned kind in the datacenter's namespace (adopting orphans that carry
+// its labels, releasing the ones that lost them) and lists its pods and data claims.
+func (c *Controller) getOwnedObjects(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter) (*ownedObjects, error) {
+	ns := sdc.Namespace
+	canAdopt := controllerhelpers.RecheckController(sdc, func(ctx context.Context) (metav1.Object, error) {
+		return c.scyllaClient.ScyllaV1alpha1().ScyllaDBDatacenters(ns).Get(ctx, sdc.Name, metav1.GetOptions{})
+	})
+
+	var errs []error
+	owned := &ownedObjects{}
+	owned.statefulSets, errs = claim(ctx, sdc, canAdopt, c.statefulSetLister.StatefulSets(ns), c.kubeClient.AppsV1().StatefulSets(ns), errs)
+	owned.services, errs = claim(ctx, sdc, canAdopt, c.serviceLister.Services(ns), c.kubeClient.CoreV1().Services(ns), errs)
+	owned.secrets, errs = claim(ctx, sdc, canAdopt, c.secretLister.Secrets(ns), c.kubeClient.CoreV1().Secrets(ns), errs)
+	owned.configMaps, errs = claim(ctx, sdc, canAdopt, c.configMapLister.ConfigMaps(ns), c.kubeClient.CoreV1().ConfigMaps(ns), errs)
+	owned.serviceAccounts, errs = claim(ctx, sdc, canAdopt, c.serviceAccountLister.ServiceAccounts(ns), c.kubeClient.CoreV1().ServiceAccounts(ns), errs)
+	owned.roleBindings, errs = claim(ctx, sdc, canAdopt, c.roleBindingLister.RoleBindings(ns), c.kubeClient.RbacV1().RoleBindings(ns), errs)
+	owned.pdbs, errs = claim(ctx, sdc, canAdopt, c.pdbLister.PodDisruptionBudgets(ns), c.kubeClient.PolicyV1().PodDisruptionBudgets(ns), errs)
+
+	selector := naming.ClusterSelector(sdc.Name)
+	pods, err := c.podLister.Pods(ns).List(selector)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("can't list Pods: %w", err))
+	}
+	owned.pods = byName(pods)
+	pvcs, err := c.pvcLister.PersistentVolumeClaims(ns).List(selector)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("can't list PersistentVolumeClaims: %w", err))
+	}
+	owned.pvcs = byName(pvcs)
+
+	return owned, utilerrors.NewAggregate(errs)
+}
+
+// listerInterface lists the objects of a kind in one namespace from an informer cache.
+type listerInterface[T kubeinterfaces.ObjectInterface] interface {
+	List(selector labels.Selector) ([]T, error)
+}
+
+// claim lists every object of a kind in the datacenter's namespace and returns, by name, those it controls after
+// claiming them.
+func claim[T kubeinterfaces.ObjectInterface](
+	ctx context.Context,
+	sdc *scyllav1alpha1.ScyllaDBDatacenter,
+	canAdopt controllerhelpers.CanAdoptFunc,
+	lister listerInterface[T],
+	client kubeinterfaces.PatcherInterface[T],
+	errs []error,
+) (map[string]T, []error) {
+	objects, err := lister.List(labels.Everything())
+	if err != nil {
+		return nil, append(errs, fmt.Errorf("can't list %T: %w", *new(T), err))
+	}
+	claimer := controllerhelpers.NewClaimer(sdc, scyllaDBDatacenterGVK, naming.ClusterSelector(sdc.Name), client, canAdopt)
+	claimed, err := claimer.Claim(ctx, objects)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("can't claim %T: %w", *new(T), err))
+	}
+	return byName(claimed), errs
+}
+
+func byName[T kubeinterfaces.ObjectInterface](objects []T) map[string]T {
+	m := make(map[string]T, len(objects))
+	for _, obj := range objects {
+		m[obj.GetName()] = obj
+	}
+	return m
+}
+
+// collectRacks groups the datacenter's StatefulSets, member Services and data claims by rack: first the racks of the
+// spec, in order, then the racks removed from the spec whose StatefulSet is still there, by name.
+func collectRacks(sdc *scyllav1alpha1.ScyllaDBDatacenter, owned *ownedObjects) []*rackObjects {
+	dc := datacenterName(sdc)
+	var racks []*rackObjects
+	known := map[string]bool{}
+	for _, rack := range effectiveRacks(sdc) {
+		stsName := naming.StatefulSetName(sdc.Name, dc, rack.Name)
+		known[stsName] = true
+		racks = append(racks, &rackObjects{
+			name:            rack.Name,
+			rack:            &rack,
+			statefulSetName: stsName,
+			statefulSet:     owned.statefulSets[stsName],
+		})
+	}
+	for _, stsName := range slices.Sorted(maps.Keys(owned.statefulSets)) {
+		if known[stsName] {
+			continue
+		}
+		sts := owned.statefulSets[stsName]
+		name := sts.Labels[naming.RackNameLabel]
+		if len(name) == 0 {
+			name = stsName
+		}
+		racks = append(racks, &rackObjects{name: name, statefulSetName: stsName, statefulSet: sts})
+	}
+
+	for _, r := range racks {
+		r.services = map[int32]*corev1.Service{}
+		r.pvcs = map[int32]*corev1.PersistentVolumeClaim{}
+		for name, svc := range owned.services {
+			if svc.Labels[naming.ScyllaServiceTypeLabel] != naming.ScyllaServiceTypeMember {
+				continue
+			}
+			if ordinal, ok := memberOrdinal(r.statefulSetName, name); ok {
+				r.services[ordinal] = svc
+			}
+		}
+		for name, pvc := range owned.pvcs {
+			podName, ok := strings.CutPrefix(name, naming.PVCName(""))
+			if !ok {
+				continue
+			}
+			if ordinal, ok := memberOrdinal(r.statefulSetName, podName); ok {
+				r.pvcs[ordinal] = pvc
+			}
+		}
+	}
+	return racks
+}
+
+// memberOrdinal returns the ordinal of a pod (or member Service) name of the StatefulSet stsName.
+func memberOrdinal(stsName, name string) (int32, bool) {
+	ordinal, err := naming.PodOrdinal(name)
+	if err != nil || naming.PodName(stsName, ordinal) != name {
+		return 0, false
+	}
+	return ordinal, true
+}

@@ -1,0 +1,82 @@
+package scylladbdatacenter
+
+import (
+	"context"
+	"fmt"
+
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+)
+
+// makeAuthTokenSecret returns the agent auth-token Secret with the token manager-integration.md ("Auth tokens")
+// asks for: the one the custom agent config sets (the first rack's, in spec order, that sets one), else the one in
+// the Secret named by naming.ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot, else the one already generated,
+// else a new one. Sources are read only as far as needed. Errors never include Secret data.
+func (c *Controller) makeAuthTokenSecret(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, owned *ownedObjects) (*corev1.Secret, error) {
+	var sources authTokenSources
+
+	for _, rack := range effectiveRacks(sdc) {
+		ref := agentCustomConfigSecretRef(&rack)
+		if len(ref) == 0 {
+			continue
+		}
+		secret, err := c.secretLister.Secrets(sdc.Namespace).Get(ref)
+		if err != nil {
+			return nil, fmt.Errorf("can't get the custom agent config Secret %q of rack %q: %w", ref, rack.Name, err)
+		}
+		token, err := authTokenFromAgentConfig(secret.Data[naming.ScyllaDBManagerAgentConfigKey])
+		if err != nil {
+			return nil, newSpecError("can't read key %q of the custom agent config Secret %q: %w", naming.ScyllaDBManagerAgentConfigKey, ref, err)
+		}
+		if len(token) != 0 {
+			sources.customConfig = token
+			break
+		}
+	}
+
+	if ref, ok := sdc.Annotations[naming.ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot]; ok && len(sources.customConfig) == 0 {
+		secret, err := c.secretLister.Secrets(sdc.Namespace).Get(ref)
+		if err != nil {
+			return nil, fmt.Errorf("can't get the agent auth-token Secret %q named by annotation %q: %w", ref, naming.ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot, err)
+		}
+		token, err := authTokenFromAgentConfig(secret.Data[naming.ScyllaDBManagerAgentAuthTokenKey])
+		if err != nil {
+			return nil, fmt.Errorf("can't read key %q of the agent auth-token Secret %q: %w", naming.ScyllaDBManagerAgentAuthTokenKey, ref, err)
+		}
+		if len(token) == 0 {
+			return nil, fmt.Errorf("the agent auth-token Secret %q named by annotation %q sets no auth_token in key %q", ref, naming.ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot, naming.ScyllaDBManagerAgentAuthTokenKey)
+		}
+		sources.override = token
+	}
+
+	if existing, ok := owned.secrets[naming.AgentAuthTokenSecretName(sdc.Name)]; ok && len(sources.customConfig) == 0 && len(sources.override) == 0 {
+		token, err := authTokenFromAgentConfig(existing.Data[naming.ScyllaDBManagerAgentAuthTokenKey])
+		if err != nil {
+			// Our own Secret is unreadable: a new token replaces it.
+			klog.FromContext(ctx).V(2).Info("Replacing an unreadable agent auth token", "secret", klog.KObj(existing))
+		}
+		sources.existing = token
+	}
+
+	token, err := chooseAuthToken(sources, c.generateAuthToken)
+	if err != nil {
+		return nil, err
+	}
+	return makeAgentAuthTokenSecret(sdc, token)
+}
+
+// syncSecrets applies the agent auth-token Secret; makeErr is why it could not be built, if it could not. applied
+// reports whether the Secret is as required, which the StatefulSets wait for: their pods carry a hash of the token.
+func (c *Controller) syncSecrets(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, owned *ownedObjects, authTokenSecret *corev1.Secret, makeErr error, applied *bool) ([]metav1.Condition, error) {
+	if makeErr != nil {
+		return nil, makeErr
+	}
+	actual, progressing, err := applyAndPrune(ctx, c, sdc,
+		c.kubeClient.CoreV1().Secrets(sdc.Namespace), c.secretLister.Secrets(sdc.Namespace),
+		owned.secrets, authTokenSecret)
+	_, *applied = actual[authTokenSecret.Name]
+	return progressing, err
+}

@@ -1,0 +1,106 @@
+package scylladbdatacenter
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/klog/v2"
+)
+
+// syncServices applies the client Service and the member Service of every node the plans keep, and removes the
+// member Services of nodes that are gone: once a node's pod no longer exists, its Service is deleted, after its data
+// claim when the node was decommissioned, so that a node added later under the same name starts afresh. The member
+// Services of a rack removed from the spec but still running are left alone.
+func (c *Controller) syncServices(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, owned *ownedObjects, racks []*rackObjects, plans []rackPlan) ([]metav1.Condition, error) {
+	clientService, err := makeClientService(sdc)
+	if err != nil {
+		return nil, err
+	}
+	required := []*corev1.Service{clientService}
+	keep := map[string]bool{}
+	for i, r := range racks {
+		if r.rack == nil {
+			for ordinal, svc := range r.services {
+				if ordinal < r.currentReplicas() {
+					keep[svc.Name] = true
+				}
+			}
+			continue
+		}
+		for ordinal := range plans[i].replicas {
+			svc, err := makeMemberService(sdc, r.rack, naming.MemberServiceName(r.statefulSetName, ordinal), plans[i].decommissioned[ordinal])
+			if err != nil {
+				return nil, err
+			}
+			required = append(required, svc)
+		}
+	}
+
+	_, progressing, applyErr := applyAll(ctx, c, c.kubeClient.CoreV1().Services(sdc.Namespace), c.serviceLister.Services(sdc.Namespace), required)
+	errs := []error{applyErr}
+
+	wanted := map[string]bool{}
+	for _, svc := range required {
+		wanted[svc.Name] = true
+	}
+	unwanted := map[string]*corev1.Service{}
+	for _, name := range slices.Sorted(maps.Keys(owned.services)) {
+		svc := owned.services[name]
+		if wanted[name] || keep[name] {
+			continue
+		}
+		if svc.Labels[naming.ScyllaServiceTypeLabel] == naming.ScyllaServiceTypeMember {
+			if _, ok := owned.pods[name]; ok {
+				progressing = append(progressing, metav1.Condition{
+					Type:    "Service " + name,
+					Reason:  waitingForPodRemovalReason,
+					Message: fmt.Sprintf("waiting for pod %s to be gone before deleting its member Service", name),
+				})
+				continue
+			}
+			if svc.Labels[naming.DecommissionedLabel] == naming.DecommissionedLabelTrue {
+				if err := c.deleteDataClaim(ctx, sdc, owned, name); err != nil {
+					errs = append(errs, err)
+					continue
+				}
+			}
+		}
+		unwanted[name] = svc
+	}
+	errs = append(errs, prune(ctx, c, sdc, c.kubeClient.CoreV1().Services(sdc.Namespace), unwanted, nil))
+
+	return progressing, utilerrors.NewAggregate(errs)
+}
+
+// deleteDataClaim deletes the data claim of the decommissioned node podName, if it is still there: the data of a
+// node that left the ring must never be used again.
+func (c *Controller) deleteDataClaim(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, owned *ownedObjects, podName string) error {
+	pvc, ok := owned.pvcs[naming.PVCName(podName)]
+	if !ok || pvc.DeletionTimestamp != nil {
+		return nil
+	}
+	uid := pvc.UID
+	err := c.kubeClient.CoreV1().PersistentVolumeClaims(pvc.Namespace).Delete(ctx, pvc.Name, metav1.DeleteOptions{
+		Preconditions: &metav1.Preconditions{UID: &uid},
+	})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		c.eventRecorder.Eventf(sdc, corev1.EventTypeWarning, "PersistentVolumeClaimDeleteFailed",
+			"Failed to delete PersistentVolumeClaim %s of decommissioned node %s: %v", pvc.Name, podName, err)
+		return fmt.Errorf("can't delete PersistentVolumeClaim %q: %w", klog.KObj(pvc), err)
+	}
+	klog.FromContext(ctx).V(2).Info("Deleted the data claim of a decommissioned node", "persistentVolumeClaim", klog.KObj(pvc))
+	c.eventRecorder.Eventf(sdc, corev1.EventTypeNormal, "PersistentVolumeClaimDeleted",
+		"PersistentVolumeClaim %s of decommissioned node %s deleted", pvc.Name, podName)
+	return nil
+}

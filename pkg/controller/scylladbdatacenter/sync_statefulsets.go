@@ -1,0 +1,96 @@
+package scylladbdatacenter
+
+import (
+	"context"
+	"fmt"
+
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+)
+
+// syncStatefulSets applies the StatefulSet of every rack of the spec with the replicas its plan says, and deletes
+// the StatefulSet of a rack removed from the spec once it runs no node. A removed rack that still runs nodes is a
+// spec error: its nodes must be decommissioned first, by scaling the rack to 0. The StatefulSets the API server
+// returned are put into applied, by name.
+func (c *Controller) syncStatefulSets(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, racks []*rackObjects, plans []rackPlan, managedConfig *corev1.ConfigMap, in statefulSetInputs, applied map[string]*appsv1.StatefulSet) ([]metav1.Condition, error) {
+	var required []*appsv1.StatefulSet
+	var progressing []metav1.Condition
+	var errs []error
+	removed := map[string]*appsv1.StatefulSet{}
+	for i, r := range racks {
+		if r.rack == nil {
+			if replicas := r.currentReplicas(); replicas != 0 || r.statefulSet.Status.Replicas != 0 {
+				errs = append(errs, newSpecError("rack %q was removed from spec.racks while its StatefulSet %q still runs %d nodes: "+
+					"add the rack back with nodes: 0, wait until its nodes are decommissioned, then remove it", r.name, r.statefulSetName, max(replicas, r.statefulSet.Status.Replicas)))
+				continue
+			}
+			removed[r.statefulSetName] = r.statefulSet
+			continue
+		}
+
+		progressing = append(progressing, plans[i].progressing...)
+		rackIn := in
+		rackIn.replicas = plans[i].replicas
+		rackIn.rackOrdinal = i
+		config, ok := managedConfig.Data[naming.ScyllaDBManagedConfigKey(r.name)]
+		if !ok {
+			errs = append(errs, fmt.Errorf("the managed config has no scylla.yaml for rack %q", r.name))
+			continue
+		}
+		hash, err := dataHash(config)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		rackIn.managedConfigHash = hash
+		sts, err := makeStatefulSet(sdc, r.rack, rackIn)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("can't make the StatefulSet of rack %q: %w", r.name, err))
+			continue
+		}
+		required = append(required, sts)
+	}
+
+	actual, applyProgressing, err := applyAll(ctx, c, c.kubeClient.AppsV1().StatefulSets(sdc.Namespace), c.statefulSetLister.StatefulSets(sdc.Namespace), required)
+	progressing = append(progressing, applyProgressing...)
+	errs = append(errs, err)
+	for _, r := range racks {
+		if sts, ok := actual[r.statefulSetName]; ok {
+			applied[sts.Name] = sts
+			progressing = append(progressing, rolloutConditions(r.name, sts)...)
+		}
+	}
+
+	errs = append(errs, prune(ctx, c, sdc, c.kubeClient.AppsV1().StatefulSets(sdc.Namespace), removed, nil))
+	return progressing, utilerrors.NewAggregate(errs)
+}
+
+// rolloutConditions describe how far a rack's StatefulSet is from running every node ready and available at its
+// current spec.
+func rolloutConditions(rack string, sts *appsv1.StatefulSet) []metav1.Condition {
+	replicas := int32(1)
+	if sts.Spec.Replicas != nil {
+		replicas = *sts.Spec.Replicas
+	}
+	s := sts.Status
+	var message string
+	switch {
+	case s.ObservedGeneration < sts.Generation:
+		message = fmt.Sprintf("waiting for StatefulSet %s to observe generation %d", sts.Name, sts.Generation)
+	case s.UpdatedReplicas < replicas || s.CurrentRevision != s.UpdateRevision:
+		message = fmt.Sprintf("rolling out StatefulSet %s: %d of %d nodes updated", sts.Name, s.UpdatedReplicas, replicas)
+	case s.Replicas > replicas:
+		message = fmt.Sprintf("waiting for %d nodes of StatefulSet %s to stop", s.Replicas-replicas, sts.Name)
+	case s.ReadyReplicas < replicas:
+		message = fmt.Sprintf("%d of %d nodes of StatefulSet %s are ready", s.ReadyReplicas, replicas, sts.Name)
+	case s.AvailableReplicas < replicas:
+		message = fmt.Sprintf("%d of %d nodes of StatefulSet %s are available", s.AvailableReplicas, replicas, sts.Name)
+	default:
+		return nil
+	}
+	return []metav1.Condition{rackCondition(rack, waitingForStatefulSetReason, "%s", message)}
+}

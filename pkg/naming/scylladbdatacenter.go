@@ -1,0 +1,78 @@
+package naming
+
+import "fmt"
+
+// Names the ScyllaDBDatacenter controller gives to what it puts into ScyllaDB pods and to the objects beside them.
+// The sidecar receives the paths below through its flags, so changing one here changes both ends.
+
+// MemberClusterRoleName is the ClusterRole, shipped with the operator's deploy manifests, that every datacenter's
+// member RoleBinding grants to the ServiceAccount its ScyllaDB pods run as.
+const MemberClusterRoleName = "scylla-operator-member"
+
+// Pod template annotations whose change rolls the pods of a datacenter.
+const (
+	// ManagedConfigHashAnnotation holds a hash of the managed scylla.yaml ConfigMap's data.
+	ManagedConfigHashAnnotation = "scylla-operator.scylladb.com/managed-config-hash"
+	// ScyllaDBManagerAgentAuthTokenHashAnnotation holds a hash of the agent auth-token Secret's data, so that agents
+	// restart with a new token. The token itself never appears.
+	ScyllaDBManagerAgentAuthTokenHashAnnotation = "scylla-operator.scylladb.com/scylladb-manager-agent-auth-token-hash"
+
+	// PrometheusScrapeAnnotation and PrometheusPortAnnotation advertise a pod's metrics endpoint.
+	PrometheusScrapeAnnotation = "prometheus.io/scrape"
+	PrometheusPortAnnotation   = "prometheus.io/port"
+)
+
+// Containers of a ScyllaDB pod.
+const (
+	SidecarInjectionContainerName     = "sidecar-injection"
+	ScyllaDBContainerName             = "scylla"
+	ScyllaDBManagerAgentContainerName = "scylla-manager-agent"
+)
+
+// Volumes of a ScyllaDB pod and where they are mounted. User volumes and mounts must not reuse them.
+const (
+	// SharedBinaryVolumeName is the emptyDir the init container copies the operator binary into.
+	SharedBinaryVolumeName = "shared"
+	SharedBinaryDir        = "/mnt/shared"
+	// OperatorBinaryPathInImage is where the operator image keeps the scylla-operator binary.
+	OperatorBinaryPathInImage = "/usr/bin/scylla-operator"
+
+	// DataDir is where the data volume (DataVolumeName) is mounted in the ScyllaDB and agent containers.
+	DataDir = "/var/lib/scylla"
+
+	// ScyllaDBManagedConfigVolumeName is the rack's key of the managed ConfigMap (ManagedConfigName), mounted as
+	// ScyllaDBManagedConfigFileName in ScyllaDBManagedConfigDir: the sidecar's custom scylla.yaml.
+	ScyllaDBManagedConfigVolumeName = "scylladb-managed-config"
+	ScyllaDBManagedConfigDir        = "/var/run/configmaps/scylla-operator.scylladb.com/scylladb/managed-config"
+	ScyllaDBManagedConfigFileName   = "scylla.yaml"
+
+	ScyllaDBManagerAgentAuthTokenVolumeName    = "scylladb-manager-agent-auth-token"
+	ScyllaDBManagerAgentAuthTokenDir           = "/var/run/secrets/scylla-operator.scylladb.com/scylladb-manager-agent/auth-token"
+	ScyllaDBManagerAgentCustomConfigVolumeName = "scylladb-manager-agent-custom-config"
+	ScyllaDBManagerAgentCustomConfigDir        = "/var/run/secrets/scylla-operator.scylladb.com/scylladb-manager-agent/config"
+	// ScyllaDBManagerAgentDefaultConfigPath is the configuration file the agent image ships.
+	ScyllaDBManagerAgentDefaultConfigPath = "/etc/scylla-manager-agent/scylla-manager-agent.yaml"
+)
+
+// Keys of the ConfigMaps and Secrets ScyllaDB pods read.
+const (
+	// ScyllaDBCustomConfigKey is the key of a user's custom config ConfigMap (customConfigMapRef).
+	ScyllaDBCustomConfigKey = "scylla.yaml"
+	// ScyllaDBManagerAgentAuthTokenKey is the key of the auth-token Secret (AgentAuthTokenSecretName) and of the
+	// Secret named by ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot.
+	ScyllaDBManagerAgentAuthTokenKey = "auth-token.yaml"
+	// ScyllaDBManagerAgentConfigKey is the key of a user's custom agent config Secret (customConfigSecretRef).
+	ScyllaDBManagerAgentConfigKey = "scylla-manager-agent.yaml"
+)
+
+// MemberRoleBindingName returns the name of the RoleBinding that grants MemberClusterRoleName to a datacenter's
+// member ServiceAccount; it is named like the ServiceAccount.
+func MemberRoleBindingName(sdcName string) string {
+	return MemberServiceAccountName(sdcName)
+}
+
+// ScyllaDBManagedConfigKey returns the key of the managed ConfigMap (ManagedConfigName) holding a rack's scylla.yaml:
+// the rack's custom config with the settings the operator manages on top.
+func ScyllaDBManagedConfigKey(rackName string) string {
+	return fmt.Sprintf("scylla-%s.yaml", rackName)
+}
