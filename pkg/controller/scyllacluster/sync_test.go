@@ -1,0 +1,522 @@
+package scyllacluster
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	scyllav1 "github.com/scyllakube/api/scylla/v1"
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	scyllafake "github.com/scyllakube/client/scylla/clientset/versioned/fake"
+	scyllainformers "github.com/scyllakube/client/scylla/informers/externalversions"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+)
+
+// syncFixture runs the controller's sync against fake clientsets, with informer caches filled by hand.
+type syncFixture struct {
+	scyllaClient *scyllafake.Clientset
+	factory      scyllainformers.SharedInformerFactory
+	controller   *Controller
+	recorder     *record.FakeRecorder
+}
+
+// newSyncFixture returns a fixture whose API server and caches both hold objects.
+func newSyncFixture(t *testing.T, objects ...runtime.Object) *syncFixture {
+	t.Helper()
+
+	// NewSimpleClientset: the generated apply configurations carry no OpenAPI schema, which NewClientset needs.
+	scyllaClient := scyllafake.NewSimpleClientset(objects...)
+	factory := scyllainformers.NewSharedInformerFactory(scyllaClient, 0)
+	controller, err := NewController(
+		kubefake.NewClientset(),
+		scyllaClient,
+		factory.Scylla().V1().ScyllaClusters(),
+		factory.Scylla().V1alpha1().ScyllaDBDatacenters(),
+		factory.Scylla().V1alpha1().ScyllaDBManagerTasks(),
+	)
+	if err != nil {
+		t.Fatalf("can't create controller: %v", err)
+	}
+	t.Cleanup(controller.eventBroadcaster.Shutdown)
+	t.Cleanup(controller.queue.ShutDown)
+
+	recorder := record.NewFakeRecorder(100)
+	controller.eventRecorder = recorder
+	controller.clock = func() time.Time { return testNow.Time }
+
+	f := &syncFixture{scyllaClient: scyllaClient, factory: factory, controller: controller, recorder: recorder}
+	f.catchUpCaches(t)
+	scyllaClient.ClearActions()
+	return f
+}
+
+// catchUpCaches makes the informer caches hold exactly what the fake API server holds, as caches that caught up
+// with every watch event would.
+func (f *syncFixture) catchUpCaches(t *testing.T) {
+	t.Helper()
+
+	stores := []struct {
+		gvr     schema.GroupVersionResource
+		gvk     schema.GroupVersionKind
+		indexer cache.Indexer
+	}{
+		{
+			gvr:     scyllav1.SchemeGroupVersion.WithResource("scyllaclusters"),
+			gvk:     scyllav1.SchemeGroupVersion.WithKind("ScyllaCluster"),
+			indexer: f.factory.Scylla().V1().ScyllaClusters().Informer().GetIndexer(),
+		},
+		{
+			gvr:     scyllav1alpha1.SchemeGroupVersion.WithResource("scylladbdatacenters"),
+			gvk:     scyllav1alpha1.SchemeGroupVersion.WithKind("ScyllaDBDatacenter"),
+			indexer: f.factory.Scylla().V1alpha1().ScyllaDBDatacenters().Informer().GetIndexer(),
+		},
+		{
+			gvr:     scyllav1alpha1.SchemeGroupVersion.WithResource("scylladbmanagertasks"),
+			gvk:     scyllav1alpha1.SchemeGroupVersion.WithKind("ScyllaDBManagerTask"),
+			indexer: f.factory.Scylla().V1alpha1().ScyllaDBManagerTasks().Informer().GetIndexer(),
+		},
+	}
+	for _, s := range stores {
+		list, err := f.scyllaClient.Tracker().List(s.gvr, s.gvk, "")
+		if err != nil {
+			t.Fatalf("can't list %s: %v", s.gvr.Resource, err)
+		}
+		items, err := meta.ExtractList(list)
+		if err != nil {
+			t.Fatalf("can't extract %s: %v", s.gvr.Resource, err)
+		}
+		objects := make([]any, 0, len(items))
+		for _, item := range items {
+			objects = append(objects, item)
+		}
+		if err := s.indexer.Replace(objects, ""); err != nil {
+			t.Fatalf("can't fill the %s cache: %v", s.gvr.Resource, err)
+		}
+	}
+}
+
+// update stores obj in the fake API server, as another actor would.
+func (f *syncFixture) update(t *testing.T, obj runtime.Object, resource string, groupVersion schema.GroupVersion) {
+	t.Helper()
+
+	accessor, err := meta.Accessor(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.scyllaClient.Tracker().Update(groupVersion.WithResource(resource), obj, accessor.GetNamespace()); err != nil {
+		t.Fatalf("can't update %s %q: %v", resource, accessor.GetName(), err)
+	}
+}
+
+func (f *syncFixture) sync(t *testing.T, sc *scyllav1.ScyllaCluster) error {
+	t.Helper()
+	return f.controller.sync(t.Context(), cache.MetaObjectToName(sc).String())
+}
+
+// takeWrites returns the write requests made since the last call as "<verb> <resource>[/<subresource>] <name>".
+func (f *syncFixture) takeWrites() []string {
+	var writes []string
+	for _, action := range f.scyllaClient.Actions() {
+		resource := action.GetResource().Resource
+		if sub := action.GetSubresource(); len(sub) != 0 {
+			resource += "/" + sub
+		}
+		var name string
+		switch a := action.(type) {
+		case clienttesting.CreateAction:
+			name = a.GetObject().(metav1.Object).GetName()
+		case clienttesting.UpdateAction:
+			name = a.GetObject().(metav1.Object).GetName()
+		case clienttesting.DeleteAction:
+			name = a.GetName()
+		default:
+			continue
+		}
+		writes = append(writes, fmt.Sprintf("%s %s %s", action.GetVerb(), resource, name))
+	}
+	f.scyllaClient.ClearActions()
+	return writes
+}
+
+func (f *syncFixture) takeEvents() []string {
+	var events []string
+	for {
+		select {
+		case event := <-f.recorder.Events:
+			events = append(events, event)
+		default:
+			return events
+		}
+	}
+}
+
+func (f *syncFixture) getScyllaCluster(t *testing.T, sc *scyllav1.ScyllaCluster) *scyllav1.ScyllaCluster {
+	t.Helper()
+	got, err := f.scyllaClient.ScyllaV1().ScyllaClusters(sc.Namespace).Get(t.Context(), sc.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// syncCreated syncs sc once it is stored and forgets the writes and events of that first sync.
+func (f *syncFixture) syncCreated(t *testing.T, sc *scyllav1.ScyllaCluster) {
+	t.Helper()
+	if err := f.sync(t, sc); err != nil {
+		t.Fatalf("unexpected error on the first sync: %v", err)
+	}
+	f.takeWrites()
+	f.takeEvents()
+}
+
+// expectQuietResync lets the caches catch up, syncs sc as stored again and expects neither writes nor events.
+func (f *syncFixture) expectQuietResync(t *testing.T, sc *scyllav1.ScyllaCluster) {
+	t.Helper()
+	f.catchUpCaches(t)
+	if err := f.sync(t, f.getScyllaCluster(t, sc)); err != nil {
+		t.Fatalf("unexpected error on a resync: %v", err)
+	}
+	if writes := f.takeWrites(); len(writes) != 0 {
+		t.Errorf("expected no writes on a resync, got %q", writes)
+	}
+	if events := f.takeEvents(); len(events) != 0 {
+		t.Errorf("expected no events on a resync, got %q", events)
+	}
+}
+
+// newScyllaClusterWithTasks returns newBasicScyllaCluster with two backups and a repair.
+func newScyllaClusterWithTasks() *scyllav1.ScyllaCluster {
+	sc := newBasicScyllaCluster()
+	sc.Spec.Backups = []scyllav1.BackupTaskSpec{
+		{TaskSpec: scyllav1.TaskSpec{Name: "daily"}, Location: []string{"s3:backups"}},
+		{TaskSpec: scyllav1.TaskSpec{Name: "weekly"}, Location: []string{"s3:backups"}},
+	}
+	sc.Spec.Repairs = []scyllav1.RepairTaskSpec{{TaskSpec: scyllav1.TaskSpec{Name: "nightly"}}}
+	return sc
+}
+
+var (
+	dailyBackupTaskName   = naming.ScyllaDBManagerTaskName("basic", "Backup", "daily")
+	weeklyBackupTaskName  = naming.ScyllaDBManagerTaskName("basic", "Backup", "weekly")
+	nightlyRepairTaskName = naming.ScyllaDBManagerTaskName("basic", "Repair", "nightly")
+)
+
+func TestSyncCreatesTheScyllaDBDatacenterAndTasksThenWritesNothingOnceConverged(t *testing.T) {
+	t.Parallel()
+
+	sc := newScyllaClusterWithTasks()
+	f := newSyncFixture(t, sc)
+
+	if err := f.sync(t, sc); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	wantWrites := []string{
+		"create scylladbdatacenters basic",
+		"create scylladbmanagertasks " + dailyBackupTaskName,
+		"create scylladbmanagertasks " + weeklyBackupTaskName,
+		"create scylladbmanagertasks " + nightlyRepairTaskName,
+		"update scyllaclusters/status basic",
+	}
+	if diff := cmp.Diff(wantWrites, f.takeWrites()); diff != "" {
+		t.Errorf("unexpected writes on the first sync (-want +got):\n%s", diff)
+	}
+	wantEvents := []string{
+		`Normal ScyllaDBDatacenterCreated ScyllaDBDatacenter scylla/basic created`,
+		`Normal ScyllaDBManagerTaskCreated ScyllaDBManagerTask scylla/` + dailyBackupTaskName + ` created`,
+		`Normal ScyllaDBManagerTaskCreated ScyllaDBManagerTask scylla/` + weeklyBackupTaskName + ` created`,
+		`Normal ScyllaDBManagerTaskCreated ScyllaDBManagerTask scylla/` + nightlyRepairTaskName + ` created`,
+	}
+	if diff := cmp.Diff(wantEvents, f.takeEvents()); diff != "" {
+		t.Errorf("unexpected events on the first sync (-want +got):\n%s", diff)
+	}
+
+	sdc, err := f.scyllaClient.ScyllaV1alpha1().ScyllaDBDatacenters(testNamespace).Get(t.Context(), "basic", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("can't get the created ScyllaDBDatacenter: %v", err)
+	}
+	want := expectedBasicScyllaDBDatacenter()
+	if diff := cmp.Diff(want.Spec, sdc.Spec); diff != "" {
+		t.Errorf("unexpected ScyllaDBDatacenter spec (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want.OwnerReferences, sdc.OwnerReferences); diff != "" {
+		t.Errorf("unexpected ScyllaDBDatacenter owner references (-want +got):\n%s", diff)
+	}
+	if got := sdc.Labels[naming.RegisterWithScyllaDBManagerLabel]; got != "true" {
+		t.Errorf("expected the ScyllaDBDatacenter to be labelled for ScyllaDB Manager registration, got %q", got)
+	}
+
+	status := f.getScyllaCluster(t, sc).Status
+	if status.ObservedGeneration != nil {
+		t.Errorf("expected no observedGeneration before the ScyllaDBDatacenter observed its spec, got %d", *status.ObservedGeneration)
+	}
+	progressing := meta.FindStatusCondition(status.Conditions, "Progressing")
+	if progressing == nil || progressing.Status != metav1.ConditionTrue || progressing.Reason != scyllaDBDatacenterNotObservedReason {
+		t.Errorf("expected Progressing True with reason %s, got %+v", scyllaDBDatacenterNotObservedReason, progressing)
+	}
+	var taskNames []string
+	for _, backup := range status.Backups {
+		taskNames = append(taskNames, backup.Name)
+	}
+	for _, repair := range status.Repairs {
+		taskNames = append(taskNames, repair.Name)
+	}
+	if diff := cmp.Diff([]string{"daily", "weekly", "nightly"}, taskNames); diff != "" {
+		t.Errorf("unexpected task statuses (-want +got):\n%s", diff)
+	}
+
+	// The caches catch up with what the first sync wrote; the second sync has nothing left to do.
+	f.expectQuietResync(t, sc)
+}
+
+func TestSyncMirrorsProgressOfTheScyllaDBDatacenterAndTasksOnce(t *testing.T) {
+	t.Parallel()
+
+	sc := newScyllaClusterWithTasks()
+	f := newSyncFixture(t, sc)
+	f.syncCreated(t, sc)
+
+	// The ScyllaDBDatacenter controller and the ScyllaDBManagerTask controller report back.
+	sdc, err := f.scyllaClient.ScyllaV1alpha1().ScyllaDBDatacenters(testNamespace).Get(t.Context(), "basic", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sdc.Annotations[naming.ScyllaDBManagerClusterIDAnnotation] = "manager-cluster-id"
+	sdc.Status = newScyllaDBDatacenterWithStatus(sdc.Generation).Status
+	f.update(t, sdc, "scylladbdatacenters", scyllav1alpha1.SchemeGroupVersion)
+
+	task, err := f.scyllaClient.ScyllaV1alpha1().ScyllaDBManagerTasks(testNamespace).Get(t.Context(), dailyBackupTaskName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task.Annotations[naming.ScyllaDBManagerTaskStatusAnnotation] = `{"name":"daily","id":"task-id","location":["s3:backups"]}`
+	f.update(t, task, "scylladbmanagertasks", scyllav1alpha1.SchemeGroupVersion)
+	f.scyllaClient.ClearActions()
+
+	f.catchUpCaches(t)
+	if err := f.sync(t, f.getScyllaCluster(t, sc)); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if diff := cmp.Diff([]string{"update scyllaclusters/status basic"}, f.takeWrites()); diff != "" {
+		t.Errorf("unexpected writes (-want +got):\n%s", diff)
+	}
+	status := f.getScyllaCluster(t, sc).Status
+	if status.ObservedGeneration == nil || *status.ObservedGeneration != sc.Generation {
+		t.Errorf("expected observedGeneration %d, got %v", sc.Generation, status.ObservedGeneration)
+	}
+	if status.ManagerID == nil || *status.ManagerID != "manager-cluster-id" {
+		t.Errorf("expected managerId %q, got %v", "manager-cluster-id", status.ManagerID)
+	}
+	if status.Backups[0].ID == nil || *status.Backups[0].ID != "task-id" {
+		t.Errorf("expected the daily backup's ID from its task's status annotation, got %+v", status.Backups[0])
+	}
+	for _, condType := range []string{"Available", "Progressing", "Degraded"} {
+		want := map[string]metav1.ConditionStatus{"Available": metav1.ConditionTrue, "Progressing": metav1.ConditionFalse, "Degraded": metav1.ConditionFalse}[condType]
+		if c := meta.FindStatusCondition(status.Conditions, condType); c == nil || c.Status != want || c.ObservedGeneration != sc.Generation {
+			t.Errorf("expected %s %s at generation %d, got %+v", condType, want, sc.Generation, c)
+		}
+	}
+
+	f.expectQuietResync(t, sc)
+}
+
+func TestSyncPrunesTheTaskOfARemovedBackup(t *testing.T) {
+	t.Parallel()
+
+	sc := newScyllaClusterWithTasks()
+	f := newSyncFixture(t, sc)
+	f.syncCreated(t, sc)
+
+	sc = f.getScyllaCluster(t, sc)
+	sc.Spec.Backups = sc.Spec.Backups[:1]
+	sc.Generation++
+	f.update(t, sc, "scyllaclusters", scyllav1.SchemeGroupVersion)
+	f.scyllaClient.ClearActions()
+	f.catchUpCaches(t)
+
+	if err := f.sync(t, sc); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	wantWrites := []string{
+		"delete scylladbmanagertasks " + weeklyBackupTaskName,
+		"update scyllaclusters/status basic",
+	}
+	if diff := cmp.Diff(wantWrites, f.takeWrites()); diff != "" {
+		t.Errorf("unexpected writes (-want +got):\n%s", diff)
+	}
+	wantEvents := []string{
+		`Normal ScyllaDBManagerTaskDeleted ScyllaDBManagerTask scylla/` + weeklyBackupTaskName + ` deleted because it is no longer wanted`,
+	}
+	if diff := cmp.Diff(wantEvents, f.takeEvents()); diff != "" {
+		t.Errorf("unexpected events (-want +got):\n%s", diff)
+	}
+	if _, err := f.scyllaClient.ScyllaV1alpha1().ScyllaDBManagerTasks(testNamespace).Get(t.Context(), weeklyBackupTaskName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("expected the weekly backup's task to be gone, got %v", err)
+	}
+	if got := len(f.getScyllaCluster(t, sc).Status.Backups); got != 1 {
+		t.Errorf("expected one backup status, got %d", got)
+	}
+}
+
+func TestSyncRefusesAScyllaDBDatacenterControlledBySomeoneElse(t *testing.T) {
+	t.Parallel()
+
+	tt := []struct {
+		name            string
+		ownerReferences []metav1.OwnerReference
+		wantMessage     string
+	}{
+		{
+			name: "another ScyllaCluster of the same name",
+			ownerReferences: []metav1.OwnerReference{{
+				APIVersion: "scylla.scylladb.com/v1", Kind: "ScyllaCluster", Name: "basic", UID: "previous-uid", Controller: new(true),
+			}},
+			wantMessage: `ScyllaDBDatacenter "scylla/basic" already exists and is controlled by ScyllaCluster "basic" (UID previous-uid), not by this ScyllaCluster; delete it or give it a different name`,
+		},
+		{
+			name:        "no controller at all",
+			wantMessage: `ScyllaDBDatacenter "scylla/basic" already exists and is not controlled by anything, not by this ScyllaCluster; delete it or give it a different name`,
+		},
+	}
+
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+
+			sc := newBasicScyllaCluster()
+			foreign := &scyllav1alpha1.ScyllaDBDatacenter{
+				ObjectMeta: metav1.ObjectMeta{Namespace: testNamespace, Name: "basic", UID: "foreign-uid", OwnerReferences: tc.ownerReferences},
+				Spec:       scyllav1alpha1.ScyllaDBDatacenterSpec{ScyllaDB: scyllav1alpha1.ScyllaDB{Image: "example.com/other:1"}},
+			}
+			f := newSyncFixture(t, sc, foreign)
+
+			// Retrying does not help, so the key is not requeued; a change of either object syncs it again.
+			if err := f.sync(t, sc); err != nil {
+				t.Fatalf("expected no error to requeue with, got %v", err)
+			}
+			if diff := cmp.Diff([]string{"update scyllaclusters/status basic"}, f.takeWrites()); diff != "" {
+				t.Errorf("unexpected writes (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]string{"Warning OwnershipConflict " + tc.wantMessage}, f.takeEvents()); diff != "" {
+				t.Errorf("unexpected events (-want +got):\n%s", diff)
+			}
+
+			status := f.getScyllaCluster(t, sc).Status
+			wantConditions := map[string]metav1.Condition{
+				"ScyllaDBDatacenterControllerDegraded": condition("ScyllaDBDatacenterControllerDegraded", metav1.ConditionTrue, "Error", tc.wantMessage, sc.Generation, testNow),
+				"Degraded":                             condition("Degraded", metav1.ConditionTrue, "Error", "ScyllaDBDatacenterControllerDegraded: "+tc.wantMessage, sc.Generation, testNow),
+			}
+			for condType, want := range wantConditions {
+				if diff := cmp.Diff(&want, meta.FindStatusCondition(status.Conditions, condType)); diff != "" {
+					t.Errorf("unexpected %s condition (-want +got):\n%s", condType, diff)
+				}
+			}
+
+			// The failure is reported once, not on every sync.
+			f.expectQuietResync(t, sc)
+
+			got, err := f.scyllaClient.ScyllaV1alpha1().ScyllaDBDatacenters(testNamespace).Get(t.Context(), "basic", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(foreign, got); diff != "" {
+				t.Errorf("the foreign ScyllaDBDatacenter was modified (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSyncReportsAnUntranslatableTaskWithoutBlockingTheOthers(t *testing.T) {
+	t.Parallel()
+
+	sc := newScyllaClusterWithTasks()
+	sc.Spec.Backups[0].Location = nil
+	f := newSyncFixture(t, sc)
+
+	if err := f.sync(t, sc); err != nil {
+		t.Fatalf("expected no error to requeue with, got %v", err)
+	}
+	wantWrites := []string{
+		"create scylladbdatacenters basic",
+		"create scylladbmanagertasks " + weeklyBackupTaskName,
+		"create scylladbmanagertasks " + nightlyRepairTaskName,
+		"update scyllaclusters/status basic",
+	}
+	if diff := cmp.Diff(wantWrites, f.takeWrites()); diff != "" {
+		t.Errorf("unexpected writes (-want +got):\n%s", diff)
+	}
+	const wantError = `can't translate backup task "daily": location must not be empty: a backup needs at least one [<dc>:]<provider>:<bucket>`
+	events := f.takeEvents()
+	if want := "Warning InvalidSpec " + wantError; len(events) == 0 || events[len(events)-1] != want {
+		t.Errorf("expected the last event to be %q, got %q", want, events)
+	}
+
+	status := f.getScyllaCluster(t, sc).Status
+	if status.Backups[0].Error == nil || *status.Backups[0].Error != wantError {
+		t.Errorf("expected the daily backup's status to carry %q, got %+v", wantError, status.Backups[0])
+	}
+	if c := meta.FindStatusCondition(status.Conditions, "ScyllaDBManagerTaskControllerDegraded"); c == nil || c.Status != metav1.ConditionTrue || c.Message != wantError {
+		t.Errorf("expected ScyllaDBManagerTaskControllerDegraded True with message %q, got %+v", wantError, c)
+	}
+}
+
+func TestSyncRequeuesTransientErrorsAndStillWritesStatus(t *testing.T) {
+	t.Parallel()
+
+	sc := newBasicScyllaCluster()
+	f := newSyncFixture(t, sc)
+	f.scyllaClient.PrependReactor("create", "scylladbdatacenters", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewInternalError(errors.New("etcd is down"))
+	})
+
+	err := f.sync(t, sc)
+	if err == nil || !strings.Contains(err.Error(), "etcd is down") {
+		t.Fatalf("expected an error to requeue with, got %v", err)
+	}
+	if diff := cmp.Diff([]string{"create scylladbdatacenters basic", "update scyllaclusters/status basic"}, f.takeWrites()); diff != "" {
+		t.Errorf("unexpected writes (-want +got):\n%s", diff)
+	}
+	status := f.getScyllaCluster(t, sc).Status
+	if c := meta.FindStatusCondition(status.Conditions, "ScyllaDBDatacenterControllerDegraded"); c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "etcd is down") {
+		t.Errorf("expected ScyllaDBDatacenterControllerDegraded True about the failure, got %+v", c)
+	}
+}
+
+func TestSyncLeavesAScyllaClusterBeingDeletedAlone(t *testing.T) {
+	t.Parallel()
+
+	sc := newScyllaClusterWithTasks()
+	sc.DeletionTimestamp = new(metav1.NewTime(testEarlier.Time))
+	sc.Finalizers = []string{"example.com/keep"}
+	f := newSyncFixture(t, sc)
+
+	if err := f.sync(t, sc); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if writes := f.takeWrites(); len(writes) != 0 {
+		t.Errorf("expected no writes, got %q", writes)
+	}
+}
+
+func TestSyncOfAGoneScyllaClusterDoesNothing(t *testing.T) {
+	t.Parallel()
+
+	f := newSyncFixture(t)
+	if err := f.controller.sync(t.Context(), "scylla/gone"); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if writes := f.takeWrites(); len(writes) != 0 {
+		t.Errorf("expected no writes, got %q", writes)
+	}
+}
