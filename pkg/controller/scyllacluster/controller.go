@@ -51,6 +51,8 @@ type Controller struct {
 	eventRecorder    record.EventRecorder
 
 	queue workqueue.TypedRateLimitingInterface[string]
+	// handlers map events of ScyllaClusters and the objects they control to queue keys.
+	handlers *controllerhelpers.Handlers[*scyllav1.ScyllaCluster]
 
 	// clock is the time source of condition transitions; tests replace it.
 	clock func() time.Time
@@ -95,16 +97,16 @@ func NewController(
 		clock: time.Now,
 	}
 
-	handlers := controllerhelpers.NewHandlers(klog.Background().WithName(ControllerName), c.queue, scyllaClusterGVK, c.getScyllaCluster)
+	c.handlers = controllerhelpers.NewHandlers(klog.Background().WithName(ControllerName), c.queue, scyllaClusterGVK, c.getScyllaCluster)
 	registrations := []struct {
 		kind     string
 		informer cache.SharedIndexInformer
 		handler  cache.ResourceEventHandler
 	}{
-		{"ScyllaCluster", scyllaClusterInformer.Informer(), handlers.ControllerHandlerFuncs()},
-		{"ScyllaDBDatacenter", scyllaDBDatacenterInformer.Informer(), handlers.OwnedHandlerFuncs()},
+		{"ScyllaCluster", scyllaClusterInformer.Informer(), c.handlers.ControllerHandlerFuncs()},
+		{"ScyllaDBDatacenter", scyllaDBDatacenterInformer.Informer(), c.handlers.OwnedHandlerFuncs()},
 		{"ScyllaDBDatacenter", scyllaDBDatacenterInformer.Informer(), c.blockingScyllaDBDatacenterHandlerFuncs()},
-		{"ScyllaDBManagerTask", scyllaDBManagerTaskInformer.Informer(), handlers.OwnedHandlerFuncs()},
+		{"ScyllaDBManagerTask", scyllaDBManagerTaskInformer.Informer(), c.handlers.OwnedHandlerFuncs()},
 	}
 	for _, r := range registrations {
 		if _, err := r.informer.AddEventHandler(r.handler); err != nil {
