@@ -313,9 +313,10 @@ func makeRoleBinding(sdc *scyllav1alpha1.ScyllaDBDatacenter) *rbacv1.RoleBinding
 }
 
 // MakeMemberClusterRole returns the ClusterRole every datacenter's member RoleBinding refers to: what the sidecar in a
-// ScyllaDB pod needs, and nothing more. It reads its own Pod and the datacenter's Pods and member Services to compute
-// addresses and seeds, and labels and annotates its own member Service (decommission result, host ID). The deploy
-// manifests ship it; it is a Go builder so that tests keep it in step with what the sidecar does.
+// ScyllaDB pod needs, and nothing more (pkg/sidecar/doc.go): it gets and lists the datacenter's Pods and member
+// Services to compute addresses and seeds, watches its member Service, and patches it (decommission result, host ID).
+// The RoleBinding limits it to the datacenter's namespace. The deploy manifests ship it; it is a Go builder so that
+// a test keeps it in step with the sidecar.
 func MakeMemberClusterRole() *rbacv1.ClusterRole {
 	return &rbacv1.ClusterRole{
 		TypeMeta: metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRole"},
@@ -329,12 +330,12 @@ func MakeMemberClusterRole() *rbacv1.ClusterRole {
 			{
 				APIGroups: []string{""},
 				Resources: []string{"pods"},
-				Verbs:     []string{"get", "list", "watch"},
+				Verbs:     []string{"get", "list"},
 			},
 			{
 				APIGroups: []string{""},
 				Resources: []string{"services"},
-				Verbs:     []string{"get", "list", "watch", "update", "patch"},
+				Verbs:     []string{"get", "list", "watch", "patch"},
 			},
 		},
 	}
@@ -619,7 +620,7 @@ func makeStatefulSet(sdc *scyllav1alpha1.ScyllaDBDatacenter, rack *scyllav1alpha
 
 	podLabels := maps.Clone(selectorLabels)
 	podLabels[naming.RackOrdinalLabel] = strconv.Itoa(in.rackOrdinal)
-	if version := imageVersion(sdc.Spec.ScyllaDB.Image); len(validation.IsValidLabelValue(version)) == 0 {
+	if version := imageVersion(sdc.Spec.ScyllaDB.Image); len(version) != 0 && len(validation.IsValidLabelValue(version)) == 0 {
 		podLabels[naming.ScyllaVersionLabel] = version
 	}
 	podMeta := objectMeta(sdc, "", podLabels)

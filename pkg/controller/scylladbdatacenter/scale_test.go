@@ -1,0 +1,262 @@
+package scylladbdatacenter
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// settledStatefulSet returns a StatefulSet whose replicas all run ready at the updated revision.
+func settledStatefulSet(name string, replicas int32) *appsv1.StatefulSet {
+	return &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Generation: 4},
+		Spec:       appsv1.StatefulSetSpec{Replicas: &replicas},
+		Status: appsv1.StatefulSetStatus{
+			ObservedGeneration: 4,
+			Replicas:           replicas,
+			ReadyReplicas:      replicas,
+			AvailableReplicas:  replicas,
+			CurrentReplicas:    replicas,
+			UpdatedReplicas:    replicas,
+			CurrentRevision:    name + "-1",
+			UpdateRevision:     name + "-1",
+		},
+	}
+}
+
+// testRack returns the objects of rack name asking for desired nodes (nil: removed from the spec), its StatefulSet
+// (nil: none) and member Services of ordinals 0 to services-1, the last labelled decommissioned when that is set.
+func testRack(name string, desired *int32, sts *appsv1.StatefulSet, services int32, decommissioned string) *rackObjects {
+	stsName := "basic-dc1-" + name
+	r := &rackObjects{
+		name:            name,
+		statefulSetName: stsName,
+		statefulSet:     sts,
+		services:        map[int32]*corev1.Service{},
+		pvcs:            map[int32]*corev1.PersistentVolumeClaim{},
+	}
+	if desired != nil {
+		r.rack = &scyllav1alpha1.RackSpec{Name: name, RackTemplate: scyllav1alpha1.RackTemplate{Nodes: desired}}
+	}
+	for ordinal := range services {
+		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: naming.MemberServiceName(stsName, ordinal), Labels: map[string]string{}}}
+		if ordinal == services-1 && len(decommissioned) != 0 {
+			svc.Labels[naming.DecommissionedLabel] = decommissioned
+		}
+		r.services[ordinal] = svc
+	}
+	return r
+}
+
+func progressingReasons(plan rackPlan) []string {
+	var reasons []string
+	for _, c := range plan.progressing {
+		reasons = append(reasons, c.Reason)
+	}
+	return reasons
+}
+
+func TestPlanScale(t *testing.T) {
+	t.Parallel()
+
+	type wantPlan struct {
+		replicas       int32
+		decommissioned map[int32]string
+		reasons        []string
+	}
+	tt := []struct {
+		name  string
+		racks func() []*rackObjects
+		want  []wantPlan
+	}{
+		{
+			name: "a new rack scales up to its nodes",
+			racks: func() []*rackObjects {
+				return []*rackObjects{testRack("a", new(int32(3)), nil, 0, "")}
+			},
+			want: []wantPlan{{replicas: 3, reasons: []string{scalingUpReason}}},
+		},
+		{
+			name: "a settled rack stays",
+			racks: func() []*rackObjects {
+				return []*rackObjects{testRack("a", new(int32(3)), settledStatefulSet("basic-dc1-a", 3), 3, "")}
+			},
+			want: []wantPlan{{replicas: 3}},
+		},
+		{
+			name: "scaling down asks the last node to decommission",
+			racks: func() []*rackObjects {
+				return []*rackObjects{testRack("a", new(int32(1)), settledStatefulSet("basic-dc1-a", 3), 3, "")}
+			},
+			want: []wantPlan{{replicas: 3, decommissioned: map[int32]string{2: "false"}, reasons: []string{decommissionRequestedReason}}},
+		},
+		{
+			name: "scaling down waits for every node of the datacenter to be ready",
+			racks: func() []*rackObjects {
+				notReady := settledStatefulSet("basic-dc1-b", 3)
+				notReady.Status.ReadyReplicas = 2
+				return []*rackObjects{
+					testRack("a", new(int32(2)), settledStatefulSet("basic-dc1-a", 3), 3, ""),
+					testRack("b", new(int32(3)), notReady, 3, ""),
+				}
+			},
+			want: []wantPlan{{replicas: 3, reasons: []string{waitingForRolloutToScaleReason}}, {replicas: 3}},
+		},
+		{
+			name: "scaling down waits for a rollout to finish",
+			racks: func() []*rackObjects {
+				rolling := settledStatefulSet("basic-dc1-a", 3)
+				rolling.Status.UpdateRevision = "basic-dc1-a-2"
+				return []*rackObjects{testRack("a", new(int32(2)), rolling, 3, "")}
+			},
+			want: []wantPlan{{replicas: 3, reasons: []string{waitingForRolloutToScaleReason}}},
+		},
+		{
+			name: "a decommissioning node is waited for, even when the rack is scaled back up",
+			racks: func() []*rackObjects {
+				return []*rackObjects{testRack("a", new(int32(5)), settledStatefulSet("basic-dc1-a", 3), 3, "false")}
+			},
+			want: []wantPlan{{replicas: 3, decommissioned: map[int32]string{2: "false"}, reasons: []string{waitingForDecommissionReason}}},
+		},
+		{
+			name: "a decommissioned node is removed from the StatefulSet",
+			racks: func() []*rackObjects {
+				return []*rackObjects{testRack("a", new(int32(1)), settledStatefulSet("basic-dc1-a", 3), 3, "true")}
+			},
+			want: []wantPlan{{replicas: 2, decommissioned: map[int32]string{}, reasons: []string{removingDecommissionedReason}}},
+		},
+		{
+			name: "a rack scaled back up still removes its decommissioned node first",
+			racks: func() []*rackObjects {
+				return []*rackObjects{testRack("a", new(int32(3)), settledStatefulSet("basic-dc1-a", 3), 3, "true")}
+			},
+			want: []wantPlan{{replicas: 2, decommissioned: map[int32]string{}, reasons: []string{removingDecommissionedReason}}},
+		},
+		{
+			name: "a rack does not scale up while a removed node's Service is there",
+			racks: func() []*rackObjects {
+				r := testRack("a", new(int32(3)), settledStatefulSet("basic-dc1-a", 2), 3, "true")
+				return []*rackObjects{r}
+			},
+			want: []wantPlan{{replicas: 2, decommissioned: map[int32]string{}, reasons: []string{waitingForNodeRemovalReason}}},
+		},
+		{
+			name: "a rack does not scale up while a removed node's data claim is being deleted",
+			racks: func() []*rackObjects {
+				r := testRack("a", new(int32(3)), settledStatefulSet("basic-dc1-a", 2), 2, "")
+				r.pvcs[2] = &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data-basic-dc1-a-2", DeletionTimestamp: new(metav1.Unix(1, 0))}}
+				return []*rackObjects{r}
+			},
+			want: []wantPlan{{replicas: 2, decommissioned: map[int32]string{}, reasons: []string{waitingForNodeRemovalReason}}},
+		},
+		{
+			name: "a retained data claim of a node does not stop a scale-up",
+			racks: func() []*rackObjects {
+				r := testRack("a", new(int32(3)), settledStatefulSet("basic-dc1-a", 2), 2, "")
+				r.pvcs[2] = &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data-basic-dc1-a-2"}}
+				return []*rackObjects{r}
+			},
+			want: []wantPlan{{replicas: 3, decommissioned: map[int32]string{}, reasons: []string{scalingUpReason}}},
+		},
+		{
+			name: "one node at a time per datacenter: the first rack in spec order goes first",
+			racks: func() []*rackObjects {
+				return []*rackObjects{
+					testRack("a", new(int32(2)), settledStatefulSet("basic-dc1-a", 3), 3, ""),
+					testRack("b", new(int32(2)), settledStatefulSet("basic-dc1-b", 3), 3, ""),
+				}
+			},
+			want: []wantPlan{
+				{replicas: 3, decommissioned: map[int32]string{2: "false"}, reasons: []string{decommissionRequestedReason}},
+				{replicas: 3, reasons: []string{waitingForOtherOperationReason}},
+			},
+		},
+		{
+			name: "another rack's decommission holds back scale-ups and scale-downs",
+			racks: func() []*rackObjects {
+				return []*rackObjects{
+					testRack("a", new(int32(4)), settledStatefulSet("basic-dc1-a", 3), 3, ""),
+					testRack("b", new(int32(1)), settledStatefulSet("basic-dc1-b", 3), 3, "false"),
+					testRack("c", new(int32(2)), settledStatefulSet("basic-dc1-c", 3), 3, ""),
+				}
+			},
+			want: []wantPlan{
+				{replicas: 3, reasons: []string{waitingForOtherOperationReason}},
+				{replicas: 3, decommissioned: map[int32]string{2: "false"}, reasons: []string{waitingForDecommissionReason}},
+				{replicas: 3, reasons: []string{waitingForOtherOperationReason}},
+			},
+		},
+		{
+			name: "a removed rack is left alone, and its decommission counts for the datacenter",
+			racks: func() []*rackObjects {
+				return []*rackObjects{
+					testRack("a", new(int32(2)), settledStatefulSet("basic-dc1-a", 3), 3, ""),
+					testRack("gone", nil, settledStatefulSet("basic-dc1-gone", 1), 1, "false"),
+				}
+			},
+			want: []wantPlan{
+				{replicas: 3, reasons: []string{waitingForOtherOperationReason}},
+				{replicas: 1, decommissioned: map[int32]string{0: "false"}},
+			},
+		},
+		{
+			name: "scaling a rack to zero decommissions its last node too",
+			racks: func() []*rackObjects {
+				return []*rackObjects{testRack("a", new(int32(0)), settledStatefulSet("basic-dc1-a", 1), 1, "")}
+			},
+			want: []wantPlan{{replicas: 1, decommissioned: map[int32]string{0: "false"}, reasons: []string{decommissionRequestedReason}}},
+		},
+		{
+			name: "a rack at zero nodes without a StatefulSet counts as settled",
+			racks: func() []*rackObjects {
+				return []*rackObjects{
+					testRack("a", new(int32(1)), settledStatefulSet("basic-dc1-a", 2), 2, ""),
+					testRack("b", new(int32(0)), nil, 0, ""),
+				}
+			},
+			want: []wantPlan{
+				{replicas: 2, decommissioned: map[int32]string{1: "false"}, reasons: []string{decommissionRequestedReason}},
+				{replicas: 0},
+			},
+		},
+	}
+
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			plans := planScale("dc1", tc.racks())
+			if len(plans) != len(tc.want) {
+				t.Fatalf("expected %d plans, got %d", len(tc.want), len(plans))
+			}
+			for i := range plans {
+				want := tc.want[i]
+				if want.decommissioned == nil {
+					want.decommissioned = map[int32]string{}
+				}
+				got := wantPlan{replicas: plans[i].replicas, decommissioned: plans[i].decommissioned, reasons: progressingReasons(plans[i])}
+				if diff := cmp.Diff(want, got, cmp.AllowUnexported(wantPlan{})); diff != "" {
+					t.Errorf("unexpected plan of rack %d (-want +got):\n%s", i, diff)
+				}
+			}
+		})
+	}
+}
+
+func TestPlanScaleExplainsItself(t *testing.T) {
+	t.Parallel()
+	plans := planScale("dc1", []*rackObjects{testRack("a", new(int32(2)), settledStatefulSet("basic-dc1-a", 3), 3, "")})
+	want := []metav1.Condition{{
+		Type:    `rack "a"`,
+		Status:  metav1.ConditionTrue,
+		Reason:  decommissionRequestedReason,
+		Message: "scaling down from 3 to 2 nodes: decommissioning node basic-dc1-a-2",
+	}}
+	if diff := cmp.Diff(want, plans[0].progressing); diff != "" {
+		t.Errorf("unexpected conditions (-want +got):\n%s", diff)
+	}
+}
