@@ -520,3 +520,48 @@ func TestSyncOfAGoneScyllaClusterDoesNothing(t *testing.T) {
 		t.Errorf("expected no writes, got %q", writes)
 	}
 }
+
+func TestSyncWaitsForOwnedObjectsBeingDeletedBeforeCreatingThemAgain(t *testing.T) {
+	t.Parallel()
+
+	sc := newScyllaClusterWithTasks()
+	f := newSyncFixture(t, sc)
+	f.syncCreated(t, sc)
+
+	// The ScyllaDBDatacenter and a task are on their way out, held by finalizers, while the spec still wants them.
+	deleting := metav1.NewTime(testEarlier.Time)
+	sdc, err := f.scyllaClient.ScyllaV1alpha1().ScyllaDBDatacenters(testNamespace).Get(t.Context(), "basic", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sdc.DeletionTimestamp = &deleting
+	sdc.Finalizers = []string{naming.ScyllaDBManagerClusterFinalizer}
+	f.update(t, sdc, "scylladbdatacenters", scyllav1alpha1.SchemeGroupVersion)
+	task, err := f.scyllaClient.ScyllaV1alpha1().ScyllaDBManagerTasks(testNamespace).Get(t.Context(), dailyBackupTaskName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task.DeletionTimestamp = &deleting
+	task.Finalizers = []string{naming.ScyllaDBManagerTaskFinalizer}
+	f.update(t, task, "scylladbmanagertasks", scyllav1alpha1.SchemeGroupVersion)
+	f.scyllaClient.ClearActions()
+	f.catchUpCaches(t)
+
+	if err := f.sync(t, f.getScyllaCluster(t, sc)); err != nil {
+		t.Fatalf("expected waiting for the deletions not to be an error, got %v", err)
+	}
+	if diff := cmp.Diff([]string{"update scyllaclusters/status basic"}, f.takeWrites()); diff != "" {
+		t.Errorf("unexpected writes (-want +got):\n%s", diff)
+	}
+	status := f.getScyllaCluster(t, sc).Status
+	wantMessages := map[string]string{
+		"ScyllaDBDatacenterControllerProgressing":  `ScyllaDBDatacenter "scylla/basic" is being deleted; it is created again once it is gone`,
+		"ScyllaDBManagerTaskControllerProgressing": `ScyllaDBManagerTask "scylla/` + dailyBackupTaskName + `" is being deleted; it is created again once it is gone`,
+	}
+	for condType, wantMessage := range wantMessages {
+		c := meta.FindStatusCondition(status.Conditions, condType)
+		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != waitingForDeletionReason || c.Message != wantMessage {
+			t.Errorf("expected %s True with reason %s and message %q, got %+v", condType, waitingForDeletionReason, wantMessage, c)
+		}
+	}
+}
