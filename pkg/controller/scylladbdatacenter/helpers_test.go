@@ -1,6 +1,8 @@
 package scylladbdatacenter
 
 import (
+	"testing"
+
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -83,4 +85,33 @@ func with(m map[string]string, kv ...string) map[string]string {
 		out[kv[i]] = kv[i+1]
 	}
 	return out
+}
+
+// checkError fails t unless err is the error wantErr reads ("" for none) and, when there is one, is a spec error
+// exactly when wantSpecErr. It returns whether an error was expected, after which a test case has nothing more to
+// check.
+func checkError(t *testing.T, err error, wantErr string, wantSpecErr bool) bool {
+	t.Helper()
+	if len(wantErr) == 0 {
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		return false
+	}
+	if err == nil || err.Error() != wantErr {
+		t.Fatalf("expected error %q, got %v", wantErr, err)
+	}
+	if isSpecError(err) != wantSpecErr {
+		t.Errorf("expected a spec error: %v, got one: %v", wantSpecErr, isSpecError(err))
+	}
+	return true
+}
+
+// newModifiedSDC returns newBasicSDC changed by modify (when not nil) and its first rack merged with the template.
+func newModifiedSDC(modify func(sdc *scyllav1alpha1.ScyllaDBDatacenter)) (*scyllav1alpha1.ScyllaDBDatacenter, *scyllav1alpha1.RackSpec) {
+	sdc := newBasicSDC()
+	if modify != nil {
+		modify(sdc)
+	}
+	return sdc, &effectiveRacks(sdc)[0]
 }

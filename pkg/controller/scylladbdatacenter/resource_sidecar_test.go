@@ -195,12 +195,8 @@ func TestMakeSidecarArgs(t *testing.T) {
 	for _, tc := range tt {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			sdc := newBasicSDC()
-			if tc.modify != nil {
-				tc.modify(sdc)
-			}
-			rack := effectiveRacks(sdc)[0]
-			args, err := makeSidecarArgs(sdc, &rack)
+			sdc, rack := newModifiedSDC(tc.modify)
+			args, err := makeSidecarArgs(sdc, rack)
 			if err != nil {
 				t.Fatalf("unexpected error: %v", err)
 			}

@@ -86,7 +86,7 @@ func expectedStatefulSet() *appsv1.StatefulSet {
 				ObjectMeta: metav1.ObjectMeta{
 					Labels: with(rackLabels(), "scylla/rack-ordinal", "0", "scylla/scylla-version", "2025.1.2"),
 					Annotations: map[string]string{
-						"scylla-operator.scylladb.com/managed-config-hash":                     "config-hash",
+						"scylla-operator.scylladb.com/managed-config-hash":                    "config-hash",
 						"scylla-operator.scylladb.com/scylladb-manager-agent-auth-token-hash": "token-hash",
 						"prometheus.io/scrape": "true",
 						"prometheus.io/port":   "9180",
@@ -505,10 +505,7 @@ func TestMakeStatefulSet(t *testing.T) {
 	for _, tc := range tt {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			sdc := newBasicSDC()
-			if tc.modify != nil {
-				tc.modify(sdc)
-			}
+			sdc, rack := newModifiedSDC(tc.modify)
 			in := statefulSetInputs{
 				operatorImage:     testOperatorImage,
 				replicas:          3,
@@ -518,19 +515,9 @@ func TestMakeStatefulSet(t *testing.T) {
 			if tc.in != nil {
 				tc.in(&in)
 			}
-			rack := effectiveRacks(sdc)[0]
-			got, err := makeStatefulSet(sdc, &rack, in)
-			if len(tc.wantErr) != 0 {
-				if err == nil || err.Error() != tc.wantErr {
-					t.Fatalf("expected error %q, got %v", tc.wantErr, err)
-				}
-				if !isSpecError(err) {
-					t.Errorf("expected a spec error, got %T", err)
-				}
+			got, err := makeStatefulSet(sdc, rack, in)
+			if checkError(t, err, tc.wantErr, true) {
 				return
-			}
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
 			}
 			want := expectedStatefulSet()
 			if tc.want != nil {

@@ -237,23 +237,10 @@ func TestMakeMemberService(t *testing.T) {
 	for _, tc := range tt {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			sdc := newBasicSDC()
-			if tc.modify != nil {
-				tc.modify(sdc)
-			}
-			rack := effectiveRacks(sdc)[0]
-			got, err := makeMemberService(sdc, &rack, "basic-dc1-a-0", tc.decommissioned)
-			if len(tc.wantErr) != 0 {
-				if err == nil || err.Error() != tc.wantErr {
-					t.Fatalf("expected error %q, got %v", tc.wantErr, err)
-				}
-				if !isSpecError(err) {
-					t.Errorf("expected a spec error, got %T", err)
-				}
+			sdc, rack := newModifiedSDC(tc.modify)
+			got, err := makeMemberService(sdc, rack, "basic-dc1-a-0", tc.decommissioned)
+			if checkError(t, err, tc.wantErr, true) {
 				return
-			}
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
 			}
 			want := expectedMemberService()
 			if tc.want != nil {
@@ -430,22 +417,10 @@ func TestMakeManagedConfigMap(t *testing.T) {
 	for _, tc := range tt {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			sdc := newBasicSDC()
-			if tc.modify != nil {
-				tc.modify(sdc)
-			}
+			sdc, _ := newModifiedSDC(tc.modify)
 			got, err := makeManagedConfigMap(sdc, tc.customConfigs)
-			if len(tc.wantErr) != 0 {
-				if err == nil || err.Error() != tc.wantErr {
-					t.Fatalf("expected error %q, got %v", tc.wantErr, err)
-				}
-				if isSpecError(err) != tc.wantSpecErr {
-					t.Errorf("expected spec error %v, got %v", tc.wantSpecErr, isSpecError(err))
-				}
+			if checkError(t, err, tc.wantErr, tc.wantSpecErr) {
 				return
-			}
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
 			}
 			want := &corev1.ConfigMap{
 				ObjectMeta: metav1.ObjectMeta{
@@ -512,14 +487,8 @@ func TestChooseAuthTokenPrecedence(t *testing.T) {
 				gen = tc.generate
 			}
 			got, err := chooseAuthToken(tc.sources, gen)
-			if len(tc.wantErr) != 0 {
-				if err == nil || err.Error() != tc.wantErr {
-					t.Fatalf("expected error %q, got %v", tc.wantErr, err)
-				}
+			if checkError(t, err, tc.wantErr, false) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if got != tc.want {
 				t.Errorf("expected token %q, got %q", tc.want, got)
@@ -545,14 +514,8 @@ func TestAuthTokenFromAgentConfig(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			got, err := authTokenFromAgentConfig([]byte(tc.data))
-			if len(tc.wantErr) != 0 {
-				if err == nil || err.Error() != tc.wantErr {
-					t.Fatalf("expected error %q, got %v", tc.wantErr, err)
-				}
+			if checkError(t, err, tc.wantErr, false) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if got != tc.want {
 				t.Errorf("expected %q, got %q", tc.want, got)
