@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
@@ -32,10 +33,11 @@ func applyAll[T kubeinterfaces.ObjectInterface](
 		actual, _, err := resourceapply.Apply(ctx, client, lister, c.eventRecorder, obj, resourceapply.ApplyOptions{})
 		switch {
 		case errors.Is(err, resourceapply.ErrObjectBeingDeleted) || (err == nil && isNil(actual)):
+			kind := reflect.TypeOf(obj).Elem().Name()
 			progressing = append(progressing, metav1.Condition{
-				Type:    fmt.Sprintf("%T %s", obj, obj.GetName()),
+				Type:    kind + " " + obj.GetName(),
 				Reason:  objectBeingRecreatedReason,
-				Message: "waiting for the object to be deleted so that it can be recreated",
+				Message: fmt.Sprintf("waiting for %s %s to be deleted so that it can be recreated with a changed immutable field", kind, obj.GetName()),
 			})
 		case err != nil:
 			errs = append(errs, err)

@@ -43,6 +43,11 @@ import (
 	"k8s.io/klog/v2"
 )
 
+func init() {
+	// Events about our own kinds need them in the scheme the recorder encodes references with.
+	utilruntime.Must(scyllascheme.AddToScheme(scheme.Scheme))
+}
+
 // ControllerName names the controller in logs, events, metrics and its workqueue.
 const ControllerName = "ScyllaDBDatacenterController"
 
@@ -98,11 +103,6 @@ func NewController(
 	if len(operatorImage) == 0 {
 		return nil, errors.New("can't create the ScyllaDBDatacenter controller: the operator image is empty")
 	}
-	// Events about our own kinds need them in the scheme the recorder encodes references with.
-	if err := scyllascheme.AddToScheme(scheme.Scheme); err != nil {
-		return nil, fmt.Errorf("can't register the scylla.scylladb.com types: %w", err)
-	}
-
 	eventBroadcaster := record.NewBroadcaster()
 	c := &Controller{
 		kubeClient:    kubeClient,

@@ -87,12 +87,14 @@ type rackPlan struct {
 	progressing    []metav1.Condition
 }
 
+// rackCondition is a progressing condition about a rack; its message names the rack, since aggregation keeps only
+// messages.
 func rackCondition(rack, reason, format string, args ...any) metav1.Condition {
 	return metav1.Condition{
 		Type:    fmt.Sprintf("rack %q", rack),
 		Status:  metav1.ConditionTrue,
 		Reason:  reason,
-		Message: fmt.Sprintf(format, args...),
+		Message: fmt.Sprintf("rack %q: ", rack) + fmt.Sprintf(format, args...),
 	}
 }
 
@@ -181,9 +183,8 @@ func planScale(dcName string, racks []*rackObjects) []rackPlan {
 				"waiting for a decommission in datacenter %q to finish before scaling up from %d to %d nodes", dcName, current, desired))
 
 		case desired > current:
+			// The StatefulSet's rollout conditions tell how far the new nodes are.
 			plan.replicas = desired
-			plan.progressing = append(plan.progressing, rackCondition(r.name, scalingUpReason,
-				"scaling up from %d to %d nodes", current, desired))
 
 		case desired < current && decommissioning:
 			plan.progressing = append(plan.progressing, rackCondition(r.name, waitingForOtherOperationReason,

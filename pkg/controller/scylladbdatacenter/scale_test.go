@@ -79,7 +79,7 @@ func TestPlanScale(t *testing.T) {
 			racks: func() []*rackObjects {
 				return []*rackObjects{testRack("a", new(int32(3)), nil, 0, "")}
 			},
-			want: []wantPlan{{replicas: 3, reasons: []string{scalingUpReason}}},
+			want: []wantPlan{{replicas: 3}},
 		},
 		{
 			name: "a settled rack stays",
@@ -161,7 +161,7 @@ func TestPlanScale(t *testing.T) {
 				r.pvcs[2] = &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data-basic-dc1-a-2"}}
 				return []*rackObjects{r}
 			},
-			want: []wantPlan{{replicas: 3, decommissioned: map[int32]string{}, reasons: []string{scalingUpReason}}},
+			want: []wantPlan{{replicas: 3, decommissioned: map[int32]string{}}},
 		},
 		{
 			name: "one node at a time per datacenter: the first rack in spec order goes first",
@@ -254,7 +254,7 @@ func TestPlanScaleExplainsItself(t *testing.T) {
 		Type:    `rack "a"`,
 		Status:  metav1.ConditionTrue,
 		Reason:  decommissionRequestedReason,
-		Message: "scaling down from 3 to 2 nodes: decommissioning node basic-dc1-a-2",
+		Message: `rack "a": scaling down from 3 to 2 nodes: decommissioning node basic-dc1-a-2`,
 	}}
 	if diff := cmp.Diff(want, plans[0].progressing); diff != "" {
 		t.Errorf("unexpected conditions (-want +got):\n%s", diff)

@@ -16,9 +16,10 @@ import (
 )
 
 // syncServices applies the client Service and the member Service of every node the plans keep, and removes the
-// member Services of nodes that are gone: once a node's pod no longer exists, its Service is deleted, after its data
-// claim when the node was decommissioned, so that a node added later under the same name starts afresh. The member
-// Services of a rack removed from the spec but still running are left alone.
+// member Services of nodes that are gone: once the rack's StatefulSet no longer counts a node and its pod no longer
+// exists, its Service is deleted, after its data claim when the node was decommissioned, so that a node added later
+// under the same name starts afresh. The member Services of a rack removed from the spec but still running are left
+// alone.
 func (c *Controller) syncServices(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, owned *ownedObjects, racks []*rackObjects, plans []rackPlan) ([]metav1.Condition, error) {
 	clientService, err := makeClientService(sdc)
 	if err != nil {
@@ -27,12 +28,14 @@ func (c *Controller) syncServices(ctx context.Context, sdc *scyllav1alpha1.Scyll
 	required := []*corev1.Service{clientService}
 	keep := map[string]bool{}
 	for i, r := range racks {
-		if r.rack == nil {
-			for ordinal, svc := range r.services {
-				if ordinal < r.currentReplicas() {
-					keep[svc.Name] = true
-				}
+		// A node stays until its StatefulSet, as the cache has it, no longer counts it: removing its Service or data
+		// earlier could hand them to a pod the StatefulSet recreates meanwhile.
+		for ordinal, svc := range r.services {
+			if ordinal < r.currentReplicas() {
+				keep[svc.Name] = true
 			}
+		}
+		if r.rack == nil {
 			continue
 		}
 		for ordinal := range plans[i].replicas {

@@ -81,10 +81,12 @@ func rolloutConditions(rack string, sts *appsv1.StatefulSet) []metav1.Condition 
 	switch {
 	case s.ObservedGeneration < sts.Generation:
 		message = fmt.Sprintf("waiting for StatefulSet %s to observe generation %d", sts.Name, sts.Generation)
-	case s.UpdatedReplicas < replicas || s.CurrentRevision != s.UpdateRevision:
-		message = fmt.Sprintf("rolling out StatefulSet %s: %d of %d nodes updated", sts.Name, s.UpdatedReplicas, replicas)
+	case s.Replicas < replicas:
+		message = fmt.Sprintf("scaling up StatefulSet %s: %d of %d nodes exist", sts.Name, s.Replicas, replicas)
 	case s.Replicas > replicas:
 		message = fmt.Sprintf("waiting for %d nodes of StatefulSet %s to stop", s.Replicas-replicas, sts.Name)
+	case s.UpdatedReplicas < replicas || s.CurrentRevision != s.UpdateRevision:
+		message = fmt.Sprintf("rolling out StatefulSet %s: %d of %d nodes updated", sts.Name, s.UpdatedReplicas, replicas)
 	case s.ReadyReplicas < replicas:
 		message = fmt.Sprintf("%d of %d nodes of StatefulSet %s are ready", s.ReadyReplicas, replicas, sts.Name)
 	case s.AvailableReplicas < replicas:

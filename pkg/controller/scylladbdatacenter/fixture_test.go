@@ -1,0 +1,258 @@
+package scylladbdatacenter
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	scyllafake "github.com/scyllakube/client/scylla/clientset/versioned/fake"
+	scyllainformers "github.com/scyllakube/client/scylla/informers/externalversions"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	kubeinformers "k8s.io/client-go/informers"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+)
+
+// testNow is the clock of condition transitions in the sync tests.
+var testNow = metav1.Date(2026, 1, 2, 3, 4, 5, 0, metav1.Now().Location())
+
+// world is what the API server holds: the datacenter and the Kubernetes objects around it.
+type world struct {
+	sdc     *scyllav1alpha1.ScyllaDBDatacenter
+	objects []runtime.Object
+}
+
+// fixture is a controller over fake clientsets whose informer caches hold a world, as sample-controller's tests
+// build it: the objects are put straight into the indexers and the informers are never started.
+type fixture struct {
+	t            *testing.T
+	kubeClient   *kubefake.Clientset
+	scyllaClient *scyllafake.Clientset
+	controller   *Controller
+	recorder     *record.FakeRecorder
+}
+
+func newFixture(t *testing.T, w world) *fixture {
+	t.Helper()
+	kubeClient := kubefake.NewClientset(w.objects...)
+	scyllaClient := scyllafake.NewClientset(w.sdc)
+	kubeInformers := kubeinformers.NewSharedInformerFactory(kubeClient, 0)
+	scyllaInformers := scyllainformers.NewSharedInformerFactory(scyllaClient, 0)
+
+	c, err := NewController(
+		kubeClient,
+		scyllaClient,
+		scyllaInformers.Scylla().V1alpha1().ScyllaDBDatacenters(),
+		kubeInformers.Apps().V1().StatefulSets(),
+		kubeInformers.Core().V1().Services(),
+		kubeInformers.Core().V1().Secrets(),
+		kubeInformers.Core().V1().ConfigMaps(),
+		kubeInformers.Core().V1().ServiceAccounts(),
+		kubeInformers.Rbac().V1().RoleBindings(),
+		kubeInformers.Policy().V1().PodDisruptionBudgets(),
+		kubeInformers.Core().V1().Pods(),
+		kubeInformers.Core().V1().PersistentVolumeClaims(),
+		testOperatorImage,
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recorder := record.NewFakeRecorder(1000)
+	c.eventRecorder = recorder
+	c.generateAuthToken = func() (string, error) { return testToken, nil }
+	c.now = func() metav1.Time { return testNow }
+
+	add := func(informer cache.SharedIndexInformer, obj runtime.Object) {
+		if err := informer.GetIndexer().Add(obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(scyllaInformers.Scylla().V1alpha1().ScyllaDBDatacenters().Informer(), w.sdc)
+	for _, obj := range w.objects {
+		switch obj.(type) {
+		case *appsv1.StatefulSet:
+			add(kubeInformers.Apps().V1().StatefulSets().Informer(), obj)
+		case *corev1.Service:
+			add(kubeInformers.Core().V1().Services().Informer(), obj)
+		case *corev1.Secret:
+			add(kubeInformers.Core().V1().Secrets().Informer(), obj)
+		case *corev1.ConfigMap:
+			add(kubeInformers.Core().V1().ConfigMaps().Informer(), obj)
+		case *corev1.ServiceAccount:
+			add(kubeInformers.Core().V1().ServiceAccounts().Informer(), obj)
+		case *rbacv1.RoleBinding:
+			add(kubeInformers.Rbac().V1().RoleBindings().Informer(), obj)
+		case *policyv1.PodDisruptionBudget:
+			add(kubeInformers.Policy().V1().PodDisruptionBudgets().Informer(), obj)
+		case *corev1.Pod:
+			add(kubeInformers.Core().V1().Pods().Informer(), obj)
+		case *corev1.PersistentVolumeClaim:
+			add(kubeInformers.Core().V1().PersistentVolumeClaims().Informer(), obj)
+		default:
+			t.Fatalf("the fixture can't hold a %T", obj)
+		}
+	}
+
+	return &fixture{t: t, kubeClient: kubeClient, scyllaClient: scyllaClient, controller: c, recorder: recorder}
+}
+
+// sync runs one sync of the datacenter and returns its error.
+func (f *fixture) sync() error {
+	f.t.Helper()
+	return f.controller.sync(f.t.Context(), testNamespace+"/"+f.sdcName())
+}
+
+func (f *fixture) sdcName() string {
+	list, err := f.scyllaClient.Tracker().List(
+		scyllav1alpha1.SchemeGroupVersion.WithResource("scylladbdatacenters"),
+		scyllav1alpha1.SchemeGroupVersion.WithKind("ScyllaDBDatacenter"), testNamespace)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return list.(*scyllav1alpha1.ScyllaDBDatacenterList).Items[0].Name
+}
+
+// writes returns every action of both clients but reads, as "<verb> <resource>[/<subresource>] <name>".
+func (f *fixture) writes() []string {
+	var writes []string
+	for _, action := range append(f.kubeClient.Actions(), f.scyllaClient.Actions()...) {
+		switch action.GetVerb() {
+		case "get", "list", "watch":
+			continue
+		}
+		resource := action.GetResource().Resource
+		if sub := action.GetSubresource(); len(sub) != 0 {
+			resource += "/" + sub
+		}
+		var name string
+		switch a := action.(type) {
+		case clienttesting.CreateAction:
+			name = objectName(a.GetObject())
+		case clienttesting.UpdateAction:
+			name = objectName(a.GetObject())
+		case clienttesting.DeleteAction:
+			name = a.GetName()
+		case clienttesting.PatchAction:
+			name = a.GetName()
+		}
+		writes = append(writes, fmt.Sprintf("%s %s %s", action.GetVerb(), resource, name))
+	}
+	return writes
+}
+
+func objectName(obj runtime.Object) string {
+	accessor, ok := obj.(metav1.Object)
+	if !ok {
+		return fmt.Sprintf("<%T>", obj)
+	}
+	return accessor.GetName()
+}
+
+// written returns the object the last create or update of resource name sent.
+func (f *fixture) written(resource, name string) runtime.Object {
+	f.t.Helper()
+	actions := append(f.kubeClient.Actions(), f.scyllaClient.Actions()...)
+	for i := len(actions) - 1; i >= 0; i-- {
+		if actions[i].GetResource().Resource != resource {
+			continue
+		}
+		var obj runtime.Object
+		switch a := actions[i].(type) {
+		case clienttesting.CreateAction:
+			obj = a.GetObject()
+		case clienttesting.UpdateAction:
+			obj = a.GetObject()
+		default:
+			continue
+		}
+		if objectName(obj) == name {
+			return obj
+		}
+	}
+	f.t.Fatalf("nothing wrote %s %s", resource, name)
+	return nil
+}
+
+// events returns the events recorded so far.
+func (f *fixture) events() []string {
+	var events []string
+	for {
+		select {
+		case e := <-f.recorder.Events:
+			events = append(events, e)
+		default:
+			return events
+		}
+	}
+}
+
+// kubeKinds are the kinds the fixture reads back from the fake API server, by resource.
+var kubeKinds = map[string]schema.GroupVersionKind{
+	"statefulsets":           appsv1.SchemeGroupVersion.WithKind("StatefulSet"),
+	"services":               corev1.SchemeGroupVersion.WithKind("Service"),
+	"secrets":                corev1.SchemeGroupVersion.WithKind("Secret"),
+	"configmaps":             corev1.SchemeGroupVersion.WithKind("ConfigMap"),
+	"serviceaccounts":        corev1.SchemeGroupVersion.WithKind("ServiceAccount"),
+	"rolebindings":           rbacv1.SchemeGroupVersion.WithKind("RoleBinding"),
+	"poddisruptionbudgets":   policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"),
+	"pods":                   corev1.SchemeGroupVersion.WithKind("Pod"),
+	"persistentvolumeclaims": corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"),
+}
+
+// world returns what the fake API server holds now, for the next sync's fixture.
+func (f *fixture) world() world {
+	f.t.Helper()
+	var objects []runtime.Object
+	for resource, gvk := range kubeKinds {
+		list, err := f.kubeClient.Tracker().List(gvk.GroupVersion().WithResource(resource), gvk, testNamespace)
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		items, err := meta.ExtractList(list)
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		objects = append(objects, items...)
+	}
+	sdc, err := f.scyllaClient.ScyllaV1alpha1().ScyllaDBDatacenters(testNamespace).Get(f.t.Context(), f.sdcName(), metav1.GetOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	slices.SortFunc(objects, func(a, b runtime.Object) int {
+		return strings.Compare(fmt.Sprintf("%T/%s", a, objectName(a)), fmt.Sprintf("%T/%s", b, objectName(b)))
+	})
+	return world{sdc: sdc, objects: objects}
+}
+
+// object returns the object of w of type T named name.
+func object[T runtime.Object](t *testing.T, w world, name string) T {
+	t.Helper()
+	for _, obj := range w.objects {
+		if typed, ok := obj.(T); ok && objectName(obj) == name {
+			return typed
+		}
+	}
+	var zero T
+	t.Fatalf("the world has no %T %s", zero, name)
+	return zero
+}
+
+// without returns w without the object of type T named name.
+func without[T runtime.Object](w world, name string) world {
+	objects := slices.DeleteFunc(slices.Clone(w.objects), func(obj runtime.Object) bool {
+		_, ok := obj.(T)
+		return ok && objectName(obj) == name
+	})
+	return world{sdc: w.sdc, objects: objects}
+}
