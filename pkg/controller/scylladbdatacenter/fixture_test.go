@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	kubeinformers "k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
@@ -255,4 +256,75 @@ func without[T runtime.Object](w world, name string) world {
 		return ok && objectName(obj) == name
 	})
 	return world{sdc: w.sdc, objects: objects}
+}
+
+// withNodes returns w with the pods and data claims of ordinals 0 to replicas-1 of every StatefulSet in w, pods at
+// the StatefulSet's current revision running its ScyllaDB image, and with every StatefulSet settled at replicas: all
+// ready and updated, as the StatefulSet controller would report them.
+func withNodes(w world) world {
+	out := world{sdc: w.sdc, objects: slices.Clone(w.objects)}
+	for _, obj := range w.objects {
+		sts, ok := obj.(*appsv1.StatefulSet)
+		if !ok {
+			continue
+		}
+		settle(sts)
+		for ordinal := range *sts.Spec.Replicas {
+			out.objects = append(out.objects, newPod(sts, ordinal), newDataClaim(sts, ordinal))
+		}
+	}
+	return out
+}
+
+// settle makes sts's status say that every replica runs ready at one revision.
+func settle(sts *appsv1.StatefulSet) {
+	replicas := *sts.Spec.Replicas
+	sts.Status = appsv1.StatefulSetStatus{
+		ObservedGeneration: sts.Generation,
+		Replicas:           replicas,
+		ReadyReplicas:      replicas,
+		AvailableReplicas:  replicas,
+		CurrentReplicas:    replicas,
+		UpdatedReplicas:    replicas,
+		CurrentRevision:    sts.Name + "-rev1",
+		UpdateRevision:     sts.Name + "-rev1",
+	}
+}
+
+// newPod returns the ordinal-th pod of sts at its current revision.
+func newPod(sts *appsv1.StatefulSet, ordinal int32) *corev1.Pod {
+	labels := map[string]string{
+		appsv1.ControllerRevisionHashLabelKey: sts.Status.CurrentRevision,
+		appsv1.StatefulSetPodNameLabel:        fmt.Sprintf("%s-%d", sts.Name, ordinal),
+	}
+	for k, v := range sts.Spec.Template.Labels {
+		labels[k] = v
+	}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: testNamespace,
+			Name:      fmt.Sprintf("%s-%d", sts.Name, ordinal),
+			Labels:    labels,
+		},
+		Spec: *sts.Spec.Template.Spec.DeepCopy(),
+	}
+}
+
+// newDataClaim returns the data claim of the ordinal-th pod of sts, labelled as the StatefulSet controller does.
+func newDataClaim(sts *appsv1.StatefulSet, ordinal int32) *corev1.PersistentVolumeClaim {
+	return &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: testNamespace,
+			Name:      fmt.Sprintf("data-%s-%d", sts.Name, ordinal),
+			UID:       types.UID(fmt.Sprintf("data-%s-%d-uid", sts.Name, ordinal)),
+			Labels:    sts.Spec.Selector.MatchLabels,
+		},
+	}
+}
+
+// kubeWrites returns f's writes to Kubernetes objects, leaving out status updates of the datacenter.
+func (f *fixture) kubeWrites() []string {
+	return slices.DeleteFunc(f.writes(), func(w string) bool {
+		return strings.HasPrefix(w, "update scylladbdatacenters/status ")
+	})
 }

@@ -81,6 +81,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if configErr == nil {
 		managedConfig, configErr = makeManagedConfigMap(sdc, customConfigs)
 	}
+	if configErr == nil {
+		keepRemovedRacksConfig(managedConfig, owned.configMaps[managedConfig.Name], racks)
+	}
 	authTokenSecret, tokenErr := c.makeAuthTokenSecret(ctx, sdc, owned)
 	var authTokenHash string
 	if tokenErr == nil {
@@ -147,6 +150,20 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return nil
 	}
 	return syncErr
+}
+
+// keepRemovedRacksConfig copies into managedConfig the scylla.yaml of every rack removed from the spec whose
+// StatefulSet still runs nodes, from the existing ConfigMap: their pods must keep finding it when they restart.
+func keepRemovedRacksConfig(managedConfig, existing *corev1.ConfigMap, racks []*rackObjects) {
+	if existing == nil {
+		return
+	}
+	for _, r := range racks {
+		key := naming.ScyllaDBManagedConfigKey(r.name)
+		if data, ok := existing.Data[key]; ok && r.rack == nil && r.currentReplicas() != 0 {
+			managedConfig.Data[key] = data
+		}
+	}
 }
 
 // getCustomConfigs returns the scylla.yaml of every custom config ConfigMap the racks name, by ConfigMap name.

@@ -1,10 +1,16 @@
 package scylladbdatacenter
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -81,4 +87,218 @@ func TestSyncIgnoresMissingAndDeletedDatacenters(t *testing.T) {
 	}
 }
 
-var _ = runtime.Object(&scyllav1alpha1.ScyllaDBDatacenter{})
+func TestSyncKeepsWhatOtherActorsAddAndRollsOnChanges(t *testing.T) {
+	t.Parallel()
+
+	w := withNodes(convergedWorld(t))
+	object[*appsv1.StatefulSet](t, w, "basic-dc1-a").Labels["team"] = "db"
+	object[*corev1.Service](t, w, "basic-dc1-a-0").Annotations["internal.scylla-operator.scylladb.com/host-id"] = "host-a-0"
+	w, _ = step(t, "foreign label and annotation", w)
+
+	tt := []struct {
+		name   string
+		modify func(sdc *scyllav1alpha1.ScyllaDBDatacenter)
+		check  func(t *testing.T, template *corev1.PodTemplateSpec)
+	}{
+		{
+			name: "a version change",
+			modify: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+				sdc.Spec.ScyllaDB.Image = "docker.io/scylladb/scylla:2025.2.0"
+			},
+			check: func(t *testing.T, template *corev1.PodTemplateSpec) {
+				if got := template.Spec.Containers[0].Image; got != "docker.io/scylladb/scylla:2025.2.0" {
+					t.Errorf("unexpected image %q", got)
+				}
+			},
+		},
+		{
+			name: "a forceRedeploymentReason",
+			modify: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+				sdc.Spec.ForceRedeploymentReason = new("now")
+			},
+			check: func(t *testing.T, template *corev1.PodTemplateSpec) {
+				if got := template.Annotations["scylla-operator.scylladb.com/force-redeployment-reason"]; got != "now" {
+					t.Errorf("unexpected force-redeployment-reason annotation %q", got)
+				}
+			},
+		},
+		{
+			name: "a managed config change",
+			modify: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+				sdc.Spec.ScyllaDB.AlternatorOptions = &scyllav1alpha1.AlternatorOptions{}
+			},
+			check: func(t *testing.T, template *corev1.PodTemplateSpec) {
+				old := object[*appsv1.StatefulSet](t, w, "basic-dc1-a").Spec.Template.Annotations["scylla-operator.scylladb.com/managed-config-hash"]
+				if got := template.Annotations["scylla-operator.scylladb.com/managed-config-hash"]; got == old {
+					t.Errorf("the managed config hash did not change: %q", got)
+				}
+			},
+		},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			changed := world{sdc: w.sdc.DeepCopy(), objects: w.objects}
+			tc.modify(changed.sdc)
+			changed.sdc.Generation++
+			f := newFixture(t, changed)
+			if err := f.sync(); err != nil {
+				t.Fatal(err)
+			}
+			writes := slices.DeleteFunc(f.kubeWrites(), func(w string) bool {
+				return strings.HasPrefix(w, "update configmaps ") || strings.HasPrefix(w, "update services ")
+			})
+			if diff := cmp.Diff([]string{"update statefulsets basic-dc1-a", "update statefulsets basic-dc1-b"}, writes); diff != "" {
+				t.Fatalf("unexpected writes (-want +got):\n%s", diff)
+			}
+			sts := f.written("statefulsets", "basic-dc1-a").(*appsv1.StatefulSet)
+			if sts.Labels["team"] != "db" {
+				t.Errorf("the label another actor added is gone: %v", sts.Labels)
+			}
+			if sts.Spec.UpdateStrategy.Type != appsv1.RollingUpdateStatefulSetStrategyType {
+				t.Errorf("unexpected update strategy %q", sts.Spec.UpdateStrategy.Type)
+			}
+			tc.check(t, &sts.Spec.Template)
+		})
+	}
+}
+
+func TestSyncAuthTokenPrecedence(t *testing.T) {
+	t.Parallel()
+
+	secret := func(name, key, data string) *corev1.Secret {
+		return &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: testNamespace, Name: name},
+			Data:       map[string][]byte{key: []byte(data)},
+		}
+	}
+	withCustomConfig := func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+		sdc.Spec.Racks[1].ScyllaDBManagerAgent = &scyllav1alpha1.ScyllaDBManagerAgentTemplate{CustomConfigSecretRef: new("agent-config")}
+	}
+	withOverride := func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+		sdc.Annotations = map[string]string{"internal.scylla-operator.scylladb.com/scylladb-manager-agent-auth-token-override-secret-ref": "cluster-token"}
+	}
+
+	tt := []struct {
+		name      string
+		modify    func(sdc *scyllav1alpha1.ScyllaDBDatacenter)
+		objects   []runtime.Object
+		wantToken string
+		wantErr   string
+	}{
+		{
+			name:      "a new token is generated",
+			wantToken: testToken,
+		},
+		{
+			name:      "the custom agent config's token wins over the override",
+			modify:    func(sdc *scyllav1alpha1.ScyllaDBDatacenter) { withCustomConfig(sdc); withOverride(sdc) },
+			objects:   []runtime.Object{secret("agent-config", "scylla-manager-agent.yaml", "auth_token: custom\n"), secret("cluster-token", "auth-token.yaml", "auth_token: cluster\n")},
+			wantToken: "custom",
+		},
+		{
+			name:      "a custom agent config without a token leaves it to the override",
+			modify:    func(sdc *scyllav1alpha1.ScyllaDBDatacenter) { withCustomConfig(sdc); withOverride(sdc) },
+			objects:   []runtime.Object{secret("agent-config", "scylla-manager-agent.yaml", "s3: {}\n"), secret("cluster-token", "auth-token.yaml", "auth_token: cluster\n")},
+			wantToken: "cluster",
+		},
+		{
+			name:    "a missing override Secret is an error that is retried",
+			modify:  withOverride,
+			wantErr: `SecretController: can't get the agent auth-token Secret "cluster-token" named by annotation "internal.scylla-operator.scylladb.com/scylladb-manager-agent-auth-token-override-secret-ref": secret "cluster-token" not found`,
+		},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			sdc := newBasicSDC()
+			if tc.modify != nil {
+				tc.modify(sdc)
+			}
+			f := newFixture(t, world{sdc: sdc, objects: tc.objects})
+			err := f.sync()
+			if len(tc.wantErr) != 0 {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("expected error %q, got %v", tc.wantErr, err)
+				}
+				// Nothing that needs the token is created, the rest is.
+				if diff := cmp.Diff(slices.DeleteFunc(slices.Clone(basicCreates), func(w string) bool {
+					return strings.HasPrefix(w, "create secrets ") || strings.HasPrefix(w, "create statefulsets ")
+				}), f.writes()); diff != "" {
+					t.Errorf("unexpected writes (-want +got):\n%s", diff)
+				}
+				status := f.written("scylladbdatacenters", "basic").(*scyllav1alpha1.ScyllaDBDatacenter).Status
+				if c := meta.FindStatusCondition(status.Conditions, "Degraded"); c == nil || c.Status != metav1.ConditionTrue || c.Reason != "Error" {
+					t.Errorf("expected Degraded to be True with reason Error, got %+v", c)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := authTokenFromAgentConfig(f.written("secrets", "basic-auth-token").(*corev1.Secret).Data["auth-token.yaml"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.wantToken {
+				t.Errorf("expected token %q, got %q", tc.wantToken, got)
+			}
+		})
+	}
+}
+
+func TestSyncKeepsTheExistingTokenAndRollsAgentsWhenItChanges(t *testing.T) {
+	t.Parallel()
+
+	w := convergedWorld(t)
+	_, _ = step(t, "existing token kept", w)
+
+	// A ScyllaDBCluster takes over the token: the Secret gets it and the pods roll.
+	w.sdc.Annotations = map[string]string{"internal.scylla-operator.scylladb.com/scylladb-manager-agent-auth-token-override-secret-ref": "cluster-token"}
+	w.objects = append(w.objects, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: testNamespace, Name: "cluster-token"},
+		Data:       map[string][]byte{"auth-token.yaml": []byte("auth_token: cluster\n")},
+	})
+	_, f := step(t, "override", w, "update secrets basic-auth-token", "update statefulsets basic-dc1-a", "update statefulsets basic-dc1-b")
+	for _, e := range f.events() {
+		if strings.Contains(e, "cluster") && !strings.Contains(e, "cluster-token") {
+			t.Errorf("an event may leak the token: %q", e)
+		}
+	}
+}
+
+func TestSyncRemovesARackOnlyAtZeroNodes(t *testing.T) {
+	t.Parallel()
+
+	w := withNodes(convergedWorld(t))
+	w.sdc.Spec.Racks = w.sdc.Spec.Racks[:1]
+	w.sdc.Generation++
+
+	f := newFixture(t, w)
+	if err := f.sync(); err != nil {
+		t.Fatalf("a spec error must not be retried, got %v", err)
+	}
+	if diff := cmp.Diff([]string{"update scylladbdatacenters/status basic"}, f.writes()); diff != "" {
+		t.Errorf("unexpected writes (-want +got):\n%s", diff)
+	}
+	status := f.written("scylladbdatacenters", "basic").(*scyllav1alpha1.ScyllaDBDatacenter).Status
+	wantMessage := `StatefulSetControllerDegraded: rack "b" was removed from spec.racks while its StatefulSet "basic-dc1-b" still runs 3 nodes: ` +
+		`add the rack back with nodes: 0, wait until its nodes are decommissioned, then remove it`
+	if c := meta.FindStatusCondition(status.Conditions, "Degraded"); c == nil || c.Status != metav1.ConditionTrue || c.Message != wantMessage {
+		t.Errorf("expected Degraded True with message %q, got %+v", wantMessage, c)
+	}
+
+	// Once its StatefulSet runs no node, the rack goes.
+	sts := object[*appsv1.StatefulSet](t, w, "basic-dc1-b")
+	sts.Spec.Replicas = new(int32(0))
+	settle(sts)
+	for _, name := range []string{"basic-dc1-b-0", "basic-dc1-b-1", "basic-dc1-b-2"} {
+		w = without[*corev1.Pod](w, name)
+		w = without[*corev1.Service](w, name)
+	}
+	_, f = step(t, "rack at zero", w, "update configmaps basic-managed-config", "delete statefulsets basic-dc1-b")
+	status = f.written("scylladbdatacenters", "basic").(*scyllav1alpha1.ScyllaDBDatacenter).Status
+	if c := meta.FindStatusCondition(status.Conditions, "Degraded"); c == nil || c.Status != metav1.ConditionFalse {
+		t.Errorf("expected Degraded False, got %+v", c)
+	}
+}
