@@ -1,0 +1,184 @@
+package scylladbdatacenter
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+)
+
+// queued drains c's queue and returns its keys.
+func queued(c *Controller) []string {
+	var keys []string
+	for c.queue.Len() != 0 {
+		key, _ := c.queue.Get()
+		c.queue.Done(key)
+		c.queue.Forget(key)
+		keys = append(keys, key)
+	}
+	return keys
+}
+
+func TestHandlersEnqueueTheDatacenter(t *testing.T) {
+	t.Parallel()
+
+	sdc := newBasicSDC()
+	sdc.Annotations = map[string]string{"internal.scylla-operator.scylladb.com/scylladb-manager-agent-auth-token-override-secret-ref": "cluster-token"}
+	sdc.Spec.Racks[1].ScyllaDB = &scyllav1alpha1.ScyllaDBTemplate{CustomConfigMapRef: new("tuned")}
+	sdc.Spec.RackTemplate.ScyllaDBManagerAgent = &scyllav1alpha1.ScyllaDBManagerAgentTemplate{CustomConfigSecretRef: new("agent-config")}
+
+	owned := metav1.ObjectMeta{Namespace: testNamespace, Name: "basic-dc1-a", ResourceVersion: "1", OwnerReferences: []metav1.OwnerReference{testControllerRef()}}
+	ownedChanged := *owned.DeepCopy()
+	ownedChanged.ResourceVersion = "2"
+	node := metav1.ObjectMeta{Namespace: testNamespace, Name: "basic-dc1-a-0", Labels: clusterLabels()}
+	foreignNode := metav1.ObjectMeta{Namespace: testNamespace, Name: "other-0", Labels: map[string]string{"scylla/cluster": "basic"}}
+	named := func(name string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Namespace: testNamespace, Name: name, ResourceVersion: "1"}
+	}
+
+	tt := []struct {
+		name string
+		fire func(c *Controller, handlers map[string]cache.ResourceEventHandler)
+		want []string
+	}{
+		{
+			name: "the datacenter itself",
+			fire: func(c *Controller, h map[string]cache.ResourceEventHandler) {
+				h["sdc"].OnUpdate(sdc, sdc)
+			},
+			want: []string{"scylla/basic"},
+		},
+		{
+			name: "a change of an owned StatefulSet",
+			fire: func(c *Controller, h map[string]cache.ResourceEventHandler) {
+				h["owned"].OnUpdate(&appsv1.StatefulSet{ObjectMeta: owned}, &appsv1.StatefulSet{ObjectMeta: ownedChanged})
+			},
+			want: []string{"scylla/basic"},
+		},
+		{
+			name: "a resync of an owned StatefulSet",
+			fire: func(c *Controller, h map[string]cache.ResourceEventHandler) {
+				h["owned"].OnUpdate(&appsv1.StatefulSet{ObjectMeta: owned}, &appsv1.StatefulSet{ObjectMeta: owned})
+			},
+		},
+		{
+			name: "the custom agent config Secret it reads",
+			fire: func(c *Controller, h map[string]cache.ResourceEventHandler) {
+				h["secrets"].OnAdd(&corev1.Secret{ObjectMeta: named("agent-config")}, false)
+			},
+			want: []string{"scylla/basic"},
+		},
+		{
+			name: "the auth-token override Secret it reads, deleted",
+			fire: func(c *Controller, h map[string]cache.ResourceEventHandler) {
+				h["secrets"].OnDelete(cache.DeletedFinalStateUnknown{Key: "scylla/cluster-token", Obj: &corev1.Secret{ObjectMeta: named("cluster-token")}})
+			},
+			want: []string{"scylla/basic"},
+		},
+		{
+			name: "the custom config ConfigMap it reads, changed",
+			fire: func(c *Controller, h map[string]cache.ResourceEventHandler) {
+				changed := named("tuned")
+				changed.ResourceVersion = "2"
+				h["configmaps"].OnUpdate(&corev1.ConfigMap{ObjectMeta: named("tuned")}, &corev1.ConfigMap{ObjectMeta: changed})
+			},
+			want: []string{"scylla/basic"},
+		},
+		{
+			name: "Secrets and ConfigMaps it does not read",
+			fire: func(c *Controller, h map[string]cache.ResourceEventHandler) {
+				h["secrets"].OnAdd(&corev1.Secret{ObjectMeta: named("tuned")}, false)
+				h["configmaps"].OnAdd(&corev1.ConfigMap{ObjectMeta: named("agent-config")}, false)
+			},
+		},
+		{
+			name: "the deletion of a node's pod",
+			fire: func(c *Controller, h map[string]cache.ResourceEventHandler) {
+				h["pods"].OnDelete(&corev1.Pod{ObjectMeta: node})
+			},
+			want: []string{"scylla/basic"},
+		},
+		{
+			name: "the deletion of a node's claim, seen late",
+			fire: func(c *Controller, h map[string]cache.ResourceEventHandler) {
+				h["pvcs"].OnDelete(cache.DeletedFinalStateUnknown{Obj: &corev1.PersistentVolumeClaim{ObjectMeta: node}})
+			},
+			want: []string{"scylla/basic"},
+		},
+		{
+			name: "a pod labelled with the datacenter but not managed by the operator",
+			fire: func(c *Controller, h map[string]cache.ResourceEventHandler) {
+				h["pods"].OnDelete(&corev1.Pod{ObjectMeta: foreignNode})
+			},
+		},
+	}
+
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, world{sdc: sdc})
+			c := f.controller
+			handlers := map[string]cache.ResourceEventHandler{
+				"sdc":        c.handlers.ControllerHandlerFuncs(),
+				"owned":      c.handlers.OwnedHandlerFuncs(),
+				"secrets":    c.readerHandlerFuncs(readsSecret),
+				"configmaps": c.readerHandlerFuncs(readsConfigMap),
+				"pods":       cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueByClusterLabel},
+				"pvcs":       cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueByClusterLabel},
+			}
+			tc.fire(c, handlers)
+			if diff := cmp.Diff(tc.want, queued(c)); diff != "" {
+				t.Errorf("unexpected keys (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestNewControllerNeedsTheOperatorImage(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, world{sdc: newBasicSDC()})
+	c := f.controller
+	_, err := NewController(c.kubeClient, c.scyllaClient, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, "")
+	if err == nil || err.Error() != "can't create the ScyllaDBDatacenter controller: the operator image is empty" {
+		t.Errorf("unexpected error %v", err)
+	}
+}
+
+func TestProcessNextWorkItemRequeuesOnlyFailures(t *testing.T) {
+	t.Parallel()
+
+	tt := []struct {
+		name         string
+		failCreates  bool
+		wantRequeues int
+	}{
+		{name: "a successful sync is forgotten"},
+		{name: "a failed sync is requeued with backoff", failCreates: true, wantRequeues: 1},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, world{sdc: newBasicSDC()})
+			if tc.failCreates {
+				f.kubeClient.PrependReactor("create", "statefulsets", func(action clienttesting.Action) (bool, runtime.Object, error) {
+					return true, nil, errors.New("etcd is down")
+				})
+			}
+			c := f.controller
+			c.queue.Add("scylla/basic")
+			if !c.processNextWorkItem(t.Context()) {
+				t.Fatal("the queue shut down")
+			}
+			if got := c.queue.NumRequeues("scylla/basic"); got != tc.wantRequeues {
+				t.Errorf("expected %d requeues, got %d", tc.wantRequeues, got)
+			}
+		})
+	}
+}
