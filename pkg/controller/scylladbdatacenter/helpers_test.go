@@ -1,6 +1,7 @@
 package scylladbdatacenter
 
 import (
+	"errors"
 	"testing"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
@@ -114,4 +115,10 @@ func newModifiedSDC(modify func(sdc *scyllav1alpha1.ScyllaDBDatacenter)) (*scyll
 		modify(sdc)
 	}
 	return sdc, &effectiveRacks(sdc)[0]
+}
+
+// isSpecError tells whether err is, or wraps, a specError.
+func isSpecError(err error) bool {
+	var se *specError
+	return errors.As(err, &se)
 }

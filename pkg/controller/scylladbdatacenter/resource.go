@@ -34,16 +34,15 @@ const (
 
 // Ports of a ScyllaDB pod.
 const (
-	interNodePort          = 7000
-	interNodeSSLPort       = 7001
-	cqlPort                = 9042
-	cqlSSLPort             = 9142
-	cqlShardAwarePort      = 19042
-	cqlSSLShardAwarePort   = 19142
-	prometheusPort         = 9180
-	agentAPIPort           = 10001
-	agentPrometheusPort    = 5090
-	storageCapacityRequest = corev1.ResourceStorage
+	interNodePort        = 7000
+	interNodeSSLPort     = 7001
+	cqlPort              = 9042
+	cqlSSLPort           = 9142
+	cqlShardAwarePort    = 19042
+	cqlSSLShardAwarePort = 19142
+	prometheusPort       = 9180
+	agentAPIPort         = 10001
+	agentPrometheusPort  = 5090
 )
 
 // specError marks a problem with the ScyllaDBDatacenter's spec: retrying does not help until the user changes it,
@@ -57,11 +56,6 @@ func (e *specError) Unwrap() error { return e.err }
 
 func newSpecError(format string, args ...any) error {
 	return &specError{err: fmt.Errorf(format, args...)}
-}
-
-func isSpecError(err error) bool {
-	var se *specError
-	return errors.As(err, &se)
 }
 
 // datacenterName is the datacenter name ScyllaDB sees.
@@ -901,7 +895,7 @@ func makeDataVolumeClaimTemplate(rack *scyllav1alpha1.RackSpec) (*corev1.Persist
 			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			StorageClassName: storage.StorageClassName,
 			Resources: corev1.VolumeResourceRequirements{
-				Requests: corev1.ResourceList{storageCapacityRequest: capacity},
+				Requests: corev1.ResourceList{corev1.ResourceStorage: capacity},
 			},
 		},
 	}

@@ -14,7 +14,6 @@ import (
 
 // Reasons of the progressing conditions the scaling plan reports.
 const (
-	scalingUpReason                = "ScalingUp"
 	decommissionRequestedReason    = "DecommissionRequested"
 	waitingForDecommissionReason   = "WaitingForDecommission"
 	removingDecommissionedReason   = "RemovingDecommissionedNode"
