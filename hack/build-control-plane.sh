@@ -76,8 +76,12 @@ build::kwok() {
 		"sigs.k8s.io/kwok/cmd/kwok@${KWOK_VERSION}"
 }
 
+# BUILD_TMP is the scratch directory of a build in progress, removed on exit.
+BUILD_TMP=""
+trap 'if [[ -n "${BUILD_TMP}" ]]; then rm -rf "${BUILD_TMP}"; fi' EXIT
+
 main() {
-	local key tmp start
+	local key start
 	mkdir -p "${BIN_DIR}"
 	# Serialise concurrent builds (local-up and e2e started together) on one lock.
 	exec 9>"${BIN_DIR}/.kcp-build.lock"
@@ -95,11 +99,10 @@ main() {
 		cp "${KCP_CACHE_DIR}/${key}/kcp" "${KCP_CACHE_DIR}/${key}/kwok" "${BIN_DIR}/"
 	else
 		start=$(date +%s)
-		tmp="$(mktemp -d "${BIN_DIR}/.build.XXXXXX")"
-		trap 'rm -rf "${tmp}"' EXIT
-		build::kcp "${tmp}/kcp"
-		build::kwok "${tmp}"
-		mv -f "${tmp}/kcp" "${tmp}/kwok" "${BIN_DIR}/"
+		BUILD_TMP="$(mktemp -d "${BIN_DIR}/.build.XXXXXX")"
+		build::kcp "${BUILD_TMP}/kcp"
+		build::kwok "${BUILD_TMP}"
+		mv -f "${BUILD_TMP}/kcp" "${BUILD_TMP}/kwok" "${BIN_DIR}/"
 		util::log "built control plane binaries in $(( $(date +%s) - start ))s"
 		if [[ -n "${KCP_CACHE_DIR:-}" ]]; then
 			mkdir -p "${KCP_CACHE_DIR}/${key}"

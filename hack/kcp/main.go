@@ -47,7 +47,7 @@ var components = map[string]func() int{
 	},
 	"kubectl": func() int {
 		// As upstream's kubectl main: set the verbosity early so that command construction can log.
-		_ = logs.GlogSetter(kubectlcmd.GetLogVerbosity(os.Args))
+		_, _ = logs.GlogSetter(kubectlcmd.GetLogVerbosity(os.Args))
 		if err := cli.RunNoErrOutput(kubectlcmd.NewDefaultKubectlCommand()); err != nil {
 			kubectlutil.CheckErr(err)
 			return 1
