@@ -29,8 +29,10 @@ import (
 // the CEL rules. It is a consequence of other errors, so expectations need not list it.
 const RulesNotCheckedMessage = "some validation rules were not checked"
 
-// strictDecodingPrefix starts the message of a request rejected by strict field validation.
-const strictDecodingPrefix = "strict decoding error: "
+// strictDecodingMarker precedes the list of errors in the message of a request rejected by strict field
+// validation, e.g. `ScyllaCluster in version "v1" cannot be handled as a ScyllaCluster: strict decoding error:
+// unknown field "spec.foo"`.
+const strictDecodingMarker = "strict decoding error: "
 
 // strictDecodingErrorRE matches one error of a strict decoding failure, as sigs.k8s.io/json and the CRD handler word
 // them.
@@ -81,8 +83,9 @@ func RejectionOf(err error) (*Rejection, error) {
 			r.Causes = append(r.Causes, Cause{Field: c.Field, Message: c.Message})
 		}
 		return r, nil
-	case s.Code == http.StatusBadRequest && strings.HasPrefix(s.Message, strictDecodingPrefix):
-		causes, err := parseStrictDecodingErrors(strings.TrimPrefix(s.Message, strictDecodingPrefix))
+	case s.Code == http.StatusBadRequest && strings.Contains(s.Message, strictDecodingMarker):
+		_, list, _ := strings.Cut(s.Message, strictDecodingMarker)
+		causes, err := parseStrictDecodingErrors(list)
 		if err != nil {
 			return nil, err
 		}

@@ -37,7 +37,7 @@ func TestRejectionOf(t *testing.T) {
 		},
 		{
 			name: "strict decoding with unknown and duplicate fields",
-			err:  apierrors.NewBadRequest(`strict decoding error: unknown field "spec.datacenter.racks[0].replicas", unknown field "metadata.labelz", duplicate field "spec.version"`),
+			err:  apierrors.NewBadRequest(`ScyllaCluster in version "v1" cannot be handled as a ScyllaCluster: strict decoding error: unknown field "spec.datacenter.racks[0].replicas", unknown field "metadata.labelz", duplicate field "spec.version"`),
 			want: &Rejection{StrictDecoding: true, Causes: []Cause{
 				{Field: "spec.datacenter.racks[0].replicas", Message: `unknown field "spec.datacenter.racks[0].replicas"`},
 				{Field: "metadata.labelz", Message: `unknown field "metadata.labelz"`},
