@@ -32,6 +32,7 @@ func NewScyllaOperatorCommand(streams genericclioptions.IOStreams) *cobra.Comman
 	cmd.PersistentFlags().AddGoFlagSet(klogFlags)
 
 	cmd.AddCommand(NewVersionCommand(streams))
+	cmd.AddCommand(NewOperatorCommand())
 	cmd.AddCommand(NewSidecarCommand())
 
 	return cmd

@@ -1,0 +1,215 @@
+package operator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+
+	scyllaclientset "github.com/scyllakube/client/scylla/clientset/versioned"
+	scyllainformers "github.com/scyllakube/client/scylla/informers/externalversions"
+
+	"github.com/scyllakube/scylla-operator/pkg/controller/scyllacluster"
+	"github.com/scyllakube/scylla-operator/pkg/controller/scylladbdatacenter"
+	"github.com/scyllakube/scylla-operator/pkg/genericclioptions"
+	"github.com/scyllakube/scylla-operator/pkg/serving"
+)
+
+// OperatorOptions are the options of the operator program.
+type OperatorOptions struct {
+	genericclioptions.ClientConfig
+	LeaderElection genericclioptions.LeaderElection
+	Serving        serving.Options
+
+	ConcurrentSyncs int
+	OperatorImage   string
+	ResyncPeriod    time.Duration
+
+	kubeClient   kubernetes.Interface
+	scyllaClient scyllaclientset.Interface
+}
+
+// NewOperatorOptions returns OperatorOptions with their defaults.
+func NewOperatorOptions() *OperatorOptions {
+	return &OperatorOptions{
+		ClientConfig:    genericclioptions.NewClientConfig("operator"),
+		LeaderElection:  genericclioptions.NewLeaderElection("scylla-operator-lock"),
+		Serving:         serving.NewOptions(":8080"),
+		ConcurrentSyncs: 10,
+		ResyncPeriod:    12 * time.Hour,
+	}
+}
+
+// AddFlags registers the operator's flags.
+func (o *OperatorOptions) AddFlags(cmd *cobra.Command) {
+	o.ClientConfig.AddFlags(cmd)
+	o.LeaderElection.AddFlags(cmd)
+	o.Serving.AddFlags(cmd)
+	cmd.Flags().IntVar(&o.ConcurrentSyncs, "concurrent-syncs", o.ConcurrentSyncs, "How many objects of each kind are synced at once.")
+	cmd.Flags().StringVar(&o.OperatorImage, "image", o.OperatorImage, "The operator's own image; its binary is copied into ScyllaDB pods to run the sidecar.")
+	cmd.Flags().DurationVar(&o.ResyncPeriod, "resync-period", o.ResyncPeriod, "How often every object is synced again even when nothing changed.")
+}
+
+// Validate rejects options the operator can't run with.
+func (o *OperatorOptions) Validate() error {
+	var errs []error
+	errs = append(errs, o.ClientConfig.Validate(), o.LeaderElection.Validate(), o.Serving.Validate())
+	if o.ConcurrentSyncs < 1 {
+		errs = append(errs, fmt.Errorf("--concurrent-syncs must be at least 1, got %d", o.ConcurrentSyncs))
+	}
+	if len(o.OperatorImage) == 0 {
+		errs = append(errs, errors.New("--image must name the operator image"))
+	}
+	if o.ResyncPeriod < time.Minute {
+		errs = append(errs, fmt.Errorf("--resync-period must be at least 1m, got %v", o.ResyncPeriod))
+	}
+	return errors.Join(errs...)
+}
+
+// Complete loads the client configuration and builds the clients.
+func (o *OperatorOptions) Complete() error {
+	if err := o.ClientConfig.Complete(); err != nil {
+		return err
+	}
+	if err := o.LeaderElection.Complete(); err != nil {
+		return err
+	}
+	var err error
+	o.kubeClient, err = kubernetes.NewForConfig(o.RestConfig)
+	if err != nil {
+		return fmt.Errorf("can't build the Kubernetes client: %w", err)
+	}
+	o.scyllaClient, err = scyllaclientset.NewForConfig(o.RestConfig)
+	if err != nil {
+		return fmt.Errorf("can't build the scylla.scylladb.com client: %w", err)
+	}
+	return nil
+}
+
+// Run serves health and metrics, then reconciles once this replica leads, until ctx is done.
+func (o *OperatorOptions) Run(ctx context.Context) error {
+	klog.InfoS("Starting the operator", "image", o.OperatorImage, "concurrentSyncs", o.ConcurrentSyncs)
+
+	// A standby replica is ready to take over; the leader is ready once its informer caches are synced.
+	var leading, synced atomic.Bool
+	readyz := serving.CheckFunc{CheckName: "informers-synced", F: func() error {
+		if leading.Load() && !synced.Load() {
+			return errors.New("informer caches are not synced yet")
+		}
+		return nil
+	}}
+	healthz := []serving.Checker{o.LeaderElection.HealthzAdaptor}
+
+	var wg sync.WaitGroup
+	servingCtx, stopServing := context.WithCancel(context.Background())
+	defer stopServing()
+	servingErr := make(chan error, 1)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		servingErr <- o.Serving.Run(servingCtx, serving.Handler(healthz, []serving.Checker{readyz}))
+	}()
+
+	err := o.LeaderElection.Run(ctx, o.kubeClient, func(ctx context.Context) {
+		leading.Store(true)
+		if err := o.runControllers(ctx, func() { synced.Store(true) }); err != nil {
+			klog.ErrorS(err, "Controllers stopped")
+		}
+	})
+	stopServing()
+	wg.Wait()
+	return errors.Join(err, <-servingErr)
+}
+
+func (o *OperatorOptions) runControllers(ctx context.Context, onSynced func()) error {
+	kubeInformers := kubeinformers.NewSharedInformerFactory(o.kubeClient, o.ResyncPeriod)
+	scyllaInformers := scyllainformers.NewSharedInformerFactory(o.scyllaClient, o.ResyncPeriod)
+
+	scController, err := scyllacluster.NewController(
+		o.kubeClient,
+		o.scyllaClient,
+		scyllaInformers.Scylla().V1().ScyllaClusters(),
+		scyllaInformers.Scylla().V1alpha1().ScyllaDBDatacenters(),
+		scyllaInformers.Scylla().V1alpha1().ScyllaDBManagerTasks(),
+	)
+	if err != nil {
+		return fmt.Errorf("can't create the ScyllaCluster controller: %w", err)
+	}
+
+	sdcController, err := scylladbdatacenter.NewController(
+		o.kubeClient,
+		o.scyllaClient,
+		scyllaInformers.Scylla().V1alpha1().ScyllaDBDatacenters(),
+		kubeInformers.Apps().V1().StatefulSets(),
+		kubeInformers.Core().V1().Services(),
+		kubeInformers.Core().V1().Secrets(),
+		kubeInformers.Core().V1().ConfigMaps(),
+		kubeInformers.Core().V1().ServiceAccounts(),
+		kubeInformers.Rbac().V1().RoleBindings(),
+		kubeInformers.Policy().V1().PodDisruptionBudgets(),
+		kubeInformers.Core().V1().Pods(),
+		kubeInformers.Core().V1().PersistentVolumeClaims(),
+		o.OperatorImage,
+	)
+	if err != nil {
+		return fmt.Errorf("can't create the ScyllaDBDatacenter controller: %w", err)
+	}
+
+	// The factories start after every controller registered its handlers.
+	kubeInformers.Start(ctx.Done())
+	scyllaInformers.Start(ctx.Done())
+	defer kubeInformers.Shutdown()
+	defer scyllaInformers.Shutdown()
+
+	for t, ok := range kubeInformers.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("can't sync the informer cache of %v", t)
+		}
+	}
+	for t, ok := range scyllaInformers.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("can't sync the informer cache of %v", t)
+		}
+	}
+	onSynced()
+
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); scController.Run(ctx, o.ConcurrentSyncs) }()
+	go func() { defer wg.Done(); sdcController.Run(ctx, o.ConcurrentSyncs) }()
+	wg.Wait()
+	return nil
+}
+
+// NewOperatorCommand returns the operator subcommand.
+func NewOperatorCommand() *cobra.Command {
+	o := NewOperatorOptions()
+	cmd := &cobra.Command{
+		Use:   "operator",
+		Short: "Reconcile ScyllaClusters and ScyllaDBDatacenters into ScyllaDB deployments.",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return o.Run(ctx)
+		},
+	}
+	o.AddFlags(cmd)
+	return cmd
+}
