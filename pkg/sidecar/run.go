@@ -277,7 +277,8 @@ func (o *Options) Run(ctx context.Context) error {
 		<-controllerDone
 	}()
 	if !cache.WaitForCacheSync(startCtx.Done(), serviceInformer.Informer().HasSynced) {
-		return fmt.Errorf("can't sync the member Service informer: %w", startCtx.Err())
+		// Only a signal or the caller cancelling ends the wait.
+		return nil
 	}
 
 	if decommissioned {

@@ -1,0 +1,224 @@
+package sidecar
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/scyllaclient"
+	"github.com/scyllakube/scylla-operator/pkg/test/fakescylladb"
+)
+
+type controllerFixture struct {
+	kube       *fake.Clientset
+	controller *MemberServiceController
+	markerPath string
+}
+
+func newControllerFixture(t *testing.T, svc *corev1.Service, scylla *scyllaclient.Client, markerDir string, scyllaDBRunning bool) *controllerFixture {
+	t.Helper()
+	kube := fake.NewClientset(svc)
+	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(svc.Namespace))
+	informer := factory.Core().V1().Services()
+	markerPath := filepath.Join(markerDir, decommissionedMarkerFileName)
+	c, err := NewMemberServiceController(kube, informer, svc.Namespace, svc.Name, scylla, scylla, markerPath, scyllaDBRunning, 5*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() {
+		cancel()
+		factory.Shutdown()
+	})
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	return &controllerFixture{kube: kube, controller: c, markerPath: markerPath}
+}
+
+// waitForLister waits until the informer's copy of the Service satisfies cond.
+func (f *controllerFixture) waitForLister(t *testing.T, cond func(*corev1.Service) bool) {
+	t.Helper()
+	for {
+		svc, err := f.controller.lister.Services(f.controller.namespace).Get(f.controller.name)
+		if err == nil && cond(svc) {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func (f *controllerFixture) writes() []string {
+	var out []string
+	for _, a := range f.kube.Actions() {
+		if a.GetVerb() == "patch" {
+			out = append(out, a.GetVerb()+" "+string(a.(k8stesting.PatchAction).GetPatch()))
+		}
+	}
+	return out
+}
+
+func memberServiceWithLabels(labels map[string]string) *corev1.Service {
+	svc := makeService(selfName, clusterIPService, baseTime, []string{"10.96.0.1"}, nil)
+	svc.Labels = labels
+	return svc
+}
+
+func TestMemberServiceControllerRecordsHostIDOnce(t *testing.T) {
+	t.Parallel()
+	n := startInProcessNode(t, fakescylladb.Knobs{})
+	f := newControllerFixture(t, memberServiceWithLabels(nil), n.client, t.TempDir(), true)
+	ctx := context.Background()
+
+	if _, err := f.controller.sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`patch {"metadata":{"annotations":{"internal.scylla-operator.scylladb.com/host-id":"` + n.node.HostID() + `"}}}`}
+	if diff := cmp.Diff(want, f.writes()); diff != "" {
+		t.Errorf("unexpected writes (-want +got):\n%s", diff)
+	}
+
+	f.waitForLister(t, func(s *corev1.Service) bool { return s.Annotations[naming.HostIDAnnotation] == n.node.HostID() })
+	f.kube.ClearActions()
+	if _, err := f.controller.sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.writes(); len(got) != 0 {
+		t.Errorf("a steady-state sync wrote %v", got)
+	}
+}
+
+func TestMemberServiceControllerRetriesWhileScyllaDBIsDown(t *testing.T) {
+	t.Parallel()
+	n := startInProcessNode(t, fakescylladb.Knobs{})
+	n.setKnobs(t, `{"apiFailure": true}`)
+	f := newControllerFixture(t, memberServiceWithLabels(map[string]string{naming.DecommissionedLabel: naming.DecommissionedLabelFalse}), n.client, t.TempDir(), true)
+	if _, err := f.controller.sync(context.Background()); err == nil {
+		t.Error("sync succeeded with ScyllaDB's API failing")
+	}
+	if got := f.writes(); len(got) != 0 {
+		t.Errorf("wrote %v with ScyllaDB's API failing", got)
+	}
+}
+
+func TestMemberServiceControllerDecommissions(t *testing.T) {
+	t.Parallel()
+	n := startInProcessNode(t, fakescylladb.Knobs{DecommissionDelay: fakescylladb.Duration(50 * time.Millisecond)})
+	markerDir := t.TempDir()
+	svc := memberServiceWithLabels(map[string]string{naming.DecommissionedLabel: naming.DecommissionedLabelFalse})
+	f := newControllerFixture(t, svc, n.client, markerDir, true)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f.controller.Run(ctx)
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+
+	f.waitForLister(t, func(s *corev1.Service) bool {
+		return s.Labels[naming.DecommissionedLabel] == naming.DecommissionedLabelTrue
+	})
+	mode, err := n.client.OperationMode(context.Background())
+	if err != nil || mode != scyllaclient.OperationModeDecommissioned {
+		t.Errorf("OperationMode() = %q, %v; want DECOMMISSIONED", mode, err)
+	}
+	if rings := n.registry.Rings(); len(rings) != 0 {
+		t.Errorf("the decommissioned node is still in a ring: %+v", rings)
+	}
+	if _, err := os.Stat(f.markerPath); err != nil {
+		t.Errorf("no decommission marker: %v", err)
+	}
+	decommissionCalls := 0
+	for _, a := range f.kube.Actions() {
+		if a.GetVerb() == "patch" && string(a.(k8stesting.PatchAction).GetPatch()) == `{"metadata":{"labels":{"scylla/decommissioned":"true"}}}` {
+			decommissionCalls++
+		}
+	}
+	if decommissionCalls != 1 {
+		t.Errorf("the label was set %d times, want once", decommissionCalls)
+	}
+}
+
+// TestMemberServiceControllerFinishesAfterRestart covers a sidecar restarted after the node was decommissioned but
+// before the label was set: ScyllaDB isn't running (it would refuse to start), and the marker suffices.
+func TestMemberServiceControllerFinishesAfterRestart(t *testing.T) {
+	t.Parallel()
+	unreachable, err := scyllaclient.NewClient("127.0.0.1:1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := memberServiceWithLabels(map[string]string{naming.DecommissionedLabel: naming.DecommissionedLabelFalse})
+	f := newControllerFixture(t, svc, unreachable, t.TempDir(), false)
+	if err := os.WriteFile(f.markerPath, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := f.controller.sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`patch {"metadata":{"labels":{"scylla/decommissioned":"true"}}}`}
+	if diff := cmp.Diff(want, f.writes()); diff != "" {
+		t.Errorf("unexpected writes (-want +got):\n%s", diff)
+	}
+	f.waitForLister(t, func(s *corev1.Service) bool {
+		return s.Labels[naming.DecommissionedLabel] == naming.DecommissionedLabelTrue
+	})
+	f.kube.ClearActions()
+	if _, err := f.controller.sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.writes(); len(got) != 0 {
+		t.Errorf("a second sync wrote %v", got)
+	}
+}
+
+// TestRunDoesNotStartADecommissionedNode restarts a sidecar whose volume holds the decommission marker.
+func TestRunDoesNotStartADecommissionedNode(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	n := testNodeSpec{"ns1", "prod", "dc1", "prod-dc1-rack1-0", baseTime, "10.96.1.10", "10.0.1.10"}
+	e.addNode(n)
+	ctx := context.Background()
+	svc, err := e.kube.CoreV1().Services(n.namespace).Get(ctx, n.name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.Labels[naming.DecommissionedLabel] = naming.DecommissionedLabelFalse
+	if _, err := e.kube.CoreV1().Services(n.namespace).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	o := e.options(n, nil)
+	o.ScyllaDBEntrypoint = filepath.Join(t.TempDir(), "must-not-run")
+	if err := os.MkdirAll(o.ScyllaDBDataDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(o.ScyllaDBDataDir, decommissionedMarkerFileName), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rs := e.start(o)
+	rs.waitFor(t, "the decommissioned label", func() bool {
+		svc, err := e.kube.CoreV1().Services(n.namespace).Get(ctx, n.name, metav1.GetOptions{})
+		return err == nil && svc.Labels[naming.DecommissionedLabel] == naming.DecommissionedLabelTrue
+	})
+	if code := rs.probe(ReadyzPath); code != 503 {
+		t.Errorf("readiness = %d, want 503", code)
+	}
+	if code := rs.probe(HealthzPath); code != 200 {
+		t.Errorf("liveness = %d, want 200", code)
+	}
+	if err := rs.stop(); err != nil {
+		t.Errorf("Run() = %v, want nil", err)
+	}
+}

@@ -1,0 +1,139 @@
+package sidecar
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/test/fakescylladb"
+)
+
+func TestProber(t *testing.T) {
+	t.Parallel()
+	memberService := func(maintenance bool) *corev1.Service {
+		svc := makeService(selfName, clusterIPService, baseTime, []string{"10.96.0.1"}, nil)
+		if maintenance {
+			svc.Labels = map[string]string{naming.NodeMaintenanceLabel: ""}
+		}
+		return svc
+	}
+	tt := []struct {
+		name         string
+		knobs        fakescylladb.Knobs
+		runtimeKnobs string
+		maintenance  bool
+		notRunning   bool
+		wantHealthz  string
+		wantReadyz   func(hostID string) string
+	}{
+		{
+			name:       "an Up and Normal node with CQL on is ready",
+			wantReadyz: func(string) string { return "" },
+		},
+		{
+			name:  "a node reported Down is not ready",
+			knobs: fakescylladb.Knobs{Down: true},
+			wantReadyz: func(hostID string) string {
+				return fmt.Sprintf("node %s (10.96.0.1) is Down/Normal, not Up/Normal", hostID)
+			},
+		},
+		{
+			name:        "a node reported Down in maintenance is ready",
+			knobs:       fakescylladb.Knobs{Down: true},
+			maintenance: true,
+			wantReadyz:  func(string) string { return "" },
+		},
+		{
+			name:       "a node without CQL is not ready",
+			knobs:      fakescylladb.Knobs{NativeTransportDisabled: true},
+			wantReadyz: func(string) string { return "native transport (CQL) is off" },
+		},
+		{
+			name:       "a node still starting is not in the ring",
+			knobs:      fakescylladb.Knobs{StartupDelay: fakescylladb.Duration(time.Hour)},
+			wantReadyz: func(hostID string) string { return fmt.Sprintf("node %s is not in the ring", hostID) },
+		},
+		{
+			name:         "a failing API is neither healthy nor ready",
+			runtimeKnobs: `{"apiFailure": true}`,
+			wantHealthz:  `ScyllaDB's API doesn't answer: ScyllaDB API GET /storage_service/operation_mode returned 500: {"code":500,"message":"injected failure"}`,
+			wantReadyz: func(string) string {
+				return `can't get the host ID: ScyllaDB API GET /storage_service/hostid/local returned 500: {"code":500,"message":"injected failure"}`
+			},
+		},
+		{
+			name:         "a failing API in maintenance is healthy and ready",
+			runtimeKnobs: `{"apiFailure": true}`,
+			maintenance:  true,
+			wantReadyz:   func(string) string { return "" },
+		},
+		{
+			name:       "a decommissioned node is healthy but not ready",
+			notRunning: true,
+			wantReadyz: func(string) string { return "the node was decommissioned; ScyllaDB is not running" },
+		},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			n := startInProcessNode(t, tc.knobs)
+			if tc.runtimeKnobs != "" {
+				n.setKnobs(t, tc.runtimeKnobs)
+			}
+			p := NewProber(serviceLister(t, memberService(tc.maintenance)), testNamespace, selfName, n.client, !tc.notRunning)
+			ctx := context.Background()
+			errString := func(err error) string {
+				if err == nil {
+					return ""
+				}
+				return err.Error()
+			}
+			if got := errString(p.Healthz(ctx)); got != tc.wantHealthz {
+				t.Errorf("Healthz() = %q, want %q", got, tc.wantHealthz)
+			}
+			wantReadyz := tc.wantReadyz(n.node.HostID())
+			if got := errString(p.Readyz(ctx)); got != wantReadyz {
+				t.Errorf("Readyz() = %q, want %q", got, wantReadyz)
+			}
+
+			srv := httptest.NewServer(p.Handler())
+			defer srv.Close()
+			resp, err := http.Get(srv.URL + ReadyzPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			wantCode := http.StatusOK
+			if wantReadyz != "" {
+				wantCode = http.StatusServiceUnavailable
+			}
+			if resp.StatusCode != wantCode {
+				t.Errorf("GET %s = %d, want %d", ReadyzPath, resp.StatusCode, wantCode)
+			}
+		})
+	}
+}
+
+func TestProberFollowsTheNodeGoingDown(t *testing.T) {
+	t.Parallel()
+	n := startInProcessNode(t, fakescylladb.Knobs{})
+	p := NewProber(serviceLister(t), testNamespace, selfName, n.client, true)
+	ctx := context.Background()
+	if err := p.Readyz(ctx); err != nil {
+		t.Fatalf("a healthy node isn't ready: %v", err)
+	}
+	n.setKnobs(t, `{"down": true}`)
+	if err := p.Readyz(ctx); err == nil {
+		t.Error("a node gone Down is still ready")
+	}
+	n.setKnobs(t, `{"down": false}`)
+	if err := p.Readyz(ctx); err != nil {
+		t.Errorf("a node back Up isn't ready: %v", err)
+	}
+}
