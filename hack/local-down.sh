@@ -27,7 +27,7 @@ done
 ((${#instances[@]})) || instances=(local)
 
 stop_instance() {
-	local instance="$1" dir pid lines i name
+	local instance="$1" dir pid lines i name stopped=0
 	local::check_instance_name "${instance}"
 	dir="$(local::instance_dir "${instance}")"
 	[[ -d "${dir}" ]] || util::die "no instance ${instance} in ${LOCAL_BASE_DIR}"
@@ -35,6 +35,7 @@ stop_instance() {
 	if pid="$(local::supervisor_pid "${dir}")"; then
 		util::log "stopping ${instance}: local-cluster (pid ${pid}) stops its processes"
 		local::stop_pid "${pid}" 60 local-cluster
+		stopped=1
 	fi
 	# Whatever the supervisor did not stop (it was killed, or it timed out), newest first.
 	if [[ -s "${dir}/pids" ]]; then
@@ -44,12 +45,17 @@ stop_instance() {
 			if [[ "${pid}" =~ ^[0-9]+$ ]] && local::owned_by "${pid}" "${dir}"; then
 				util::log "stopping ${name} (pid ${pid})"
 				local::stop_pid "${pid}" 5 "${name}"
+				stopped=1
 			fi
 		done
 		rm -f "${dir}/pids"
 	fi
 	rm -f "${dir}/ready"
-	util::log "instance ${instance} is stopped; logs stay in ${dir}"
+	if ((stopped)); then
+		util::log "instance ${instance} is stopped; logs stay in ${dir}"
+	else
+		util::log "instance ${instance} was not running"
+	fi
 }
 
 for instance in "${instances[@]}"; do

@@ -48,6 +48,7 @@ if ((!detach)); then
 fi
 
 mkdir -p "$(dirname "${dir}")"
+rm -f "${dir}/ready"
 supervisor_log="$(dirname "${dir}")/${instance}.supervisor.log"
 (cd "${REPO_ROOT}" && exec setsid nohup "${OUTPUT_DIR}/bin/local-cluster" "${args[@]}" >"${supervisor_log}" 2>&1 </dev/null) &
 supervisor=$!

@@ -310,7 +310,7 @@ func StartControlPlane(ctx context.Context, opts ControlPlaneOptions) (cp *Contr
 		fakes, err := cp.StartProcess(ProcessSpec{Name: "cluster-fakes", Path: opts.ClusterFakesBinary, Args: []string{
 			"--kubeconfig=" + cp.KubeconfigPath,
 			"--load-balancer-cidr=" + opts.LoadBalancerCIDR,
-			"--storage-class=" + naming.FakeStorageClassName,
+			"--storage-classes=" + naming.FakeStorageClassName + "," + naming.ExampleStorageClassName,
 		}})
 		if err != nil {
 			return cp, err

@@ -27,8 +27,11 @@ func DumpNamespace(ctx context.Context, clients *Clients, namespace, fullPath st
 		errs = append(errs, discoveryErr)
 	}
 	for _, gvr := range resources {
-		if gvr.Group == "" && gvr.Resource == "events" || gvr.Group == "events.k8s.io" {
+		switch {
+		case gvr.Group == "" && gvr.Resource == "events", gvr.Group == "events.k8s.io":
 			continue // Printed below, in time order.
+		case gvr.Group == "" && gvr.Resource == "endpoints":
+			continue // Deprecated (listing it logs a warning); EndpointSlices hold the same.
 		}
 		list, err := clients.Dynamic.Resource(gvr).Namespace(namespace).List(ctx, metav1.ListOptions{})
 		if err != nil {

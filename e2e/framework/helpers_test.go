@@ -112,9 +112,16 @@ func TestPoll(t *testing.T) {
 	t.Run("reports the last reason when the context ends", func(t *testing.T) {
 		t.Parallel()
 		ctx, cancel := context.WithCancel(context.Background())
-		err := Poll(ctx, func(context.Context) (bool, error) {
+		calls := 0
+		err := Poll(ctx, func(ctx context.Context) (bool, error) {
+			calls++
+			if calls == 1 {
+				return false, errors.New("pod not ready")
+			}
+			// A condition that calls the API server after the deadline fails with the context's error; the
+			// reason from before must survive it.
 			cancel()
-			return false, errors.New("pod not ready")
+			return false, ctx.Err()
 		})
 		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "pod not ready") {
 			t.Fatalf("expected a cancellation naming the last reason, got %v", err)

@@ -18,6 +18,16 @@ func loadBalancerCIDR(index int) string {
 	return fmt.Sprintf("198.18.%d.0/24", index-len(documentation))
 }
 
+// region returns the region of the index-th control plane: those of the multi-datacenter examples in
+// deploy/examples/, then made-up ones.
+func region(index int) string {
+	regions := []string{"us-east-1", "us-west-2", "eu-central-1"}
+	if index < len(regions) {
+		return regions[index]
+	}
+	return fmt.Sprintf("region-%d", index)
+}
+
 // ControlPlaneOptionsFor derives the options of the index-th of several control planes from base, so that they
 // can run at once and stand for different datacenters: the name and directory get the index, and pod ranges,
 // node IPs, load balancer ranges and node regions differ. Fields already set in base other than Name and Dir
@@ -39,8 +49,7 @@ func ControlPlaneOptionsFor(base ControlPlaneOptions, index int) ControlPlaneOpt
 		o.LoadBalancerCIDR = loadBalancerCIDR(index)
 	}
 	if o.Nodes == nil {
-		region := fmt.Sprintf("region-%d", index)
-		o.Nodes = ZonedNodes(region, []string{region + "a", region + "b", region + "c"}, 2)
+		o.Nodes = RegionNodes(region(index), 3)
 	}
 	return o
 }

@@ -34,9 +34,16 @@ func DefaultNodeCapacity() corev1.ResourceList {
 	}
 }
 
-// DefaultNodes returns two nodes in each of three zones of region "local": zones local-a, local-b and local-c.
+// DefaultNodes returns three nodes in each zone of region us-east-1, the region of the single-datacenter
+// examples in deploy/examples/.
 func DefaultNodes() []NodeSpec {
-	return ZonedNodes("local", []string{"local-a", "local-b", "local-c"}, 2)
+	return RegionNodes("us-east-1", 3)
+}
+
+// RegionNodes returns perZone nodes in each of the zones <region>a, <region>b and <region>c, as cloud
+// providers name them.
+func RegionNodes(region string, perZone int) []NodeSpec {
+	return ZonedNodes(region, []string{region + "a", region + "b", region + "c"}, perZone)
 }
 
 // ZonedNodes returns perZone nodes with the default capacity in each zone of a region.
@@ -57,6 +64,8 @@ func makeNode(spec NodeSpec) *corev1.Node {
 		corev1.LabelOSStable:   "linux",
 		corev1.LabelArchStable: "amd64",
 		"type":                 "kwok",
+		// The placement of the examples in deploy/examples/ requires it.
+		naming.ExampleNodeTypeLabel: naming.ExampleNodeTypeLabelValue,
 	}
 	if spec.Region != "" {
 		labels[corev1.LabelTopologyRegion] = spec.Region

@@ -40,7 +40,8 @@ func Poll(ctx context.Context, cond Condition) error {
 		if errors.As(err, &stop) {
 			return stop.err
 		}
-		if err != nil {
+		// Once ctx has ended, the condition's error is usually just that; keep the reason from before.
+		if err != nil && ctx.Err() == nil {
 			lastErr = err
 		}
 		select {

@@ -30,6 +30,14 @@ const (
 	FakeVolumeProvisioner = "fake.scylla-operator.scylladb.com/local-volume"
 	// FakeStorageClassName is the default StorageClass cluster-fakes creates for FakeVolumeProvisioner.
 	FakeStorageClassName = "standard"
+
+	// ExampleStorageClassName is the StorageClass the examples in deploy/examples/ use; cluster-fakes serves it
+	// too, so that the examples run on a local control plane.
+	ExampleStorageClassName = "scylladb-local-xfs"
+	// ExampleNodeTypeLabel and ExampleNodeTypeLabelValue are the node label the examples' placement requires;
+	// simulated nodes carry it.
+	ExampleNodeTypeLabel      = "scylla.scylladb.com/node-type"
+	ExampleNodeTypeLabelValue = "scylla"
 )
 
 // FakeVolumeName returns the name of the PersistentVolume cluster-fakes provisions for the claim with the given UID.

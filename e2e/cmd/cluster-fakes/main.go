@@ -1,8 +1,8 @@
 // Command cluster-fakes stands in for the cloud parts a local control plane lacks:
 //   - a LoadBalancer controller that fills status.loadBalancer.ingress of LoadBalancer Services with addresses
 //     from a documentation range (nothing routes to them; they are only numbers to put in status), and
-//   - a volume provisioner that creates a PersistentVolume for each pending claim of its StorageClass, which it
-//     creates as the default class.
+//   - a volume provisioner that creates a PersistentVolume for each pending claim of its StorageClasses, which it
+//     creates (the first one as the default class).
 //
 // It is started by hack/local-up.sh and by the e2e framework next to the control plane.
 package main
@@ -14,6 +14,7 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -30,7 +31,7 @@ const userAgent = "cluster-fakes"
 type options struct {
 	kubeconfig       string
 	loadBalancerCIDR string
-	storageClass     string
+	storageClasses   string
 	workers          int
 }
 
@@ -38,8 +39,8 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.kubeconfig, "kubeconfig", o.kubeconfig, "Path to the kubeconfig of the cluster.")
 	fs.StringVar(&o.loadBalancerCIDR, "load-balancer-cidr", o.loadBalancerCIDR,
 		"IPv4 range the LoadBalancer ingress addresses come from. Use a documentation range nothing routes to.")
-	fs.StringVar(&o.storageClass, "storage-class", o.storageClass,
-		"Name of the default StorageClass to create for the fake provisioner; empty creates none.")
+	fs.StringVar(&o.storageClasses, "storage-classes", o.storageClasses,
+		"Comma-separated StorageClasses to create for the fake provisioner, the first one marked default; empty creates none.")
 	fs.IntVar(&o.workers, "workers", o.workers, "Number of workers per controller.")
 }
 
@@ -65,7 +66,11 @@ func (o *options) validate() (netip.Prefix, error) {
 
 func main() {
 	klog.InitFlags(nil)
-	o := &options{loadBalancerCIDR: "192.0.2.0/24", storageClass: naming.FakeStorageClassName, workers: 2}
+	o := &options{
+		loadBalancerCIDR: "192.0.2.0/24",
+		storageClasses:   naming.FakeStorageClassName + "," + naming.ExampleStorageClassName,
+		workers:          2,
+	}
 	o.addFlags(flag.CommandLine)
 	flag.Parse()
 
@@ -92,9 +97,11 @@ func run(ctx context.Context, o *options) error {
 		return fmt.Errorf("can't create Kubernetes client: %w", err)
 	}
 
-	if o.storageClass != "" {
-		if err := ensureStorageClass(ctx, client, o.storageClass); err != nil {
-			return err
+	if o.storageClasses != "" {
+		for i, name := range strings.Split(o.storageClasses, ",") {
+			if err := ensureStorageClass(ctx, client, strings.TrimSpace(name), i == 0); err != nil {
+				return err
+			}
 		}
 	}
 

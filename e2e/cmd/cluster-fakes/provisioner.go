@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"strconv"
 	"sync"
 	"time"
 
@@ -27,16 +28,19 @@ import (
 // fakeVolumeRoot is the directory the fake volumes claim to live in. Nothing creates it: no kubelet mounts them.
 const fakeVolumeRoot = "/var/lib/cluster-fakes/volumes"
 
-// ensureStorageClass creates the default StorageClass of the fake provisioner unless it exists. It binds volumes
-// when the first consumer is scheduled, as local disks do, so volumes follow the scheduler's choice of node.
-func ensureStorageClass(ctx context.Context, client kubernetes.Interface, name string) error {
+// ensureStorageClass creates a StorageClass of the fake provisioner unless it exists. It binds volumes when the
+// first consumer is scheduled, as local disks do, so volumes follow the scheduler's choice of node.
+func ensureStorageClass(ctx context.Context, client kubernetes.Interface, name string, isDefault bool) error {
+	if name == "" {
+		return fmt.Errorf("StorageClass name must not be empty")
+	}
 	bindingMode := storagev1.VolumeBindingWaitForFirstConsumer
 	reclaimPolicy := corev1.PersistentVolumeReclaimDelete
 	allowExpansion := true
 	sc := &storagev1.StorageClass{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        name,
-			Annotations: map[string]string{naming.DefaultStorageClassAnnotation: "true"},
+			Annotations: map[string]string{naming.DefaultStorageClassAnnotation: strconv.FormatBool(isDefault)},
 		},
 		Provisioner:          naming.FakeVolumeProvisioner,
 		ReclaimPolicy:        &reclaimPolicy,

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -21,6 +22,9 @@ import (
 	"github.com/scyllakube/scylla-operator/e2e/framework"
 	"github.com/scyllakube/scylla-operator/pkg/cmd/operator"
 	"github.com/scyllakube/scylla-operator/pkg/genericclioptions"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 )
 
@@ -34,16 +38,24 @@ type localProgram struct {
 	available func(repoRoot string) bool
 }
 
-// programs lists the project's programs to run, in start order. Programs that do not exist yet are skipped, so
-// the list can name them ahead of time. To add one, append an entry.
-func programs() []localProgram {
+// programs lists the project's programs to run against the cluster whose admin kubeconfig is kubeconfig, in
+// start order. Programs that do not exist yet are skipped, so the list can name them ahead of time. To add one,
+// append an entry.
+func programs(kubeconfig string) []localProgram {
+	// One replica of each runs outside the cluster: no in-cluster config, no leader election.
+	outside := []string{"--kubeconfig=" + kubeconfig, "--leader-elect=false"}
 	return []localProgram{
 		{
-			Program:   framework.Program{Name: "scylla-operator", Package: "./cmd/scylla-operator", Args: []string{"operator"}},
+			// Pods are simulated, so the image (whose binary would be copied into ScyllaDB pods) is never pulled.
+			Program: framework.Program{
+				Name:    "scylla-operator",
+				Package: "./cmd/scylla-operator",
+				Args:    append([]string{"operator", "--image=localhost/scylla-operator:local"}, outside...),
+			},
 			available: operatorSubcommandExists("operator"),
 		},
 		{
-			Program:   framework.Program{Name: "manager-controller", Package: "./cmd/scylla-operator", Args: []string{"manager-controller"}},
+			Program:   framework.Program{Name: "manager-controller", Package: "./cmd/scylla-operator", Args: append([]string{"manager-controller"}, outside...)},
 			available: operatorSubcommandExists("manager-controller"),
 		},
 	}
@@ -98,7 +110,8 @@ func (o *options) validate() error {
 
 func main() {
 	klog.InitFlags(nil)
-	o := &options{name: "local", region: "local", zones: "local-a,local-b,local-c", nodesPerZone: 2}
+	// The defaults match the placement of the single-datacenter examples in deploy/examples/.
+	o := &options{name: "local", region: "us-east-1", zones: "us-east-1a,us-east-1b,us-east-1c", nodesPerZone: 3}
 	o.addFlags(flag.CommandLine)
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -132,7 +145,11 @@ func run(o *options) error {
 	if err := os.WriteFile(supervisorPID, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
 		return fmt.Errorf("can't write %s: %w", supervisorPID, err)
 	}
-	defer os.Remove(supervisorPID)
+	readyFile := filepath.Join(o.dir, "ready")
+	defer func() {
+		_ = os.Remove(readyFile)
+		_ = os.Remove(supervisorPID)
+	}()
 
 	builder := framework.NewGoBuilder(root, filepath.Join(o.dir, "bin"))
 	fakes, err := builder.Build(ctx, "./e2e/cmd/cluster-fakes")
@@ -167,14 +184,33 @@ func run(o *options) error {
 	if err := setUp(ctx, root, o, builder, cp); err != nil {
 		return err
 	}
+	// A program that fails at start-up usually does so within moments; report that rather than "ready".
+	settle := time.After(3 * time.Second)
+	for waiting := true; waiting; {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-settle:
+			waiting = false
+		case <-time.After(100 * time.Millisecond):
+			if err := cp.CheckProcesses(); err != nil {
+				return err
+			}
+		}
+	}
 	logf("everything is up %v after the control plane started", time.Since(start).Round(time.Millisecond))
 	usage := usageText(root, o, cp)
 	fmt.Fprint(os.Stdout, usage)
-	if err := os.WriteFile(filepath.Join(o.dir, "ready"), []byte(usage), 0o644); err != nil {
+	if err := os.WriteFile(readyFile, []byte(usage), 0o644); err != nil {
 		return fmt.Errorf("can't write ready file: %w", err)
 	}
+	return supervise(ctx, cp)
+}
 
-	// Run until asked to stop, or until a process dies.
+// supervise runs until ctx ends. If a project program exits, it reports it and keeps the cluster up so that its
+// state can be inspected; if a control plane process exits, it returns an error, which stops everything.
+func supervise(ctx context.Context, cp *framework.ControlPlane) error {
+	reported := map[string]bool{}
 	ticker := time.NewTicker(time.Second)
 	defer ticker.Stop()
 	for {
@@ -182,11 +218,29 @@ func run(o *options) error {
 		case <-ctx.Done():
 			return nil
 		case <-ticker.C:
-			if err := cp.CheckProcesses(); err != nil {
-				return err
+		}
+		for _, p := range cp.Processes() {
+			exited, err := p.Exited()
+			if !exited || reported[p.Name] {
+				continue
 			}
+			if !isProgram(p.Name, cp.KubeconfigPath) {
+				return fmt.Errorf("%s exited unexpectedly (%v)\n%s", p.Name, err, framework.FileTail(p.LogPath, 30))
+			}
+			reported[p.Name] = true
+			logf("%s exited (%v); the cluster stays up. Last lines of %s:\n%s", p.Name, err, p.LogPath, framework.FileTail(p.LogPath, 30))
 		}
 	}
+}
+
+// isProgram reports whether name is one of the project's programs, as opposed to a control plane process.
+func isProgram(name, kubeconfig string) bool {
+	for _, p := range programs(kubeconfig) {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // setUp installs the CRDs, starts the programs that exist and applies the example.
@@ -201,7 +255,7 @@ func setUp(ctx context.Context, root string, o *options, builder *framework.GoBu
 	}
 	logf("installed %d CRDs from deploy/crds", len(crds))
 
-	for _, p := range programs() {
+	for _, p := range programs(cp.KubeconfigPath) {
 		if !p.available(root) {
 			logf("skipping %s: not in the working tree yet", p.Name)
 			continue
@@ -221,6 +275,9 @@ func setUp(ctx context.Context, root string, o *options, builder *framework.GoBu
 		logf("no example to apply")
 		return nil
 	}
+	if err := createNamespaces(ctx, clients, example); err != nil {
+		return err
+	}
 	objs, err := clients.ApplyManifestFile(ctx, example, userAgent, "default")
 	if err != nil {
 		return err
@@ -231,8 +288,27 @@ func setUp(ctx context.Context, root string, o *options, builder *framework.GoBu
 	return nil
 }
 
+// createNamespaces creates the namespaces the objects of a manifest name, unless they exist.
+func createNamespaces(ctx context.Context, clients *framework.Clients, path string) error {
+	objs, err := framework.DecodeManifestFile(path)
+	if err != nil {
+		return err
+	}
+	for _, obj := range objs {
+		ns := obj.GetNamespace()
+		if ns == "" {
+			continue
+		}
+		_, err := clients.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("can't create namespace %q for %s: %w", ns, path, err)
+		}
+	}
+	return nil
+}
+
 // findExample returns the manifest to apply: flag "none" means none, a path means that file, and empty means
-// the first deploy/examples/*.yaml that holds a ScyllaCluster (none if there is none yet).
+// the first deploy/examples/*.yaml that holds a ScyllaCluster, "basic" ones first (none if there is none yet).
 func findExample(root, flagValue string) (string, error) {
 	switch flagValue {
 	case "none":
@@ -248,13 +324,20 @@ func findExample(root, flagValue string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// A "basic" example first, then the others in name order.
+	sort.SliceStable(files, func(i, j int) bool {
+		return strings.Contains(filepath.Base(files[i]), "basic") && !strings.Contains(filepath.Base(files[j]), "basic")
+	})
 	for _, f := range files {
+		if strings.Contains(filepath.Base(f), "invalid") {
+			continue // Invalid examples exist on purpose, for rejection tests.
+		}
 		objs, err := framework.DecodeManifestFile(f)
 		if err != nil {
-			continue // Invalid examples exist on purpose (rejection tests); they are not candidates.
+			return "", err
 		}
 		for _, obj := range objs {
-			if obj.GetKind() == "ScyllaCluster" && !strings.Contains(filepath.Base(f), "invalid") {
+			if obj.GetKind() == "ScyllaCluster" {
 				return f, nil
 			}
 		}
