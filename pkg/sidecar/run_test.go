@@ -322,3 +322,108 @@ func TestRunFormsOneRingAcrossDatacenters(t *testing.T) {
 		}
 	}
 }
+
+func TestRunStartupFailures(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	ctx := context.Background()
+
+	t.Run("a Pod IP that never comes is waited for, then reported", func(t *testing.T) {
+		n := testNodeSpec{"ns1", "prod", "dc1", "no-ip-0", baseTime, "10.96.1.10", ""}
+		e.addNode(n)
+		pod, err := e.kube.CoreV1().Pods(n.namespace).Get(ctx, n.name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pod.Status.PodIP, pod.Status.PodIPs = "", nil
+		if _, err := e.kube.CoreV1().Pods(n.namespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		o := e.options(n, nil)
+		o.BroadcastNodesType = string(BroadcastPodIP)
+		o.StartupTimeout = 100 * time.Millisecond
+		rs := e.start(o)
+		<-rs.finished
+		want := `can't configure ScyllaDB: gave up after 100ms: can't compute broadcast_address from exposeOptions.broadcastOptions.nodes: type PodIP: Pod "ns1/no-ip-0" has no IP in its status: not available yet`
+		if rs.runErr == nil || rs.runErr.Error() != want {
+			t.Errorf("Run() = %v, want %s", rs.runErr, want)
+		}
+	})
+
+	t.Run("a configuration that can't work fails at once", func(t *testing.T) {
+		n := testNodeSpec{"ns2", "prod", "dc1", "lb-0", baseTime, "10.96.1.10", "10.0.1.10"}
+		e.addNode(n)
+		o := e.options(n, nil)
+		o.BroadcastClientsType = string(BroadcastServiceLoadBalancerIngressIP)
+		o.StartupTimeout = time.Hour
+		rs := e.start(o)
+		<-rs.finished
+		want := `can't configure ScyllaDB: can't compute broadcast_rpc_address from exposeOptions.broadcastOptions.clients: type ServiceLoadBalancerIngressIP: Service "ns2/lb-0" is of type "ClusterIP", not LoadBalancer, so it has no load balancer ingress`
+		if rs.runErr == nil || rs.runErr.Error() != want {
+			t.Errorf("Run() = %v, want %s", rs.runErr, want)
+		}
+	})
+
+	t.Run("a member Service without datacenter labels fails at once", func(t *testing.T) {
+		n := testNodeSpec{"ns3", "prod", "dc1", "nolabels-0", baseTime, "10.96.1.10", "10.0.1.10"}
+		e.addNode(n)
+		svc, err := e.kube.CoreV1().Services(n.namespace).Get(ctx, n.name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		delete(svc.Labels, naming.DatacenterNameLabel)
+		if _, err := e.kube.CoreV1().Services(n.namespace).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		o := e.options(n, nil)
+		o.StartupTimeout = time.Hour
+		rs := e.start(o)
+		<-rs.finished
+		want := `can't configure ScyllaDB: member Service "ns3/nolabels-0" lacks label "scylla/datacenter", which selects the datacenter's nodes`
+		if rs.runErr == nil || rs.runErr.Error() != want {
+			t.Errorf("Run() = %v, want %s", rs.runErr, want)
+		}
+	})
+}
+
+// TestRunWritesScyllaDBConfig checks what the fake ScyllaDB read: the merged scylla.yaml and the rack properties.
+func TestRunWritesScyllaDBConfig(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	n := testNodeSpec{"ns1", "prod", "dc1", "prod-dc1-rack1-0", baseTime, "10.96.1.10", "10.0.1.10"}
+	e.addNode(n)
+	o := e.options(n, nil)
+	dir := t.TempDir()
+	o.ScyllaDBBaseConfigPath = filepath.Join(dir, "base.yaml")
+	o.ScyllaDBCustomConfigPath = filepath.Join(dir, "custom.yaml")
+	if err := os.WriteFile(o.ScyllaDBBaseConfigPath, []byte("num_tokens: 256\ncluster_name: Test Cluster\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(o.ScyllaDBCustomConfigPath, []byte("num_tokens: 16\nlisten_address: 1.2.3.4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o.BroadcastClientsType = string(BroadcastPodIP)
+	o.ListenNodesType = string(ListenPodIP)
+	rs := e.start(o)
+	rs.waitReady(t)
+	records, err := fakescylladb.ReadRecords(rs.recordPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv := records[0].Invocation
+	want := fakescylladb.Settings{
+		ClusterName: "prod", ListenAddress: "10.0.1.10", RPCAddress: "0.0.0.0", BroadcastAddress: "10.96.1.10",
+		BroadcastRPCAddress: "10.0.1.10", Seeds: []string{"10.96.1.10"}, APIAddress: "127.0.0.1", APIPort: o.apiPort,
+		EndpointSnitch: "GossipingPropertyFileSnitch", Datacenter: "dc1", Rack: "rack1", Workdir: o.ScyllaDBDataDir,
+		DeveloperMode: "0",
+	}
+	if diff := cmp.Diff(want, inv.Settings); diff != "" {
+		t.Errorf("unexpected settings (-want +got):\n%s", diff)
+	}
+	if got := inv.Config["num_tokens"]; got != float64(16) { // JSON numbers read back as float64
+		t.Errorf("num_tokens = %v, want the custom 16", got)
+	}
+	if got := inv.Config["listen_address"]; got != "10.0.1.10" {
+		t.Errorf("scylla.yaml listen_address = %v, want the sidecar's 10.0.1.10", got)
+	}
+}

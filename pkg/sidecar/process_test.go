@@ -1,0 +1,108 @@
+package sidecar
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// waitForFile polls until path exists: the child wrote it once its trap was set.
+func waitForFile(t *testing.T, path string) {
+	t.Helper()
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestRunChildExitCodes(t *testing.T) {
+	t.Parallel()
+	tt := []struct {
+		name   string
+		script string
+		// Once the child wrote its ready file, signal is sent through the signal channel, or the context is
+		// cancelled when cancel is set.
+		signal   os.Signal
+		cancel   bool
+		wantCode int
+	}{
+		{name: "success", script: "exit 0", wantCode: 0},
+		{name: "failure code is kept", script: "exit 3", wantCode: 3},
+		{
+			name:     "signals are forwarded",
+			script:   `trap 'exit 7' USR1; touch "$READY"; while :; do sleep 0.01; done`,
+			signal:   syscall.SIGUSR1,
+			wantCode: 7,
+		},
+		{
+			name:     "a child killed by a forwarded signal reports 128+signal",
+			script:   `touch "$READY"; while :; do sleep 0.01; done`,
+			signal:   syscall.SIGHUP,
+			wantCode: 128 + int(syscall.SIGHUP),
+		},
+		{
+			name:     "cancelling sends SIGTERM",
+			script:   `trap 'exit 42' TERM; touch "$READY"; while :; do sleep 0.01; done`,
+			cancel:   true,
+			wantCode: 42,
+		},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ready := filepath.Join(t.TempDir(), "ready")
+			cmd := exec.Command("/bin/sh", "-c", tc.script)
+			cmd.Env = append(os.Environ(), "READY="+ready)
+			signals := make(chan os.Signal, 1)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tc.signal != nil || tc.cancel {
+				go func() {
+					waitForFile(t, ready)
+					if tc.cancel {
+						cancel()
+						return
+					}
+					signals <- tc.signal
+				}()
+			}
+			code, err := runChild(ctx, cmd, signals)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if code != tc.wantCode {
+				t.Errorf("exit code = %d, want %d", code, tc.wantCode)
+			}
+		})
+	}
+}
+
+func TestRunChildReportsAMissingProgram(t *testing.T) {
+	t.Parallel()
+	_, err := runChild(context.Background(), exec.Command(filepath.Join(t.TempDir(), "nope")), nil)
+	if err == nil {
+		t.Error("expected an error for a missing program")
+	}
+}
+
+// TestRunExitsWithScyllaDBsCode runs the sidecar with a fake ScyllaDB that crashes on start.
+func TestRunExitsWithScyllaDBsCode(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	n := testNodeSpec{"ns1", "prod", "dc1", "prod-dc1-rack1-0", baseTime, "10.96.1.10", "10.0.1.10"}
+	e.addNode(n)
+	o := e.options(n, nil)
+	o.childEnv = append(o.childEnv, "FAKE_SCYLLADB_EXIT_CODE=5")
+	rs := e.start(o)
+	<-rs.finished
+	exitErr, ok := rs.runErr.(*ExitError)
+	if !ok || exitErr.Code != 5 {
+		t.Errorf("Run() = %v, want ExitError{5}", rs.runErr)
+	}
+}
