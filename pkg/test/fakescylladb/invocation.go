@@ -91,7 +91,7 @@ func ParseInvocation(args []string, configDir string) (*Invocation, error) {
 	s.DeveloperMode = pick(opts, inv.Config, "developer-mode", "")
 	port := pick(opts, inv.Config, "api-port", "10000")
 	s.APIPort, err = strconv.Atoi(port)
-	if err != nil || s.APIPort <= 0 || s.APIPort > 65535 {
+	if err != nil || s.APIPort < 0 || s.APIPort > 65535 {
 		return nil, fmt.Errorf("invalid api_port %q", port)
 	}
 	s.Seeds, err = seedsOf(opts, inv.Config)
