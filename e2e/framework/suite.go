@@ -111,8 +111,8 @@ func StartSuite(ctx context.Context, opts SuiteOptions) (*Suite, error) {
 	return s, nil
 }
 
-// Stop stops every control plane and deletes their etcd data (about 120 MB each); logs and audit logs stay in
-// Dir.
+// Stop stops every control plane and deletes the bulky parts (etcd data, about 120 MB per control plane, and the
+// built binaries); logs, audit logs and dumps stay in Dir.
 func (s *Suite) Stop() error {
 	err := StopControlPlanes(s.ControlPlanes)
 	for _, cp := range s.ControlPlanes {
@@ -120,7 +120,7 @@ func (s *Suite) Stop() error {
 			err = errors.Join(err, os.RemoveAll(filepath.Join(cp.Dir, "etcd")))
 		}
 	}
-	return err
+	return errors.Join(err, os.RemoveAll(s.Builder.OutDir))
 }
 
 // StartProgram runs one of the project's programs against cp (see the package-level StartProgram), built by the
