@@ -427,3 +427,58 @@ func TestRunWritesScyllaDBConfig(t *testing.T) {
 		t.Errorf("scylla.yaml listen_address = %v, want the sidecar's 10.0.1.10", got)
 	}
 }
+
+// TestRunPrivateVPCWithPublicLoadBalancer runs expose-options.md's "Private VPC + Public LB" setup: nodes broadcast
+// their Pod IPs to each other and the load balancer's IP to clients. The local seed is still the other node's
+// ClusterIP, which the fake reaches through its alias address, standing in for kube-proxy.
+func TestRunPrivateVPCWithPublicLoadBalancer(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	ctx := context.Background()
+	nodes := []testNodeSpec{
+		{"ns1", "prod", "dc1", "prod-dc1-rack1-0", baseTime, "10.96.1.10", "10.0.1.10"},
+		{"ns1", "prod", "dc1", "prod-dc1-rack1-1", baseTime.Add(time.Minute), "10.96.1.11", "10.0.1.11"},
+	}
+	ingress := []string{"203.0.113.10", "203.0.113.11"}
+	var sidecars []*runningSidecar
+	for i, n := range nodes {
+		e.addNode(n)
+		svc, err := e.kube.CoreV1().Services(n.namespace).Get(ctx, n.name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc.Spec.Type = corev1.ServiceTypeLoadBalancer
+		svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: ingress[i]}}
+		if _, err := e.kube.CoreV1().Services(n.namespace).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		o := e.options(n, nil)
+		o.BroadcastNodesType = string(BroadcastPodIP)
+		o.BroadcastClientsType = "ServiceLoadBalancerIngress"
+		o.childEnv = append(o.childEnv, fakescylladb.EnvAliasAddresses+"="+n.clusterIP)
+		rs := e.start(o)
+		rs.waitReady(t)
+		e.setPodReady(n.namespace, n.name)
+		sidecars = append(sidecars, rs)
+	}
+
+	var got [][]string
+	for _, rs := range sidecars {
+		records, err := fakescylladb.ReadRecords(rs.recordPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := records[0].Invocation.Settings
+		got = append(got, append([]string{s.BroadcastAddress, s.BroadcastRPCAddress}, s.Seeds...))
+	}
+	want := [][]string{
+		{"10.0.1.10", "203.0.113.10", "10.0.1.10"},
+		{"10.0.1.11", "203.0.113.11", "10.96.1.10"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("unexpected broadcast addresses and seeds (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]int{2}, e.ringSizes()); diff != "" {
+		t.Errorf("unexpected rings (-want +got):\n%s", diff)
+	}
+}
