@@ -33,8 +33,8 @@ const (
 	defaultDecommissionPollInterval = 5 * time.Second
 )
 
-// podIPFlags are the flags of one address's Pod IP options.
-type podIPFlags struct {
+// PodIPFlags are the flags of one address's Pod IP options.
+type PodIPFlags struct {
 	Source        string
 	InterfaceName string
 }
@@ -53,13 +53,13 @@ type Options struct {
 	ExternalSeeds []string
 
 	BroadcastNodesType    string
-	BroadcastNodesPodIP   podIPFlags
+	BroadcastNodesPodIP   PodIPFlags
 	BroadcastClientsType  string
-	BroadcastClientsPodIP podIPFlags
+	BroadcastClientsPodIP PodIPFlags
 	ListenNodesType       string
-	ListenNodesPodIP      podIPFlags
+	ListenNodesPodIP      PodIPFlags
 	ListenClientsType     string
-	ListenClientsPodIP    podIPFlags
+	ListenClientsPodIP    PodIPFlags
 	IPFamily              string
 	HostNetworking        bool
 
@@ -97,7 +97,7 @@ type Options struct {
 
 // NewOptions returns Options with the defaults.
 func NewOptions() *Options {
-	status := podIPFlags{Source: string(PodIPSourceStatus)}
+	status := PodIPFlags{Source: string(PodIPSourceStatus)}
 	return &Options{
 		ClientConfig:             genericclioptions.NewClientConfig("sidecar"),
 		BroadcastNodesType:       string(BroadcastServiceClusterIP),
@@ -125,7 +125,7 @@ func NewOptions() *Options {
 	}
 }
 
-func addPodIPFlags(cmd *cobra.Command, prefix, what string, f *podIPFlags) {
+func addPodIPFlags(cmd *cobra.Command, prefix, what string, f *PodIPFlags) {
 	cmd.Flags().StringVar(&f.Source, prefix+"-pod-ip-source", f.Source,
 		fmt.Sprintf("Where the Pod IP for %s comes from when its type is PodIP: Status (status.podIPs) or Interface.", what))
 	cmd.Flags().StringVar(&f.InterfaceName, prefix+"-pod-ip-interface-name", f.InterfaceName,
@@ -199,7 +199,7 @@ func required(errs *[]error, flag, value string) {
 }
 
 // validatePodIP checks one address's Pod IP flags and returns them parsed.
-func validatePodIP(errs *[]error, prefix string, isPodIP bool, f podIPFlags) PodIPOptions {
+func validatePodIP(errs *[]error, prefix string, isPodIP bool, f PodIPFlags) PodIPOptions {
 	src, err := ParsePodIPSource(f.Source)
 	if err != nil {
 		*errs = append(*errs, fmt.Errorf("--%s-pod-ip-source %w", prefix, err))
@@ -218,7 +218,7 @@ func validatePodIP(errs *[]error, prefix string, isPodIP bool, f podIPFlags) Pod
 	return PodIPOptions{Source: src, InterfaceName: f.InterfaceName}
 }
 
-func validateBroadcast(errs *[]error, prefix, typ string, f podIPFlags) BroadcastOptions {
+func validateBroadcast(errs *[]error, prefix, typ string, f PodIPFlags) BroadcastOptions {
 	t, err := ParseBroadcastAddressType(typ)
 	if err != nil {
 		*errs = append(*errs, fmt.Errorf("--%s-type %w", prefix, err))
@@ -226,7 +226,7 @@ func validateBroadcast(errs *[]error, prefix, typ string, f podIPFlags) Broadcas
 	return BroadcastOptions{Type: t, PodIP: validatePodIP(errs, prefix, t == BroadcastPodIP, f)}
 }
 
-func validateListen(errs *[]error, prefix, typ string, f podIPFlags) ListenOptions {
+func validateListen(errs *[]error, prefix, typ string, f PodIPFlags) ListenOptions {
 	t, err := ParseListenAddressType(typ)
 	if err != nil {
 		*errs = append(*errs, fmt.Errorf("--%s-type %w", prefix, err))

@@ -61,7 +61,7 @@ func TestOptionsValidate(t *testing.T) {
 			name: "interface sources and extra args parse",
 			modify: func(o *Options) {
 				o.BroadcastNodesType = "PodIP"
-				o.BroadcastNodesPodIP = podIPFlags{Source: "Interface", InterfaceName: "eth1"}
+				o.BroadcastNodesPodIP = PodIPFlags{Source: "Interface", InterfaceName: "eth1"}
 				o.ListenClientsType = "PodIP"
 				o.IPFamily = "IPv6"
 				o.HostNetworking = true
@@ -105,7 +105,7 @@ func TestOptionsValidate(t *testing.T) {
 		},
 		{
 			name:    "Pod IP flags are refused for other types",
-			modify:  func(o *Options) { o.BroadcastClientsPodIP = podIPFlags{Source: "Interface", InterfaceName: "eth0"} },
+			modify:  func(o *Options) { o.BroadcastClientsPodIP = PodIPFlags{Source: "Interface", InterfaceName: "eth0"} },
 			wantErr: "--broadcast-clients-pod-ip-source and --broadcast-clients-pod-ip-interface-name apply only to --broadcast-clients-type=PodIP",
 		},
 		{
@@ -120,7 +120,7 @@ func TestOptionsValidate(t *testing.T) {
 			name: "an invalid interface name is refused",
 			modify: func(o *Options) {
 				o.BroadcastNodesType = "PodIP"
-				o.BroadcastNodesPodIP = podIPFlags{Source: "Interface", InterfaceName: "averyveryverylongname"}
+				o.BroadcastNodesPodIP = PodIPFlags{Source: "Interface", InterfaceName: "averyveryverylongname"}
 			},
 			wantErr: `--broadcast-nodes-pod-ip-interface-name "averyveryverylongname" is not a valid interface name`,
 		},

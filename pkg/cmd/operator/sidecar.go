@@ -28,10 +28,11 @@ func NewSidecarCommand() *cobra.Command {
 			"be set through SCYLLA_OPERATOR_<FLAG_NAME>.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(); err != nil {
+			// Flag errors come first: they need no cluster to report.
+			if err := o.Validate(); err != nil {
 				return err
 			}
-			if err := o.Validate(); err != nil {
+			if err := o.Complete(); err != nil {
 				return err
 			}
 			signals := make(chan os.Signal, 8)
