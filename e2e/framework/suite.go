@@ -61,7 +61,9 @@ func StartSuite(ctx context.Context, opts SuiteOptions) (*Suite, error) {
 	}
 	s := &Suite{RepoRoot: root, Dir: dir, Builder: NewGoBuilder(root, filepath.Join(dir, "bin"))}
 
-	binDir, err := EnsureControlPlaneBinaries(ctx, root, filepath.Join(dir, "build-control-plane.log"))
+	buildLog := filepath.Join(dir, "build-control-plane.log")
+	fmt.Fprintf(os.Stderr, "e2e: checking the control plane binaries; the first build on a machine takes about 8 minutes (log %s)\n", buildLog)
+	binDir, err := EnsureControlPlaneBinaries(ctx, root, buildLog)
 	if err != nil {
 		return nil, err
 	}
