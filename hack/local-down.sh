@@ -20,7 +20,7 @@ while (($#)); do
 		done
 		shift
 		;;
-	-h | --help) sed -n '2,7p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) util::usage "${BASH_SOURCE[0]}"; exit 0 ;;
 	*) util::die "unknown argument $1 (see --help)" ;;
 	esac
 done

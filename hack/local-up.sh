@@ -21,7 +21,7 @@ while (($#)); do
 	--instance) instance="${2:?--instance needs a name}"; shift 2 ;;
 	--instance=*) instance="${1#*=}"; shift ;;
 	--detach) detach=1; shift ;;
-	-h | --help) sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) util::usage "${BASH_SOURCE[0]}"; exit 0 ;;
 	*) extra+=("$1"); shift ;;
 	esac
 done

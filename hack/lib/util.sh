@@ -31,3 +31,8 @@ util::log_tail() {
 		echo "----- end of ${file} -----"
 	} >&2
 }
+
+# util::usage prints the comment block at the top of script $1 (after the shebang), without the comment marks.
+util::usage() {
+	awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$1"
+}
