@@ -1,0 +1,275 @@
+//go:build e2e
+
+package operator
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/scyllakube/scylla-operator/e2e/framework"
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+const (
+	// operatorUserAgentPrefix selects the operator's requests in the audit log: its user agent is
+	// "scylla-operator-operator/<version>".
+	operatorUserAgentPrefix = "scylla-operator-operator/"
+
+	// operatorImage is what the operator is told its own image is; pods are simulated, so it is never pulled.
+	operatorImage = "localhost/scylla-operator:e2e"
+
+	// leaseResource is the resource of leader election Leases, whose renewals are not reconciling.
+	leaseResource = "leases"
+)
+
+// operatorOptions say how a test runs one replica of `scylla-operator operator`.
+type operatorOptions struct {
+	// identity is the user the replica impersonates. All replicas share a user agent, so the audit log tells them
+	// apart by this.
+	identity string
+	// leaseNamespace holds the leader election Lease; replicas with the same one elect a single leader.
+	leaseNamespace string
+	// resyncPeriod is --resync-period; zero keeps the operator's default.
+	resyncPeriod time.Duration
+	// verbosity is the klog -v level.
+	verbosity int
+	// extraArgs are appended to the operator's arguments.
+	extraArgs []string
+}
+
+// operatorProcess is one replica of the operator run by a test: a real process built from the working tree.
+type operatorProcess struct {
+	t        testing.TB
+	cp       *framework.ControlPlane
+	name     string
+	identity string
+	proc     *framework.Process
+}
+
+// startOperator starts a replica of the operator against c's control plane, with leader election, until the test
+// ends. name must be unique among the control plane's processes; the log is <control plane dir>/<name>.log. When
+// the test fails, the end of the log is printed.
+//
+// It uses Suite.StartProgram rather than Framework.StartProgram because a test may kill the replica and start
+// another under a fresh name, and the control plane must forget a killed process at once (a process that exited
+// fails every Framework.WaitFor).
+func startOperator(t testing.TB, f *framework.Framework, c *framework.Cluster, name string, opts operatorOptions) *operatorProcess {
+	t.Helper()
+	cp := c.ControlPlane
+	kubeconfig := filepath.Join(cp.Dir, name+".kubeconfig")
+	if err := writeImpersonatingKubeconfig(cp.KubeconfigPath, kubeconfig, opts.identity); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{
+		"operator",
+		"--kubeconfig=" + kubeconfig,
+		"--image=" + operatorImage,
+		"--leader-elect=true",
+		"--leader-election-namespace=" + opts.leaseNamespace,
+		// Replicas of different tests never share a port.
+		"--serving-address=127.0.0.1:0",
+		fmt.Sprintf("-v=%d", opts.verbosity),
+	}
+	if opts.resyncPeriod != 0 {
+		args = append(args, "--resync-period="+opts.resyncPeriod.String())
+	}
+	args = append(args, opts.extraArgs...)
+
+	proc, err := f.Suite().StartProgram(context.Background(), cp, framework.Program{
+		Name:    name,
+		Package: "./cmd/scylla-operator",
+		Args:    args,
+	})
+	if err != nil {
+		t.Fatalf("can't start operator %s: %v", name, err)
+	}
+	op := &operatorProcess{t: t, cp: cp, name: name, identity: opts.identity, proc: proc}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("%s\n%s", op.proc.Describe(), op.proc.LogTail(80))
+		}
+		if err := op.forget(); err != nil {
+			t.Errorf("can't stop operator %s: %v", name, err)
+		}
+	})
+	return op
+}
+
+// forget stops the replica if it still runs (SIGTERM, then SIGKILL) and removes it from the control plane.
+func (op *operatorProcess) forget() error {
+	if op.cp.Process(op.name) != op.proc {
+		return nil
+	}
+	return op.cp.StopProcess(op.name)
+}
+
+// kill sends SIGKILL: the replica gets no chance to finish its work or release its Lease.
+func (op *operatorProcess) kill() {
+	op.t.Helper()
+	if err := syscall.Kill(op.proc.PID(), syscall.SIGKILL); err != nil {
+		op.t.Fatalf("can't kill operator %s: %v", op.name, err)
+	}
+	<-op.proc.Done()
+	if err := op.forget(); err != nil {
+		op.t.Fatalf("can't forget killed operator %s: %v", op.name, err)
+	}
+}
+
+// stop sends SIGTERM and waits for a graceful exit, which releases the Lease.
+func (op *operatorProcess) stop() {
+	op.t.Helper()
+	if err := op.forget(); err != nil {
+		op.t.Fatalf("can't stop operator %s: %v", op.name, err)
+	}
+	if exited, err := op.proc.Exited(); !exited || err != nil {
+		op.t.Fatalf("operator %s did not exit cleanly after SIGTERM: exited %v, %v\n%s", op.name, exited, err, op.proc.LogTail(40))
+	}
+}
+
+// logOffset is the current size of the replica's log, to read only what it logs later.
+func (op *operatorProcess) logOffset() int64 {
+	op.t.Helper()
+	info, err := os.Stat(op.proc.LogPath)
+	if err != nil {
+		op.t.Fatalf("can't stat the log of operator %s: %v", op.name, err)
+	}
+	return info.Size()
+}
+
+// countLogLines counts the lines logged after offset that contain every one of substrings.
+func (op *operatorProcess) countLogLines(offset int64, substrings ...string) int {
+	op.t.Helper()
+	n, err := countLinesContaining(op.proc.LogPath, offset, substrings...)
+	if err != nil {
+		op.t.Fatalf("can't read the log of operator %s: %v", op.name, err)
+	}
+	return n
+}
+
+// countLinesContaining counts the complete lines of a file, from offset on, that contain every one of substrings.
+func countLinesContaining(path string, offset int64, substrings ...string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return 0, err
+	}
+	n := 0
+	r := bufio.NewReader(f)
+	for {
+		line, err := r.ReadString('\n')
+		if errors.Is(err, io.EOF) {
+			// A line without its newline is still being written.
+			return n, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		if containsAll(line, substrings) {
+			n++
+		}
+	}
+}
+
+func containsAll(s string, substrings []string) bool {
+	for _, sub := range substrings {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}
+
+// writeImpersonatingKubeconfig copies the admin kubeconfig at from to to, impersonating user (as a cluster admin).
+func writeImpersonatingKubeconfig(from, to, user string) error {
+	config, err := clientcmd.LoadFromFile(from)
+	if err != nil {
+		return fmt.Errorf("can't load kubeconfig %s: %w", from, err)
+	}
+	if len(config.AuthInfos) == 0 {
+		return fmt.Errorf("kubeconfig %s has no users", from)
+	}
+	for _, auth := range config.AuthInfos {
+		auth.Impersonate = user
+		auth.ImpersonateGroups = []string{"system:masters"}
+	}
+	if err := clientcmd.WriteToFile(*config, to); err != nil {
+		return fmt.Errorf("can't write kubeconfig %s: %w", to, err)
+	}
+	return nil
+}
+
+// impersonating selects requests made as user through impersonation.
+func impersonating(user string) framework.AuditFilter {
+	return func(e *auditv1.Event) bool { return e.ImpersonatedUser != nil && e.ImpersonatedUser.Username == user }
+}
+
+// notOnResource selects requests that are not about resource (plural, any subresource).
+func notOnResource(resource string) framework.AuditFilter {
+	return func(e *auditv1.Event) bool { return e.ObjectRef == nil || e.ObjectRef.Resource != resource }
+}
+
+// onObject selects requests for an object called name.
+func onObject(name string) framework.AuditFilter {
+	return func(e *auditv1.Event) bool { return e.ObjectRef != nil && e.ObjectRef.Name == name }
+}
+
+// operatorWrites selects the writes the operator's replicas made in namespace, lease renewals aside.
+func operatorWrites(namespace string) []framework.AuditFilter {
+	return []framework.AuditFilter{
+		framework.UserAgentPrefix(operatorUserAgentPrefix),
+		framework.Writes(),
+		framework.InNamespace(namespace),
+		notOnResource(leaseResource),
+	}
+}
+
+// describeRequests lists the requests every filter accepts, one per line, for failure messages.
+func describeRequests(events []auditv1.Event, filters ...framework.AuditFilter) string {
+	var b strings.Builder
+	for i := range events {
+		e := &events[i]
+		if !acceptsAll(e, filters) {
+			continue
+		}
+		user := e.User.Username
+		if e.ImpersonatedUser != nil {
+			user = e.ImpersonatedUser.Username
+		}
+		code := int32(0)
+		if e.ResponseStatus != nil {
+			code = e.ResponseStatus.Code
+		}
+		resource := ""
+		if e.ObjectRef != nil {
+			resource = e.ObjectRef.Resource
+			if len(e.ObjectRef.Subresource) != 0 {
+				resource += "/" + e.ObjectRef.Subresource
+			}
+			resource += " " + e.ObjectRef.Name
+		}
+		fmt.Fprintf(&b, "  %s %s %s %s -> %d\n", e.RequestReceivedTimestamp.Format("15:04:05.000"), user, e.Verb, resource, code)
+	}
+	return b.String()
+}
+
+func acceptsAll(e *auditv1.Event, filters []framework.AuditFilter) bool {
+	for _, f := range filters {
+		if !f(e) {
+			return false
+		}
+	}
+	return true
+}
