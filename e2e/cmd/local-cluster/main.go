@@ -1,6 +1,8 @@
 // Command local-cluster runs a local Kubernetes control plane for people: the control plane with simulated
-// nodes and cluster-fakes, the project's CRDs, the project's programs that exist so far, and an example
-// ScyllaCluster. It stays in the foreground until SIGINT or SIGTERM, then stops everything it started.
+// nodes and cluster-fakes, the project's CRDs, the project's programs that exist so far, the ScyllaDB node
+// simulator (e2e/nodesim: a real sidecar with a fake ScyllaDB for each ScyllaDB pod, which makes the pods' readiness
+// real), and an example ScyllaCluster. It stays in the foreground until SIGINT or SIGTERM, then stops everything it
+// started.
 //
 // Use it through hack/local-up.sh (and hack/local-down.sh), which build the control plane binaries first.
 package main
@@ -20,6 +22,7 @@ import (
 	"time"
 
 	"github.com/scyllakube/scylla-operator/e2e/framework"
+	"github.com/scyllakube/scylla-operator/e2e/nodesim"
 	"github.com/scyllakube/scylla-operator/pkg/cmd/operator"
 	"github.com/scyllakube/scylla-operator/pkg/genericclioptions"
 	corev1 "k8s.io/api/core/v1"
@@ -42,8 +45,9 @@ type localProgram struct {
 // start order. Programs that do not exist yet are skipped, so the list can name them ahead of time. To add one,
 // append an entry.
 func programs(kubeconfig string) []localProgram {
-	// One replica of each runs outside the cluster: no in-cluster config, no leader election.
-	outside := []string{"--kubeconfig=" + kubeconfig, "--leader-elect=false"}
+	// One replica of each runs outside the cluster: no in-cluster config, no leader election, and health endpoints on
+	// a free loopback port so that several instances can run at once.
+	outside := []string{"--kubeconfig=" + kubeconfig, "--leader-elect=false", "--serving-address=127.0.0.1:0"}
 	return []localProgram{
 		{
 			// Pods are simulated, so the image (whose binary would be copied into ScyllaDB pods) is never pulled.
@@ -181,7 +185,15 @@ func run(o *options) error {
 		logf("stopped")
 	}()
 
-	if err := setUp(ctx, root, o, builder, cp); err != nil {
+	sim, err := setUp(ctx, root, o, builder, cp)
+	if sim != nil {
+		defer func() {
+			if err := sim.Stop(); err != nil {
+				logf("can't stop the node simulator cleanly: %v", err)
+			}
+		}()
+	}
+	if err != nil {
 		return err
 	}
 	// A program that fails at start-up usually does so within moments; report that rather than "ready".
@@ -243,17 +255,22 @@ func isProgram(name, kubeconfig string) bool {
 	return false
 }
 
-// setUp installs the CRDs, starts the programs that exist and applies the example.
-func setUp(ctx context.Context, root string, o *options, builder *framework.GoBuilder, cp *framework.ControlPlane) error {
+// setUp installs the CRDs, starts the programs that exist and the ScyllaDB node simulator, and applies the
+// example. The simulator, once started, is returned even with an error, for the caller to stop.
+func setUp(ctx context.Context, root string, o *options, builder *framework.GoBuilder, cp *framework.ControlPlane) (*nodesim.Simulator, error) {
 	clients, err := cp.Clients(userAgent)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	crds, err := clients.InstallCRDs(ctx, filepath.Join(root, "deploy", "crds"), userAgent)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	logf("installed %d CRDs from deploy/crds", len(crds))
+	if err := nodesim.InstallMemberClusterRole(ctx, clients, root, userAgent); err != nil {
+		return nil, err
+	}
+	logf("installed the sidecars' ClusterRole from %s", nodesim.MemberClusterRoleManifest)
 
 	for _, p := range programs(cp.KubeconfigPath) {
 		if !p.available(root) {
@@ -262,30 +279,38 @@ func setUp(ctx context.Context, root string, o *options, builder *framework.GoBu
 		}
 		proc, err := framework.StartProgram(ctx, builder, cp, p.Program)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		logf("started %s (pid %d, log %s)", p.Name, proc.PID(), proc.LogPath)
 	}
 
+	// ScyllaDB pods become Ready only through their sidecars, which the simulator runs.
+	simDir := filepath.Join(o.dir, "nodesim")
+	sim, err := nodesim.StartForControlPlane(ctx, builder, cp, nodesim.Options{Dir: simDir, Logger: klog.Background().WithName("nodesim")})
+	if err != nil {
+		return nil, err
+	}
+	logf("started the ScyllaDB node simulator (sidecars' logs in %s/pods/*/*/container.log)", simDir)
+
 	example, err := findExample(root, o.example)
 	if err != nil {
-		return err
+		return sim, err
 	}
 	if example == "" {
 		logf("no example to apply")
-		return nil
+		return sim, nil
 	}
 	if err := createNamespaces(ctx, clients, example); err != nil {
-		return err
+		return sim, err
 	}
 	objs, err := clients.ApplyManifestFile(ctx, example, userAgent, "default")
 	if err != nil {
-		return err
+		return sim, err
 	}
 	for _, obj := range objs {
 		logf("applied %s %s/%s from %s", obj.GetKind(), obj.GetNamespace(), obj.GetName(), example)
 	}
-	return nil
+	return sim, nil
 }
 
 // createNamespaces creates the namespaces the objects of a manifest name, unless they exist.
@@ -362,6 +387,7 @@ Local control plane %q is up: https://127.0.0.1:%d (Kubernetes from hack/kcp, si
   kubectl get scyllaclusters -A
 
 Logs of every process: %s/*.log (API audit log: %s)
+ScyllaDB nodes: their sidecars run locally against fake ScyllaDB, logs in %s/nodesim/pods/<namespace>/<pod>-<uid>/container.log
 Stop: Ctrl-C here, or hack/local-down.sh --instance %s
-`, o.name, cp.Ports.APIServer, cp.KubeconfigPath, o.binDir, rel(o.dir), rel(cp.Audit.Path), instance)
+`, o.name, cp.Ports.APIServer, cp.KubeconfigPath, o.binDir, rel(o.dir), rel(cp.Audit.Path), rel(o.dir), instance)
 }
