@@ -228,23 +228,42 @@ func SplitArgs(s string) ([]string, error) {
 	return args, nil
 }
 
-// validateSeed accepts an IP address or a DNS name.
-func validateSeed(s string) error {
-	if net.ParseIP(s) != nil {
+// ValidateSeed reports whether seed can be given to ScyllaDB as a seed (spec.externalSeeds, --external-seeds).
+// It accepts:
+//   - an IPv4 address in dotted-decimal form ("10.0.0.1");
+//   - an IPv6 address without brackets or zone ("fd00::1", "::ffff:10.0.0.1");
+//   - a DNS name as RFC 1123 defines a host name: dot-separated labels of 1 to 63 letters, digits and hyphens, no label
+//     starting or ending with a hyphen, at most 253 characters, optionally ending with a dot ("seed.example.com.").
+//
+// It refuses everything else, among them the empty string, whitespace, ports ("10.0.0.1:7000"), URLs, bracketed or
+// zoned IPv6 addresses, underscores, and names whose last label is numeric ("10.0.0.300"), which are malformed IP
+// addresses rather than names. ScyllaDB resolves a name seed when it starts and fails if that lookup fails, so a valid
+// name still has to resolve.
+func ValidateSeed(seed string) error {
+	if seed == "" {
+		return fmt.Errorf("a seed must not be empty")
+	}
+	if net.ParseIP(seed) != nil {
 		return nil
 	}
-	if len(s) == 0 || len(s) > 253 {
-		return fmt.Errorf("%q is neither an IP address nor a DNS name", s)
+	notAHost := fmt.Errorf("%q is neither an IP address nor a DNS name", seed)
+	name := strings.TrimSuffix(seed, ".")
+	if len(name) == 0 || len(name) > 253 {
+		return notAHost
 	}
-	for _, label := range strings.Split(strings.TrimSuffix(s, "."), ".") {
+	labels := strings.Split(name, ".")
+	for _, label := range labels {
 		if len(label) == 0 || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
-			return fmt.Errorf("%q is neither an IP address nor a DNS name", s)
+			return notAHost
 		}
 		for _, r := range label {
 			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
-				return fmt.Errorf("%q is neither an IP address nor a DNS name", s)
+				return notAHost
 			}
 		}
+	}
+	if strings.Trim(labels[len(labels)-1], "0123456789") == "" {
+		return fmt.Errorf("%w: its last label is numeric, so it looks like a malformed IP address", notAHost)
 	}
 	return nil
 }

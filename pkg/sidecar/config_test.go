@@ -1,6 +1,8 @@
 package sidecar
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -206,16 +208,47 @@ func TestSplitArgs(t *testing.T) {
 	}
 }
 
-func TestValidateSeed(t *testing.T) {
+func TestValidateSeedAcceptsIPsAndDNSNamesOnly(t *testing.T) {
 	t.Parallel()
-	for _, ok := range []string{"10.0.0.1", "fd00::1", "seed.example.com", "scylla-0.ns.svc.cluster.local."} {
-		if err := validateSeed(ok); err != nil {
-			t.Errorf("validateSeed(%q) = %v", ok, err)
-		}
-	}
-	for _, bad := range []string{"", "-x.example.com", "a..b", "http://x", "x y"} {
-		if err := validateSeed(bad); err == nil {
-			t.Errorf("validateSeed(%q) accepted it", bad)
-		}
+	notAHost := func(s string) string { return fmt.Sprintf("%q is neither an IP address nor a DNS name", s) }
+	for _, tc := range []struct {
+		seed    string
+		wantErr string
+	}{
+		{seed: "10.0.0.1"},
+		{seed: "fd00::1"},
+		{seed: "::ffff:10.0.0.1"},
+		{seed: "seed.example.com"},
+		{seed: "Seed-1.Example.COM"},
+		{seed: "scylla-0.ns.svc.cluster.local."},
+		{seed: "localhost"},
+		{seed: strings.Repeat("a", 63) + ".example.com"},
+		{seed: "", wantErr: "a seed must not be empty"},
+		{seed: "-x.example.com", wantErr: notAHost("-x.example.com")},
+		{seed: "x-.example.com", wantErr: notAHost("x-.example.com")},
+		{seed: "a..b", wantErr: notAHost("a..b")},
+		{seed: ".", wantErr: notAHost(".")},
+		{seed: "http://x", wantErr: notAHost("http://x")},
+		{seed: "x y", wantErr: notAHost("x y")},
+		{seed: " 10.0.0.1", wantErr: notAHost(" 10.0.0.1")},
+		{seed: "under_score.example.com", wantErr: notAHost("under_score.example.com")},
+		{seed: strings.Repeat("a", 64) + ".example.com", wantErr: notAHost(strings.Repeat("a", 64) + ".example.com")},
+		{seed: strings.Repeat("a.", 127) + "ab", wantErr: notAHost(strings.Repeat("a.", 127) + "ab")},
+		{seed: "10.0.0.1:7000", wantErr: notAHost("10.0.0.1:7000")},
+		{seed: "[fd00::1]", wantErr: notAHost("[fd00::1]")},
+		{seed: "fe80::1%eth0", wantErr: notAHost("fe80::1%eth0")},
+		{seed: "10.0.0.300", wantErr: `"10.0.0.300" is neither an IP address nor a DNS name: its last label is numeric, so it looks like a malformed IP address`},
+		{seed: "10.0.0", wantErr: `"10.0.0" is neither an IP address nor a DNS name: its last label is numeric, so it looks like a malformed IP address`},
+	} {
+		t.Run(fmt.Sprintf("%q", tc.seed), func(t *testing.T) {
+			t.Parallel()
+			gotErr := ""
+			if err := ValidateSeed(tc.seed); err != nil {
+				gotErr = err.Error()
+			}
+			if diff := cmp.Diff(tc.wantErr, gotErr); diff != "" {
+				t.Errorf("ValidateSeed(%q) error (-want +got):\n%s", tc.seed, diff)
+			}
+		})
 	}
 }

@@ -23,7 +23,8 @@
 //	--datacenter             SCYLLA_OPERATOR_DATACENTER             dc in cassandra-rackdc.properties; required
 //	--rack                   SCYLLA_OPERATOR_RACK                   rack in cassandra-rackdc.properties; required
 //	--external-seeds         SCYLLA_OPERATOR_EXTERNAL_SEEDS         spec.externalSeeds: IPs or DNS names, comma-separated
-//	                                                                or repeated; order kept
+//	                                                                or repeated; order kept; each must pass ValidateSeed,
+//	                                                                which the operator uses to refuse bad ones early
 //
 // Addresses (exposeOptions; defaults are the API's):
 //

@@ -271,7 +271,7 @@ func (o *Options) Validate() error {
 		}
 	}
 	for _, s := range o.ExternalSeeds {
-		if err := validateSeed(s); err != nil {
+		if err := ValidateSeed(s); err != nil {
 			errs = append(errs, fmt.Errorf("--external-seeds: %w", err))
 		}
 	}
