@@ -387,11 +387,10 @@ func (s *Simulator) stopNode(n *node, grace time.Duration, reason string) error 
 
 // probe polls the sidecar's /readyz until ctx ends and asks for a sync when the result changes.
 func (s *Simulator) probe(ctx context.Context, n *node, proc runningProcess, address string) {
-	client := &http.Client{Timeout: 2 * time.Second}
 	ticker := time.NewTicker(s.opts.ProbeInterval)
 	defer ticker.Stop()
 	for {
-		ready, message := readyz(ctx, client, address)
+		ready, message := s.readyz(ctx, address)
 		s.mu.Lock()
 		current := n.proc == proc
 		changed := current && n.ready != ready
@@ -408,6 +407,14 @@ func (s *Simulator) probe(ctx context.Context, n *node, proc runningProcess, add
 			return
 		case <-ticker.C:
 		}
+	}
+}
+
+// newReadyzProber returns a function that GETs the sidecar's /readyz as a kubelet's HTTP probe would.
+func newReadyzProber() func(ctx context.Context, address string) (bool, string) {
+	client := &http.Client{Timeout: 2 * time.Second}
+	return func(ctx context.Context, address string) (bool, string) {
+		return readyz(ctx, client, address)
 	}
 }
 

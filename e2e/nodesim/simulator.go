@@ -88,13 +88,13 @@ func (o *Options) complete() error {
 	if o.Config == nil {
 		errs = append(errs, errors.New("options need a REST Config"))
 	}
-	for name, path := range map[string]string{"SidecarBinary": o.SidecarBinary, "FakeScyllaDBBinary": o.FakeScyllaDBBinary} {
-		if path == "" {
-			errs = append(errs, fmt.Errorf("options need %s", name))
+	for _, b := range []struct{ name, path string }{{"SidecarBinary", o.SidecarBinary}, {"FakeScyllaDBBinary", o.FakeScyllaDBBinary}} {
+		if b.path == "" {
+			errs = append(errs, fmt.Errorf("options need %s", b.name))
 			continue
 		}
-		if _, err := os.Stat(path); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+		if _, err := os.Stat(b.path); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", b.name, err))
 		}
 	}
 	if o.Dir == "" {
@@ -152,7 +152,9 @@ type Simulator struct {
 	broadcaster  record.EventBroadcaster
 	recorder     record.EventRecorder
 	startProcess processStarter
-	namespaces   sets.Set[string]
+	// readyz probes a sidecar's /readyz at a host:port; tests replace it.
+	readyz     func(ctx context.Context, address string) (bool, string)
+	namespaces sets.Set[string]
 	now          func() time.Time
 	cancel       context.CancelFunc
 	workers      sync.WaitGroup
@@ -180,16 +182,18 @@ func Start(ctx context.Context, opts Options) (*Simulator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("can't create the node simulator's client: %w", err)
 	}
-	return start(ctx, opts, client, startContainerProcess)
+	return start(ctx, opts, client, startContainerProcess, newReadyzProber())
 }
 
-func start(ctx context.Context, opts Options, client kubernetes.Interface, starter processStarter) (*Simulator, error) {
+// start runs a simulator with completed options and the given seams.
+func start(ctx context.Context, opts Options, client kubernetes.Interface, starter processStarter, readyz func(context.Context, string) (bool, string)) (*Simulator, error) {
 	s := &Simulator{
 		opts:         opts,
 		logger:       opts.Logger,
 		client:       client,
 		registry:     fakescylladb.NewRegistry(opts.RegistryTTL),
 		startProcess: starter,
+		readyz:       readyz,
 		namespaces:   sets.New(opts.Namespaces...),
 		now:          time.Now,
 		nodes:        map[string]*node{},

@@ -1,0 +1,401 @@
+package nodesim
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
+
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+)
+
+// fakeProcess is a container process the test controls.
+type fakeProcess struct {
+	spec    processSpec
+	pid     int
+	started time.Time
+	done    chan struct{}
+	once    sync.Once
+	exit    exitInfo
+	log     *eventLog
+}
+
+func (p *fakeProcess) PID() int              { return p.pid }
+func (p *fakeProcess) StartedAt() time.Time  { return p.started }
+func (p *fakeProcess) Done() <-chan struct{} { return p.done }
+func (p *fakeProcess) Exit() exitInfo        { return p.exit }
+
+func (p *fakeProcess) Stop(time.Duration) error {
+	p.exitWith(143)
+	p.log.add(fmt.Sprintf("stop %d", p.pid))
+	return nil
+}
+
+func (p *fakeProcess) exitWith(code int) {
+	p.once.Do(func() {
+		p.exit = exitInfo{Code: code, StartedAt: p.started, FinishedAt: time.Now()}
+		close(p.done)
+	})
+}
+
+// eventLog records what happened to processes, in order.
+type eventLog struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (l *eventLog) add(e string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.events = append(l.events, e)
+}
+
+func (l *eventLog) get() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.events)
+}
+
+// fakeStarter starts fakeProcesses and keeps them.
+type fakeStarter struct {
+	mu    sync.Mutex
+	procs []*fakeProcess
+	log   eventLog
+}
+
+func (f *fakeStarter) start(spec processSpec) (runningProcess, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p := &fakeProcess{spec: spec, pid: 1000 + len(f.procs), started: time.Now(), done: make(chan struct{}), log: &f.log}
+	f.procs = append(f.procs, p)
+	f.log.add(fmt.Sprintf("start %d", p.pid))
+	return p, nil
+}
+
+func (f *fakeStarter) process(i int) *fakeProcess {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if i < len(f.procs) {
+		return f.procs[i]
+	}
+	return nil
+}
+
+// readiness is what the fake /readyz answers, per probes address.
+type readiness struct {
+	mu    sync.Mutex
+	ready map[string]bool
+}
+
+func (r *readiness) set(address string, ready bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ready[address] = ready
+}
+
+func (r *readiness) probe(_ context.Context, address string) (bool, string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ready[address] {
+		return true, ""
+	}
+	return false, "503: not ready"
+}
+
+func scyllaPod(namespace, name string, uid types.UID, node string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: namespace, Name: name, UID: uid,
+			Labels: map[string]string{naming.PodTypeLabel: naming.PodTypeScyllaDBNode},
+		},
+		Spec: corev1.PodSpec{
+			NodeName:                      node,
+			ServiceAccountName:            "member",
+			TerminationGracePeriodSeconds: ptr.To[int64](900),
+			Containers: []corev1.Container{{
+				Name:    naming.ScyllaDBContainerName,
+				Command: []string{"/mnt/shared/scylla-operator", "sidecar", "--pod-name=$(POD_NAME)", "--member-service-name=$(POD_NAME)", "--scylladb-data-dir=/var/lib/scylla"},
+				Env: []corev1.EnvVar{{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}},
+				VolumeMounts: []corev1.VolumeMount{
+					{Name: "data", MountPath: "/var/lib/scylla"},
+				},
+				ReadinessProbe: &corev1.Probe{},
+			}},
+			Volumes: []corev1.Volume{
+				{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data-" + name}}},
+			},
+		},
+		Status: corev1.PodStatus{
+			Phase:  corev1.PodRunning,
+			PodIP:  "10.244.0.7",
+			PodIPs: []corev1.PodIP{{IP: "10.244.0.7"}},
+			Conditions: []corev1.PodCondition{
+				{Type: corev1.PodReady, Status: corev1.ConditionFalse},
+				{Type: corev1.ContainersReady, Status: corev1.ConditionFalse},
+			},
+			ContainerStatuses: []corev1.ContainerStatus{{Name: naming.ScyllaDBContainerName}},
+		},
+	}
+}
+
+func kwokNode(name string) *corev1.Node {
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{naming.KwokNodeAnnotation: naming.KwokNodeAnnotationValue}}}
+}
+
+// waitFor polls cond until it holds; the bound only keeps a broken test from hanging.
+func waitFor(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(t.Context(), 5*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		ok, why := cond()
+		last = why
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for %s: %v; last: %s", what, err, last)
+	}
+}
+
+func podReady(t *testing.T, client *fake.Clientset, namespace, name string) (corev1.ConditionStatus, *corev1.Pod) {
+	t.Helper()
+	pod, err := client.CoreV1().Pods(namespace).Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		return "", nil
+	}
+	if c := podCondition(pod, corev1.PodReady); c != nil {
+		return c.Status, pod
+	}
+	return "", pod
+}
+
+func TestSimulatorRunsRestartsAndReplacesTheContainerOfScyllaDBPods(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	dir := t.TempDir()
+	binary, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := fake.NewClientset(
+		kwokNode("kwok-0"),
+		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "real-0"}},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "dc-a-0"}, Spec: corev1.ServiceSpec{ClusterIP: "10.96.0.9", ClusterIPs: []string{"10.96.0.9"}}},
+		&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "data-dc-a-0", UID: "claim-1"}},
+		scyllaPod("ns", "dc-a-0", "pod-1", "kwok-0"),
+		// Ignored: not on a kwok node, and in another namespace.
+		scyllaPod("ns", "dc-a-1", "pod-x", "real-0"),
+		scyllaPod("other", "dc-a-0", "pod-y", "kwok-0"),
+	)
+	// Like the API server, refuse a patch that would change a Pod's UID: the simulator's status patches carry the
+	// UID of the Pod they were computed for.
+	client.PrependReactor("patch", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		patch := action.(k8stesting.PatchAction)
+		var body struct {
+			Metadata struct {
+				UID types.UID `json:"uid"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(patch.GetPatch(), &body); err != nil {
+			return true, nil, err
+		}
+		current, err := client.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), patch.GetNamespace(), patch.GetName())
+		if err != nil {
+			return true, nil, err
+		}
+		if uid := current.(*corev1.Pod).UID; body.Metadata.UID != "" && body.Metadata.UID != uid {
+			return true, nil, apierrors.NewConflict(corev1.Resource("pods"), patch.GetName(), fmt.Errorf("UID %s in the patch, %s in the object", body.Metadata.UID, uid))
+		}
+		return false, nil, nil
+	})
+	starter := &fakeStarter{}
+	ready := &readiness{ready: map[string]bool{}}
+	opts := Options{
+		Config: &rest.Config{Host: "https://127.0.0.1:1"}, SidecarBinary: binary, FakeScyllaDBBinary: binary, Dir: dir,
+		Namespaces: []string{"ns"}, Identity: IdentityAdmin, AdminKubeconfig: "/admin.kubeconfig",
+		ProbeInterval: 5 * time.Millisecond, RestartBackoff: 10 * time.Millisecond, MaxRestartBackoff: 20 * time.Millisecond,
+		FakeEnv: func(pod *corev1.Pod) []string { return []string{"FAKE_SCYLLADB_BOOTSTRAP_DELAY=1s"} },
+	}
+	if err := opts.complete(); err != nil {
+		t.Fatal(err)
+	}
+	sim, err := start(ctx, opts, client, starter.start, ready.probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := sim.Stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+
+	waitFor(t, "the first container", func() (bool, string) { return starter.process(0) != nil, "not started" })
+	first := starter.process(0)
+	claimDir := filepath.Join(dir, "claims", "claim-1")
+	wantArgs := []string{"sidecar", "--pod-name=dc-a-0", "--member-service-name=dc-a-0", "--scylladb-data-dir=/var/lib/scylla",
+		"--kubeconfig=/admin.kubeconfig"}
+	if diff := cmp.Diff(wantArgs, first.spec.Args[:len(wantArgs)]); diff != "" {
+		t.Errorf("the sidecar's arguments differ (-want +got):\n%s", diff)
+	}
+	if !slices.Contains(first.spec.Args, "--scylladb-data-dir="+claimDir) {
+		t.Errorf("want the data dir on the claim's directory %s, got %q", claimDir, first.spec.Args)
+	}
+	for _, want := range []string{"POD_NAME=dc-a-0", "FAKE_SCYLLADB_ALIAS_ADDRESSES=10.244.0.7,10.96.0.9", "FAKE_SCYLLADB_BOOTSTRAP_DELAY=1s", "HOSTNAME=dc-a-0"} {
+		if !slices.Contains(first.spec.Env, want) {
+			t.Errorf("want %q in the environment, got %q", want, first.spec.Env)
+		}
+	}
+	node, ok := sim.Node("ns", "dc-a-0")
+	if !ok || node.PID != first.pid || node.DataDir != claimDir {
+		t.Errorf("want node dc-a-0 running pid %d on %s, got %+v", first.pid, claimDir, node)
+	}
+	if got := len(sim.Nodes()); got != 1 {
+		t.Errorf("want only the kwok Pod of namespace ns simulated, got %d nodes", got)
+	}
+
+	ready.set(node.ProbesAddress, true)
+	waitFor(t, "the Pod to become Ready", func() (bool, string) {
+		s, _ := podReady(t, client, "ns", "dc-a-0")
+		return s == corev1.ConditionTrue, string(s)
+	})
+	ready.set(node.ProbesAddress, false)
+	waitFor(t, "the Pod to become unready", func() (bool, string) {
+		s, _ := podReady(t, client, "ns", "dc-a-0")
+		return s == corev1.ConditionFalse, string(s)
+	})
+
+	first.exitWith(3)
+	waitFor(t, "the container to be restarted", func() (bool, string) { return starter.process(1) != nil, "not restarted" })
+	waitFor(t, "the restart in the status", func() (bool, string) {
+		_, pod := podReady(t, client, "ns", "dc-a-0")
+		if pod == nil {
+			return false, "no Pod"
+		}
+		s := pod.Status.ContainerStatuses[0]
+		last := s.LastTerminationState.Terminated
+		return s.RestartCount == 1 && last != nil && last.ExitCode == 3 && s.State.Running != nil, fmt.Sprintf("%+v", s)
+	})
+	if n, _ := sim.Node("ns", "dc-a-0"); n.Restarts != 1 || n.PID != starter.process(1).pid {
+		t.Errorf("want one restart and the second process, got %+v", n)
+	}
+
+	// The StatefulSet controller replaces the Pod: same name, new UID, same claim.
+	if err := client.CoreV1().Pods("ns").Delete(ctx, "dc-a-0", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CoreV1().Pods("ns").Create(ctx, scyllaPod("ns", "dc-a-0", "pod-2", "kwok-0"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the replacement's container", func() (bool, string) { return starter.process(2) != nil, "not started" })
+	if diff := cmp.Diff([]string{"start 1000", "start 1001", "stop 1001", "start 1002"}, starter.log.get()); diff != "" {
+		t.Errorf("process events differ (-want +got):\n%s", diff)
+	}
+	replacement, _ := sim.Node("ns", "dc-a-0")
+	if replacement.UID != "pod-2" || replacement.Restarts != 0 || replacement.DataDir != claimDir || replacement.Dir == node.Dir {
+		t.Errorf("want a fresh node of Pod pod-2 on the same claim, got %+v (first %+v)", replacement, node)
+	}
+
+	if err := sim.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"start 1000", "start 1001", "stop 1001", "start 1002", "stop 1002"}, starter.log.get()); diff != "" {
+		t.Errorf("process events after Stop differ (-want +got):\n%s", diff)
+	}
+	if len(sim.Nodes()) != 0 {
+		t.Errorf("want no nodes after Stop, got %+v", sim.Nodes())
+	}
+}
+
+func TestOptionsAreCheckedAndDefaulted(t *testing.T) {
+	t.Parallel()
+	binary, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	valid := func() Options {
+		return Options{Config: &rest.Config{}, SidecarBinary: binary, FakeScyllaDBBinary: binary, Dir: "/tmp/x"}
+	}
+	tests := []struct {
+		name    string
+		modify  func(*Options)
+		wantErr string
+		check   func(t *testing.T, o Options)
+	}{
+		{
+			name: "defaults",
+			check: func(t *testing.T, o Options) {
+				got := []any{o.Identity, o.ProbeInterval, o.StopGracePeriod, o.RestartBackoff, o.MaxRestartBackoff, o.RegistryTTL}
+				want := []any{IdentityServiceAccount, 500 * time.Millisecond, 10 * time.Second, time.Second, 16 * time.Second, 5 * time.Second}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("defaults differ (-want +got):\n%s", diff)
+				}
+			},
+		},
+		{
+			name:    "nothing set",
+			modify:  func(o *Options) { *o = Options{} },
+			wantErr: "options need a REST Config\noptions need SidecarBinary\noptions need FakeScyllaDBBinary\noptions need a Dir",
+		},
+		{
+			name:    "missing binary",
+			modify:  func(o *Options) { o.FakeScyllaDBBinary = "/nonexistent/fake" },
+			wantErr: "FakeScyllaDBBinary: stat /nonexistent/fake: no such file or directory",
+		},
+		{
+			name:    "admin identity without a kubeconfig",
+			modify:  func(o *Options) { o.Identity = IdentityAdmin },
+			wantErr: "identity Admin needs AdminKubeconfig",
+		},
+		{
+			name:    "unknown identity",
+			modify:  func(o *Options) { o.Identity = "Root" },
+			wantErr: `unknown identity "Root": want "ServiceAccount" or "Admin"`,
+		},
+		{
+			name:    "negative and inverted durations",
+			modify:  func(o *Options) { o.ProbeInterval = -time.Second; o.RestartBackoff = time.Minute },
+			wantErr: "ProbeInterval must be positive, got -1s\nMaxRestartBackoff 16s is shorter than RestartBackoff 1m0s",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := valid()
+			if tc.modify != nil {
+				tc.modify(&o)
+			}
+			err := o.complete()
+			if tc.wantErr != "" {
+				if err == nil {
+					t.Fatalf("want error %q, got none", tc.wantErr)
+				}
+				if diff := cmp.Diff(tc.wantErr, err.Error()); diff != "" {
+					t.Errorf("errors differ (-want +got):\n%s", diff)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.check != nil {
+				tc.check(t, o)
+			}
+		})
+	}
+}
