@@ -155,11 +155,11 @@ type Simulator struct {
 	// readyz probes a sidecar's /readyz at a host:port; tests replace it.
 	readyz     func(ctx context.Context, address string) (bool, string)
 	namespaces sets.Set[string]
-	now          func() time.Time
-	cancel       context.CancelFunc
-	workers      sync.WaitGroup
-	stopOnce     sync.Once
-	stopErr      error
+	now        func() time.Time
+	cancel     context.CancelFunc
+	workers    sync.WaitGroup
+	stopOnce   sync.Once
+	stopErr    error
 
 	mu    sync.Mutex
 	nodes map[string]*node

@@ -132,7 +132,7 @@ func scyllaPod(namespace, name string, uid types.UID, node string) *corev1.Pod {
 			Containers: []corev1.Container{{
 				Name:    naming.ScyllaDBContainerName,
 				Command: []string{"/mnt/shared/scylla-operator", "sidecar", "--pod-name=$(POD_NAME)", "--member-service-name=$(POD_NAME)", "--scylladb-data-dir=/var/lib/scylla"},
-				Env: []corev1.EnvVar{{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}},
+				Env:     []corev1.EnvVar{{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}},
 				VolumeMounts: []corev1.VolumeMount{
 					{Name: "data", MountPath: "/var/lib/scylla"},
 				},
