@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
@@ -33,7 +32,7 @@ func applyAll[T kubeinterfaces.ObjectInterface](
 		actual, _, err := resourceapply.Apply(ctx, client, lister, c.eventRecorder, obj, resourceapply.ApplyOptions{})
 		switch {
 		case errors.Is(err, resourceapply.ErrObjectBeingDeleted) || (err == nil && isNil(actual)):
-			kind := reflect.TypeOf(obj).Elem().Name()
+			kind := kindOf[T]()
 			progressing = append(progressing, metav1.Condition{
 				Type:    kind + " " + obj.GetName(),
 				Reason:  objectBeingRecreatedReason,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -180,7 +181,7 @@ func (c *Controller) getCustomConfigs(sdc *scyllav1alpha1.ScyllaDBDatacenter) (m
 		}
 		data, ok := cm.Data[naming.ScyllaDBCustomConfigKey]
 		if !ok {
-			return nil, newSpecError("custom config ConfigMap %q of rack %q has no key %q", ref, rack.Name, naming.ScyllaDBCustomConfigKey)
+			return nil, newSpecError("can't read the custom config ConfigMap %q of rack %q: it has no key %q", ref, rack.Name, naming.ScyllaDBCustomConfigKey)
 		}
 		configs[ref] = []byte(data)
 	}
@@ -253,16 +254,22 @@ func claim[T kubeinterfaces.ObjectInterface](
 	client kubeinterfaces.PatcherInterface[T],
 	errs []error,
 ) (map[string]T, []error) {
+	kind := kindOf[T]()
 	objects, err := lister.List(labels.Everything())
 	if err != nil {
-		return nil, append(errs, fmt.Errorf("can't list %T: %w", *new(T), err))
+		return nil, append(errs, fmt.Errorf("can't list %ss in namespace %q: %w", kind, sdc.Namespace, err))
 	}
 	claimer := controllerhelpers.NewClaimer(sdc, scyllaDBDatacenterGVK, naming.ClusterSelector(sdc.Name), client, canAdopt)
 	claimed, err := claimer.Claim(ctx, objects)
 	if err != nil {
-		errs = append(errs, fmt.Errorf("can't claim %T: %w", *new(T), err))
+		errs = append(errs, fmt.Errorf("can't claim %ss for ScyllaDBDatacenter %q: %w", kind, klog.KObj(sdc), err))
 	}
 	return byName(claimed), errs
+}
+
+// kindOf names the kind of T, a pointer to an API struct, for errors and conditions.
+func kindOf[T kubeinterfaces.ObjectInterface]() string {
+	return reflect.TypeFor[T]().Elem().Name()
 }
 
 func byName[T kubeinterfaces.ObjectInterface](objects []T) map[string]T {

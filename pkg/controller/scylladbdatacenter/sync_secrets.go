@@ -47,7 +47,7 @@ func (c *Controller) makeAuthTokenSecret(ctx context.Context, sdc *scyllav1alpha
 			return nil, fmt.Errorf("can't read key %q of the agent auth-token Secret %q: %w", naming.ScyllaDBManagerAgentAuthTokenKey, ref, err)
 		}
 		if len(token) == 0 {
-			return nil, fmt.Errorf("the agent auth-token Secret %q named by annotation %q sets no auth_token in key %q", ref, naming.ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot, naming.ScyllaDBManagerAgentAuthTokenKey)
+			return nil, fmt.Errorf("can't read the agent auth token from Secret %q named by annotation %q: key %q sets no auth_token", ref, naming.ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot, naming.ScyllaDBManagerAgentAuthTokenKey)
 		}
 		sources.override = token
 	}

@@ -36,9 +36,10 @@ func (c *Controller) syncStatefulSets(ctx context.Context, sdc *scyllav1alpha1.S
 		rackIn := in
 		rackIn.replicas = plans[i].replicas
 		rackIn.rackOrdinal = i
-		config, ok := managedConfig.Data[naming.ScyllaDBManagedConfigKey(r.name)]
+		configKey := naming.ScyllaDBManagedConfigKey(r.name)
+		config, ok := managedConfig.Data[configKey]
 		if !ok {
-			errs = append(errs, fmt.Errorf("the managed config has no scylla.yaml for rack %q", r.name))
+			errs = append(errs, fmt.Errorf("can't make StatefulSet %q: ConfigMap %q has no key %q", r.statefulSetName, managedConfig.Name, configKey))
 			continue
 		}
 		hash, err := dataHash(config)
@@ -49,7 +50,7 @@ func (c *Controller) syncStatefulSets(ctx context.Context, sdc *scyllav1alpha1.S
 		rackIn.managedConfigHash = hash
 		sts, err := makeStatefulSet(sdc, r.rack, rackIn)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("can't make the StatefulSet of rack %q: %w", r.name, err))
+			errs = append(errs, fmt.Errorf("can't make StatefulSet %q of rack %q: %w", r.statefulSetName, r.name, err))
 			continue
 		}
 		required = append(required, sts)
