@@ -104,8 +104,11 @@
 // The datacenter's member Services are ordered: those whose Pod is Ready first, then by creation time, then by name;
 // other nodes' Services carrying scylla/decommissioned are left out. The first is the first node: it seeds from
 // --external-seeds alone when given, else from its own broadcast_address. Every other node seeds from the external
-// seeds plus one local seed: the earliest node of the order with an address (its Service's ClusterIP, or for a
-// headless Service its Pod's IP). Every node computes the same order, so one node at most seeds from itself.
+// seeds plus one local seed: the earliest Ready node with an address, or, while no node is Ready, the first node.
+// An address is the node's Service ClusterIP, or for a headless Service its Pod's IP. A later node never seeds from
+// an unready node other than the first, and when the node it must seed from has no address yet it waits (up to
+// --startup-timeout) instead of picking another: two unready nodes seeding from each other would form a second ring.
+// Every node computes the same order, so one node at most seeds from itself.
 //
 // # Probes, host ID and decommission
 //

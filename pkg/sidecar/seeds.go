@@ -92,8 +92,12 @@ func seedAddress(svc *corev1.Service, pod *corev1.Pod, family IPFamily) (string,
 
 // ChooseSeeds picks ScyllaDB's seeds as external-seeds.md says. The first node of the order (OrderMembers) seeds from
 // the external seeds when there are any, otherwise from its own broadcast address, and so founds the datacenter,
-// or the cluster. Every other node seeds from the external seeds plus one local seed: the earliest node of the
-// order that has an address. Every node computes the same order, so exactly one node can seed from itself.
+// or the cluster. Every other node seeds from the external seeds plus one local seed, which must already be in the
+// ring or be about to found it: the earliest Ready node that has an address, or, while no node is Ready, the first
+// node. A later node never seeds from another unready node: if that node seeded from itself too, or from this one,
+// the two would form a ring apart from the first node's. When the node to seed from has no address yet, the error
+// wraps ErrNotYetAvailable and the caller waits. Every node computes the same order, so one node at most seeds from
+// itself.
 func ChooseSeeds(in SeedsInput) (Seeds, error) {
 	members := OrderMembers(in.MemberServiceName, in.Services, in.Pods)
 	if !slices.ContainsFunc(members, func(s *corev1.Service) bool { return s.Name == in.MemberServiceName }) {
@@ -114,9 +118,21 @@ func ChooseSeeds(in SeedsInput) (Seeds, error) {
 	for _, p := range in.Pods {
 		podsByName[p.Name] = p
 	}
+	localSeed := func(m *corev1.Service, addr string) Seeds {
+		return Seeds{Seeds: append(slices.Clone(in.ExternalSeeds), addr), LocalSeed: m.Name}
+	}
+	// Ready nodes come first in the order; this node isn't first, so if any node is Ready, members[0] is.
+	if !podReady(podsByName[members[0].Name]) {
+		founder := members[0]
+		addr, err := seedAddress(founder, podsByName[founder.Name], in.IPFamily)
+		if err != nil {
+			return Seeds{}, fmt.Errorf("no node of the datacenter is Ready, so the only safe local seed is its first node %q: %w", founder.Name, err)
+		}
+		return localSeed(founder, addr), nil
+	}
 	var errs []string
 	for _, m := range members {
-		if m.Name == in.MemberServiceName {
+		if m.Name == in.MemberServiceName || !podReady(podsByName[m.Name]) {
 			continue
 		}
 		addr, err := seedAddress(m, podsByName[m.Name], in.IPFamily)
@@ -124,7 +140,7 @@ func ChooseSeeds(in SeedsInput) (Seeds, error) {
 			errs = append(errs, err.Error())
 			continue
 		}
-		return Seeds{Seeds: append(slices.Clone(in.ExternalSeeds), addr), LocalSeed: m.Name}, nil
+		return localSeed(m, addr), nil
 	}
-	return Seeds{}, fmt.Errorf("no other node of the datacenter has an address to seed from (%s): %w", strings.Join(errs, "; "), ErrNotYetAvailable)
+	return Seeds{}, fmt.Errorf("no Ready node of the datacenter has an address to seed from (%s): %w", strings.Join(errs, "; "), ErrNotYetAvailable)
 }

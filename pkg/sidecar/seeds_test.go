@@ -1,6 +1,8 @@
 package sidecar
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -88,17 +90,33 @@ func TestChooseSeeds(t *testing.T) {
 			want:     Seeds{Seeds: []string{"10.0.0.1"}, LocalSeed: "a"},
 		},
 		{
-			name:     "a first node without an address yet is skipped for the next one",
+			name:     "a later node waits for the first node's address rather than seeding from another unready node",
 			self:     "c",
 			services: []*corev1.Service{svc("a", at(0), ""), svc("b", at(1), ""), svc("c", at(2), "")},
 			pods:     []*corev1.Pod{makePod("a", false), makePod("b", false, "10.0.0.2")},
-			want:     Seeds{Seeds: []string{"10.0.0.2"}, LocalSeed: "b"},
+			wantErr:  `no node of the datacenter is Ready, so the only safe local seed is its first node "a": Pod "ns/a" has no IP in its status: not available yet`,
+			waitable: true,
 		},
 		{
-			name:     "a later node waits when no other node has an address",
+			name:     "a later node waits when the first node's Pod doesn't exist yet",
 			self:     "b",
 			services: []*corev1.Service{svc("a", at(0), ""), svc("b", at(1), "")},
-			wantErr:  `no other node of the datacenter has an address to seed from (Pod "ns/a" doesn't exist: not available yet): not available yet`,
+			wantErr:  `no node of the datacenter is Ready, so the only safe local seed is its first node "a": Pod "ns/a" doesn't exist: not available yet`,
+			waitable: true,
+		},
+		{
+			name:     "a later node seeds from the earliest Ready node that has an address",
+			self:     "d",
+			services: []*corev1.Service{svc("a", at(0), ""), svc("b", at(1), ""), svc("c", at(2), ""), svc("d", at(3), "")},
+			pods:     []*corev1.Pod{makePod("a", false, "10.0.0.1"), makePod("b", true), makePod("c", true, "10.0.0.3")},
+			want:     Seeds{Seeds: []string{"10.0.0.3"}, LocalSeed: "c"},
+		},
+		{
+			name:     "a later node waits when no Ready node has an address",
+			self:     "c",
+			services: []*corev1.Service{svc("a", at(0), ""), svc("b", at(1), ""), svc("c", at(2), "")},
+			pods:     []*corev1.Pod{makePod("a", false, "10.0.0.1"), makePod("b", true)},
+			wantErr:  `no Ready node of the datacenter has an address to seed from (Pod "ns/b" has no IP in its status: not available yet): not available yet`,
 			waitable: true,
 		},
 		{
@@ -151,32 +169,131 @@ func TestChooseSeeds(t *testing.T) {
 	}
 }
 
-func TestChooseSeedsNeverLetsTwoNodesSeedFromThemselves(t *testing.T) {
+// nodeState is one node's Pod as the seed choice sees it.
+type nodeState int
+
+const (
+	noPod nodeState = iota
+	podWithoutIP
+	podWithIP
+	readyPodWithoutIP
+	readyPodWithIP
+	nodeStates
+)
+
+func (s nodeState) ready() bool { return s == readyPodWithoutIP || s == readyPodWithIP }
+
+func (s nodeState) String() string {
+	return [...]string{"noPod", "podWithoutIP", "podWithIP", "readyPodWithoutIP", "readyPodWithIP"}[s]
+}
+
+// TestChooseSeedsNeverSplitsADatacenter checks, over every combination of readiness and address availability of
+// three nodes and every member Service kind, that every node computes the same first node, that a later node seeds
+// only from that first node or from a Ready node, that only the first node seeds from itself, and that the answer
+// doesn't depend on the input order. A node that seeds from an unready node other than the first could found a
+// second ring with it.
+func TestChooseSeedsNeverSplitsADatacenter(t *testing.T) {
 	t.Parallel()
-	// Every node of a datacenter computes its seeds from the same view; exactly one of them may be first.
-	services := []*corev1.Service{
-		makeService("a", clusterIPService, baseTime.Add(2*time.Minute), []string{"10.96.0.1"}, nil),
-		makeService("b", clusterIPService, baseTime, []string{"10.96.0.2"}, nil),
-		makeService("c", clusterIPService, baseTime, []string{"10.96.0.3"}, nil),
-		makeService("d", clusterIPService, baseTime.Add(time.Minute), []string{"10.96.0.4"}, nil),
-	}
-	for _, readyPods := range [][]string{nil, {"a"}, {"d", "a"}, {"a", "b", "c", "d"}} {
-		var pods []*corev1.Pod
-		for _, name := range readyPods {
-			pods = append(pods, makePod(name, true, "10.0.0.1"))
-		}
-		firsts := 0
-		for _, s := range services {
-			got, err := ChooseSeeds(SeedsInput{MemberServiceName: s.Name, Services: services, Pods: pods, BroadcastAddress: "10.0.0.99", IPFamily: IPv4})
-			if err != nil {
-				t.Fatal(err)
+	names := []string{"a", "b", "c"}
+	// b and c were created at the same time; the name orders them.
+	created := map[string]time.Time{"a": baseTime, "b": baseTime.Add(time.Minute), "c": baseTime.Add(time.Minute)}
+	clusterIPs := map[string]string{"a": "10.96.0.1", "b": "10.96.0.2", "c": "10.96.0.3"}
+	podIPs := map[string]string{"a": "10.0.0.1", "b": "10.0.0.2", "c": "10.0.0.3"}
+	// selfSeeders are the nodes that ever seeded from themselves while not Ready, that is while bootstrapping.
+	selfSeeders := map[string]bool{}
+	combinations := 0
+	for _, kind := range []serviceKind{clusterIPService, headlessService, loadBalancerService} {
+		for code := 0; code < int(nodeStates)*int(nodeStates)*int(nodeStates); code++ {
+			states := map[string]nodeState{}
+			var services []*corev1.Service
+			var pods []*corev1.Pod
+			var ready []string
+			for i, name := range names {
+				state := nodeState(code / pow(int(nodeStates), i) % int(nodeStates))
+				states[name] = state
+				services = append(services, makeService(name, kind, created[name], []string{clusterIPs[name]}, nil))
+				switch state {
+				case podWithoutIP, readyPodWithoutIP:
+					pods = append(pods, makePod(name, state.ready()))
+				case podWithIP, readyPodWithIP:
+					pods = append(pods, makePod(name, state.ready(), podIPs[name]))
+				}
+				if state.ready() {
+					ready = append(ready, name)
+				}
 			}
-			if got.First {
-				firsts++
+			combinations++
+			// The first node: the earliest Ready one, else the earliest one. names is in creation and name order.
+			founder := names[0]
+			if len(ready) > 0 {
+				founder = ready[0]
+			}
+			address := func(name string) (string, bool) {
+				if kind != headlessService {
+					return clusterIPs[name], true
+				}
+				s := states[name]
+				return podIPs[name], s == podWithIP || s == readyPodWithIP
+			}
+			for _, self := range names {
+				t.Run(fmt.Sprintf("%s/%v/%s", kind, states, self), func(t *testing.T) {
+					in := SeedsInput{MemberServiceName: self, Services: services, Pods: pods, BroadcastAddress: "self", IPFamily: IPv4}
+					rev := in
+					rev.Services = slices.Clone(services)
+					slices.Reverse(rev.Services)
+					rev.Pods = slices.Clone(pods)
+					slices.Reverse(rev.Pods)
+					got, err := ChooseSeeds(in)
+					gotRev, errRev := ChooseSeeds(rev)
+					if fmt.Sprint(err) != fmt.Sprint(errRev) {
+						t.Fatalf("the error depends on the input order: %v versus %v", err, errRev)
+					}
+					if diff := cmp.Diff(got, gotRev); diff != "" {
+						t.Fatalf("the seeds depend on the input order (-given +reversed):\n%s", diff)
+					}
+					if err != nil {
+						if !errors.Is(err, ErrNotYetAvailable) {
+							t.Fatalf("a missing address gave a final error: %v", err)
+						}
+						return
+					}
+					switch {
+					case got.First:
+						if self != founder {
+							t.Fatalf("%s seeds from itself but the first node is %s: %+v", self, founder, got)
+						}
+						if !states[self].ready() {
+							selfSeeders[self] = true
+						}
+					case got.LocalSeed == self:
+						t.Fatalf("%s seeds from itself without being first: %+v", self, got)
+					case got.LocalSeed != founder && !states[got.LocalSeed].ready():
+						t.Fatalf("%s seeds from %s, which is neither Ready nor the first node %s", self, got.LocalSeed, founder)
+					default:
+						want, ok := address(got.LocalSeed)
+						if !ok {
+							t.Fatalf("%s seeds from %s, which has no address", self, got.LocalSeed)
+						}
+						if diff := cmp.Diff([]string{want}, got.Seeds); diff != "" {
+							t.Fatalf("unexpected seeds (-want +got):\n%s", diff)
+						}
+					}
+				})
 			}
 		}
-		if firsts != 1 {
-			t.Errorf("ready %v: %d nodes think they are first", readyPods, firsts)
-		}
 	}
+	if combinations != 3*5*5*5 {
+		t.Errorf("checked %d combinations", combinations)
+	}
+	if len(selfSeeders) > 1 {
+		t.Errorf("several nodes seeded from themselves while bootstrapping: %v", selfSeeders)
+	}
+}
+
+func pow(base, exp int) int {
+	out := 1
+	for range exp {
+		out *= base
+	}
+	return out
 }
