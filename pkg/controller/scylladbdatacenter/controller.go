@@ -295,8 +295,9 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 		}()
 	}
 	<-ctx.Done()
-	// Let the workers finish their current item; the queue then hands them nothing more.
-	c.queue.ShutDownWithDrain()
+	// Workers finish their current item and take no other (processNextWorkItem); shutting the queue down wakes the
+	// ones waiting for an item. The keys still queued are dropped: the next leader syncs every datacenter anyway.
+	c.queue.ShutDown()
 	for range workers {
 		<-done
 	}
@@ -307,12 +308,20 @@ func (c *Controller) runWorker(ctx context.Context) {
 	}
 }
 
+// processNextWorkItem syncs the next key of the queue and reports whether the worker should go on. Once ctx is done
+// it syncs nothing more: a shut-down queue still hands out the keys it holds, and each would only fail.
 func (c *Controller) processNextWorkItem(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return false
+	}
 	key, quit := c.queue.Get()
 	if quit {
 		return false
 	}
 	defer c.queue.Done(key)
+	if ctx.Err() != nil {
+		return false
+	}
 
 	start := time.Now()
 	err := c.sync(ctx, key)

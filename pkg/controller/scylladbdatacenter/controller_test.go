@@ -1,6 +1,7 @@
 package scylladbdatacenter
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -180,5 +181,22 @@ func TestProcessNextWorkItemRequeuesOnlyFailures(t *testing.T) {
 				t.Errorf("expected %d requeues, got %d", tc.wantRequeues, got)
 			}
 		})
+	}
+}
+
+func TestWorkersTakeNoNewItemAfterShutdown(t *testing.T) {
+	t.Parallel()
+
+	f := newFixture(t, world{sdc: newBasicSDC()})
+	c := f.controller
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	c.queue.Add("scylla/basic")
+
+	if c.processNextWorkItem(ctx) {
+		t.Error("a worker asked for more work after its context was done")
+	}
+	if diff := cmp.Diff([]string(nil), f.writes()); diff != "" {
+		t.Errorf("a key was synced after the context was done (-want +got):\n%s", diff)
 	}
 }
