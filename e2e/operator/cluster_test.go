@@ -54,11 +54,12 @@ type testEnv struct {
 	scylla scyllaclientset.Interface
 }
 
-// newTestEnv creates the test's namespace.
+// newTestEnv creates the test's namespace and starts the node simulator for it.
 func newTestEnv(t *testing.T) *testEnv {
 	t.Helper()
 	f := framework.NewFramework(t)
 	c := f.Cluster()
+	startNodeSimulator(t, f, c)
 	scylla, err := scyllaclientset.NewForConfig(c.Clients.Config)
 	if err != nil {
 		t.Fatalf("can't create the scylla.scylladb.com client: %v", err)

@@ -125,15 +125,23 @@ func (op *operatorProcess) kill() {
 	}
 }
 
-// stop sends SIGTERM and waits for a graceful exit, which releases the Lease.
-func (op *operatorProcess) stop() {
+// terminate sends SIGTERM and waits for the replica to exit on its own, for at most timeout: a graceful stop
+// finishes the current syncs and releases the Lease. It returns how the process exited.
+func (op *operatorProcess) terminate(timeout time.Duration) error {
 	op.t.Helper()
+	if err := syscall.Kill(op.proc.PID(), syscall.SIGTERM); err != nil {
+		op.t.Fatalf("can't send SIGTERM to operator %s: %v", op.name, err)
+	}
+	select {
+	case <-op.proc.Done():
+	case <-time.After(timeout):
+		op.t.Fatalf("operator %s did not exit within %v of SIGTERM\n%s", op.name, timeout, op.proc.LogTail(40))
+	}
+	_, exitErr := op.proc.Exited()
 	if err := op.forget(); err != nil {
-		op.t.Fatalf("can't stop operator %s: %v", op.name, err)
+		op.t.Fatalf("can't forget operator %s: %v", op.name, err)
 	}
-	if exited, err := op.proc.Exited(); !exited || err != nil {
-		op.t.Fatalf("operator %s did not exit cleanly after SIGTERM: exited %v, %v\n%s", op.name, exited, err, op.proc.LogTail(40))
-	}
+	return exitErr
 }
 
 // logOffset is the current size of the replica's log, to read only what it logs later.

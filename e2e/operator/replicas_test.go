@@ -46,23 +46,7 @@ func TestOperatorKilledMidwayLeavesNoDuplicateOrOrphan(t *testing.T) {
 	first := replica("operator-kill-first", fastLeaseArgs, throttledClientArgs)
 	sc := e.createScyllaCluster(e.newScyllaCluster(3, 1))
 
-	e.f.WaitFor(stepTimeout, "the operator to be in the middle of creating the datacenter's objects", func(ctx context.Context) (bool, error) {
-		svcs, err := e.memberServices(ctx, sc.Name)
-		if err != nil {
-			return false, err
-		}
-		stss, err := e.kube.AppsV1().StatefulSets(e.ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, err
-		}
-		switch {
-		case len(stss.Items) != 0:
-			return false, framework.StopPolling(fmt.Errorf("%d StatefulSets exist already: the first sync ended before the kill", len(stss.Items)))
-		case len(svcs) == 0:
-			return false, fmt.Errorf("no member Service yet")
-		}
-		return true, nil
-	})
+	e.waitForFirstSyncMidway(sc)
 	first.kill()
 
 	second := replica("operator-kill-second", fastLeaseArgs, throttledClientArgs)
@@ -127,7 +111,8 @@ func TestOnlyTheLeaderReconciles(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, identity := range identities {
-		replicas[identity] = startOperator(t, e.f, e.c, fmt.Sprintf("operator-replica-%d", i), operatorOptions{identity: identity, leaseNamespace: e.ns, verbosity: 2})
+		// Syncs are logged at 4; the takeover check counts them.
+		replicas[identity] = startOperator(t, e.f, e.c, fmt.Sprintf("operator-replica-%d", i), operatorOptions{identity: identity, leaseNamespace: e.ns, verbosity: 4})
 	}
 	sc := e.createScyllaCluster(e.newScyllaCluster(3, 1))
 	sc = e.waitForRollout(sc.Name, "the 3-rack ScyllaCluster to roll out")
@@ -158,9 +143,30 @@ func TestOnlyTheLeaderReconciles(t *testing.T) {
 		t.Fatalf("want one leader and one standby, got leader %q and standby %q", leader, standby)
 	}
 
-	// The leader releases the Lease when it stops gracefully; the standby takes over and reconciles alone.
-	replicas[leader].stop()
+	// The leader releases the Lease when it stops gracefully. The standby takes over a converged cluster: it syncs
+	// it and finds nothing to write. Then it alone reconciles a change.
 	handover, err := audit.Mark()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logOffset := replicas[standby].logOffset()
+	if err := replicas[leader].terminate(stepTimeout); err != nil {
+		t.Fatalf("leader %s exited with %v after SIGTERM, want a clean exit", leader, err)
+	}
+	e.f.WaitFor(stepTimeout, "the standby to take over and sync the cluster", func(context.Context) (bool, error) {
+		scSyncs := replicas[standby].countLogLines(logOffset, `"Finished syncing"`, fmt.Sprintf(`key="%s/%s"`, e.ns, sc.Name))
+		sdcSyncs := replicas[standby].countLogLines(logOffset, `"Finished syncing"`, fmt.Sprintf(`scyllaDBDatacenter="%s/%s"`, e.ns, sc.Name))
+		return scSyncs != 0 && sdcSyncs != 0, fmt.Errorf("the standby synced the ScyllaCluster %d times and its ScyllaDBDatacenter %d times", scSyncs, sdcSyncs)
+	})
+	events, err = audit.EventsSince(handover)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if writes := framework.CountRequests(events, operatorWrites(e.ns)...); writes.Total() != 0 {
+		t.Errorf("taking over a converged cluster, the operator made %d writes, want none:\n%s", writes.Total(), describeRequests(events, operatorWrites(e.ns)...))
+	}
+
+	change, err := audit.Mark()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,15 +175,66 @@ func TestOnlyTheLeaderReconciles(t *testing.T) {
 	if err := e.checkInventory(t.Context(), sc); err != nil {
 		t.Fatal(err)
 	}
-	events, err = audit.EventsSince(handover)
+	events, err = audit.EventsSince(change)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := framework.CountRequests(events, append(operatorWrites(e.ns), impersonating(standby))...).Total(); n == 0 {
-		t.Errorf("the former standby %s made no write after the leader stopped", standby)
+		t.Errorf("the former standby %s made no write for the scale-up", standby)
 	}
 	if n := framework.CountRequests(events, append(operatorWrites(e.ns), impersonating(leader))...).Total(); n != 0 {
-		t.Errorf("the stopped leader %s made %d writes after it stopped", leader, n)
+		t.Errorf("the stopped leader %s made %d writes for the scale-up", leader, n)
+	}
+}
+
+// waitForFirstSyncMidway waits until the operator is in the middle of the first sync of the ScyllaCluster's
+// datacenter: it has created member Services but no StatefulSet yet. It needs a throttled operator
+// (throttledClientArgs), and fails if the sync got past that point before the wait saw it.
+func (e *testEnv) waitForFirstSyncMidway(sc *scyllav1.ScyllaCluster) {
+	e.t.Helper()
+	e.f.WaitFor(stepTimeout, "the operator to be in the middle of creating the datacenter's objects", func(ctx context.Context) (bool, error) {
+		svcs, err := e.memberServices(ctx, sc.Name)
+		if err != nil {
+			return false, err
+		}
+		stss, err := e.kube.AppsV1().StatefulSets(e.ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		switch {
+		case len(stss.Items) != 0:
+			return false, framework.StopPolling(fmt.Errorf("%d StatefulSets exist already: the first sync got past the point the test stops the operator at", len(stss.Items)))
+		case len(svcs) == 0:
+			return false, fmt.Errorf("no member Service yet")
+		}
+		return true, nil
+	})
+}
+
+// TestSIGTERMLetsTheCurrentSyncFinish stops the operator gracefully in the middle of a sync: the sync must run to
+// its end before the process exits, so that every StatefulSet and the PodDisruptionBudget of the new cluster exist.
+func TestSIGTERMLetsTheCurrentSyncFinish(t *testing.T) {
+	e := newTestEnv(t)
+	ctx := t.Context()
+	op := startOperator(t, e.f, e.c, "operator-sigterm", operatorOptions{identity: "e2e-operator-sigterm", leaseNamespace: e.ns, verbosity: 2, extraArgs: throttledClientArgs})
+	sc := e.createScyllaCluster(e.newScyllaCluster(3, 1))
+	e.waitForFirstSyncMidway(sc)
+	if err := op.terminate(stepTimeout); err != nil {
+		t.Errorf("operator exited with %v after SIGTERM, want a clean exit", err)
+	}
+
+	var missing []string
+	for _, rack := range sc.Spec.Datacenter.Racks {
+		name := statefulSetName(sc, rack.Name)
+		if _, err := e.kube.AppsV1().StatefulSets(e.ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
+			missing = append(missing, fmt.Sprintf("StatefulSet %s: %v", name, err))
+		}
+	}
+	if _, err := e.kube.PolicyV1().PodDisruptionBudgets(e.ns).Get(ctx, naming.PodDisruptionBudgetName(sc.Name), metav1.GetOptions{}); err != nil {
+		missing = append(missing, fmt.Sprintf("PodDisruptionBudget %s: %v", naming.PodDisruptionBudgetName(sc.Name), err))
+	}
+	if len(missing) != 0 {
+		t.Errorf("the sync that ran when SIGTERM came was not finished before the operator exited:\n%s\n%s", strings.Join(missing, "\n"), op.proc.LogTail(30))
 	}
 }
 
