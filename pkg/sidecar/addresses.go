@@ -158,7 +158,9 @@ func serviceClusterIP(svc *corev1.Service, family IPFamily) (string, error) {
 	return "", fmt.Errorf("Service %q has no %s ClusterIP in spec.clusterIPs %v", serviceName(svc), family, ips)
 }
 
-// serviceIngressIP returns the first LoadBalancer ingress IP of the family.
+// serviceIngressIP returns the first LoadBalancer ingress IP of the family (expose-options.md: ingress[0].ip). A
+// hostname is never used: ScyllaDB's broadcast addresses must be IPs. A load balancer with no ingress or only
+// hostnames is waited for; one whose IPs are all of the other family is an error.
 func serviceIngressIP(svc *corev1.Service, family IPFamily) (string, error) {
 	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
 		return "", fmt.Errorf("Service %q is of type %q, not LoadBalancer, so it has no load balancer ingress", serviceName(svc), svc.Spec.Type)
@@ -167,16 +169,22 @@ func serviceIngressIP(svc *corev1.Service, family IPFamily) (string, error) {
 	if len(ingress) == 0 {
 		return "", fmt.Errorf("Service %q has no load balancer ingress: %w", serviceName(svc), ErrNotYetAvailable)
 	}
-	var seen []string
+	var seen, hostnames []string
 	for _, in := range ingress {
 		if in.IP == "" {
 			seen = append(seen, "hostname "+in.Hostname)
+			hostnames = append(hostnames, in.Hostname)
 			continue
 		}
 		if ip, ok := parseFamily(in.IP, family); ok {
 			return ip, nil
 		}
 		seen = append(seen, in.IP)
+	}
+	if len(hostnames) == len(ingress) {
+		// Load balancers such as AWS ELB publish a hostname only; some get an IP later, and the wait is bounded.
+		return "", fmt.Errorf("Service %q has only hostnames (%s) in status.loadBalancer.ingress; this type takes status.loadBalancer.ingress[].ip and never uses a hostname, so it waits for the load balancer to get an IP: %w",
+			serviceName(svc), strings.Join(hostnames, ", "), ErrNotYetAvailable)
 	}
 	return "", fmt.Errorf("Service %q has no %s load balancer ingress IP (ingress: %s)", serviceName(svc), family, strings.Join(seen, ", "))
 }

@@ -46,6 +46,9 @@
 //
 // (environment variables: SCYLLA_OPERATOR_BROADCAST_NODES_TYPE, SCYLLA_OPERATOR_BROADCAST_NODES_POD_IP_SOURCE, and
 // so on for each flag.) The Pod-IP source and interface flags are refused for a type other than PodIP.
+// ServiceLoadBalancerIngressIP takes the first status.loadBalancer.ingress[].ip of the family and never a hostname:
+// a load balancer with no ingress yet, or with hostnames only (AWS ELB/NLB), is waited for up to --startup-timeout,
+// logging why; then the sidecar exits with an error naming the field, and the kubelet restarts it with back-off.
 //
 // ScyllaDB:
 //
@@ -72,8 +75,8 @@
 // Sidecar:
 //
 //	--probes-address    SCYLLA_OPERATOR_PROBES_ADDRESS    host:port of /healthz and /readyz; default :8080
-//	--startup-timeout   SCYLLA_OPERATOR_STARTUP_TIMEOUT   bound on waiting for a Pod IP, a LoadBalancer ingress or
-//	                                                      another node's address; default 10m
+//	--startup-timeout   SCYLLA_OPERATOR_STARTUP_TIMEOUT   bound on waiting for a Pod IP, a LoadBalancer ingress IP
+//	                                                      or another node's address; default 10m
 //	--kubeconfig, --qps, --burst                          Kubernetes client; no kubeconfig: in-cluster
 //
 // # What the operator must provide

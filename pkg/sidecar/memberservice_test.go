@@ -191,14 +191,9 @@ func TestRunDoesNotStartADecommissionedNode(t *testing.T) {
 	n := testNodeSpec{"ns1", "prod", "dc1", "prod-dc1-rack1-0", baseTime, "10.96.1.10", "10.0.1.10"}
 	e.addNode(n)
 	ctx := context.Background()
-	svc, err := e.kube.CoreV1().Services(n.namespace).Get(ctx, n.name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc.Labels[naming.DecommissionedLabel] = naming.DecommissionedLabelFalse
-	if _, err := e.kube.CoreV1().Services(n.namespace).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	e.updateService(n.namespace, n.name, func(svc *corev1.Service) {
+		svc.Labels[naming.DecommissionedLabel] = naming.DecommissionedLabelFalse
+	})
 	o := e.options(n, nil)
 	o.ScyllaDBEntrypoint = filepath.Join(t.TempDir(), "must-not-run")
 	if err := os.MkdirAll(o.ScyllaDBDataDir, 0o755); err != nil {

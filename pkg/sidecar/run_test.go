@@ -103,18 +103,40 @@ func (e *testEnv) addNode(n testNodeSpec) {
 	}
 }
 
-// setPodReady does what the kubelet would once the readiness probe passes.
-func (e *testEnv) setPodReady(namespace, name string) {
+// updateService changes a Service through the API, as the operator or a cloud controller would.
+func (e *testEnv) updateService(namespace, name string, change func(*corev1.Service)) {
+	e.t.Helper()
+	ctx := context.Background()
+	svc, err := e.kube.CoreV1().Services(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	change(svc)
+	if _, err := e.kube.CoreV1().Services(namespace).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// updatePodStatus changes a Pod's status through the API, as the kubelet would.
+func (e *testEnv) updatePodStatus(namespace, name string, change func(*corev1.Pod)) {
 	e.t.Helper()
 	ctx := context.Background()
 	pod, err := e.kube.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	change(pod)
 	if _, err := e.kube.CoreV1().Pods(namespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
 		e.t.Fatal(err)
 	}
+}
+
+// setPodReady does what the kubelet would once the readiness probe passes.
+func (e *testEnv) setPodReady(namespace, name string) {
+	e.t.Helper()
+	e.updatePodStatus(namespace, name, func(pod *corev1.Pod) {
+		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	})
 }
 
 func freePort(t *testing.T) int {
@@ -191,6 +213,15 @@ func (rs *runningSidecar) stop() error {
 	rs.cancel()
 	<-rs.finished
 	return rs.runErr
+}
+
+// wantRunError waits for Run to return by itself and checks its error.
+func (rs *runningSidecar) wantRunError(t *testing.T, want string) {
+	t.Helper()
+	<-rs.finished
+	if rs.runErr == nil || rs.runErr.Error() != want {
+		t.Errorf("Run() = %v, want %s", rs.runErr, want)
+	}
 }
 
 // waitFor polls cond until it holds; it fails the test if the sidecar stops first.
@@ -326,28 +357,28 @@ func TestRunFormsOneRingAcrossDatacenters(t *testing.T) {
 func TestRunStartupFailures(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
-	ctx := context.Background()
 
 	t.Run("a Pod IP that never comes is waited for, then reported", func(t *testing.T) {
 		n := testNodeSpec{"ns1", "prod", "dc1", "no-ip-0", baseTime, "10.96.1.10", ""}
 		e.addNode(n)
-		pod, err := e.kube.CoreV1().Pods(n.namespace).Get(ctx, n.name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		pod.Status.PodIP, pod.Status.PodIPs = "", nil
-		if _, err := e.kube.CoreV1().Pods(n.namespace).UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		e.updatePodStatus(n.namespace, n.name, func(pod *corev1.Pod) { pod.Status.PodIP, pod.Status.PodIPs = "", nil })
 		o := e.options(n, nil)
 		o.BroadcastNodesType = string(BroadcastPodIP)
 		o.StartupTimeout = 100 * time.Millisecond
-		rs := e.start(o)
-		<-rs.finished
-		want := `can't configure ScyllaDB: gave up after 100ms: can't compute broadcast_address from exposeOptions.broadcastOptions.nodes: type PodIP: Pod "ns1/no-ip-0" has no IP in its status: not available yet`
-		if rs.runErr == nil || rs.runErr.Error() != want {
-			t.Errorf("Run() = %v, want %s", rs.runErr, want)
-		}
+		e.start(o).wantRunError(t, `can't configure ScyllaDB: gave up after 100ms: can't compute broadcast_address from exposeOptions.broadcastOptions.nodes: type PodIP: Pod "ns1/no-ip-0" has no IP in its status: not available yet`)
+	})
+
+	t.Run("a LoadBalancer with only a hostname is waited for, then reported", func(t *testing.T) {
+		n := testNodeSpec{"ns4", "prod", "dc1", "elb-0", baseTime, "10.96.1.10", "10.0.1.10"}
+		e.addNode(n)
+		e.updateService(n.namespace, n.name, func(svc *corev1.Service) {
+			svc.Spec.Type = corev1.ServiceTypeLoadBalancer
+			svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{Hostname: "a1b2.elb.example.com"}}
+		})
+		o := e.options(n, nil)
+		o.BroadcastClientsType = string(BroadcastServiceLoadBalancerIngressIP)
+		o.StartupTimeout = 100 * time.Millisecond
+		e.start(o).wantRunError(t, `can't configure ScyllaDB: gave up after 100ms: can't compute broadcast_rpc_address from exposeOptions.broadcastOptions.clients: type ServiceLoadBalancerIngressIP: Service "ns4/elb-0" has only hostnames (a1b2.elb.example.com) in status.loadBalancer.ingress; this type takes status.loadBalancer.ingress[].ip and never uses a hostname, so it waits for the load balancer to get an IP: not available yet`)
 	})
 
 	t.Run("a configuration that can't work fails at once", func(t *testing.T) {
@@ -356,33 +387,18 @@ func TestRunStartupFailures(t *testing.T) {
 		o := e.options(n, nil)
 		o.BroadcastClientsType = string(BroadcastServiceLoadBalancerIngressIP)
 		o.StartupTimeout = time.Hour
-		rs := e.start(o)
-		<-rs.finished
-		want := `can't configure ScyllaDB: can't compute broadcast_rpc_address from exposeOptions.broadcastOptions.clients: type ServiceLoadBalancerIngressIP: Service "ns2/lb-0" is of type "ClusterIP", not LoadBalancer, so it has no load balancer ingress`
-		if rs.runErr == nil || rs.runErr.Error() != want {
-			t.Errorf("Run() = %v, want %s", rs.runErr, want)
-		}
+		e.start(o).wantRunError(t, `can't configure ScyllaDB: can't compute broadcast_rpc_address from exposeOptions.broadcastOptions.clients: type ServiceLoadBalancerIngressIP: Service "ns2/lb-0" is of type "ClusterIP", not LoadBalancer, so it has no load balancer ingress`)
 	})
 
 	t.Run("a member Service without datacenter labels fails at once", func(t *testing.T) {
 		n := testNodeSpec{"ns3", "prod", "dc1", "nolabels-0", baseTime, "10.96.1.10", "10.0.1.10"}
 		e.addNode(n)
-		svc, err := e.kube.CoreV1().Services(n.namespace).Get(ctx, n.name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		delete(svc.Labels, naming.DatacenterNameLabel)
-		if _, err := e.kube.CoreV1().Services(n.namespace).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		e.updateService(n.namespace, n.name, func(svc *corev1.Service) {
+			delete(svc.Labels, naming.DatacenterNameLabel)
+		})
 		o := e.options(n, nil)
 		o.StartupTimeout = time.Hour
-		rs := e.start(o)
-		<-rs.finished
-		want := `can't configure ScyllaDB: member Service "ns3/nolabels-0" lacks label "scylla/datacenter", which selects the datacenter's nodes`
-		if rs.runErr == nil || rs.runErr.Error() != want {
-			t.Errorf("Run() = %v, want %s", rs.runErr, want)
-		}
+		e.start(o).wantRunError(t, `can't configure ScyllaDB: member Service "ns3/nolabels-0" lacks label "scylla/datacenter", which selects the datacenter's nodes`)
 	})
 }
 
@@ -434,7 +450,6 @@ func TestRunWritesScyllaDBConfig(t *testing.T) {
 func TestRunPrivateVPCWithPublicLoadBalancer(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
-	ctx := context.Background()
 	nodes := []testNodeSpec{
 		{"ns1", "prod", "dc1", "prod-dc1-rack1-0", baseTime, "10.96.1.10", "10.0.1.10"},
 		{"ns1", "prod", "dc1", "prod-dc1-rack1-1", baseTime.Add(time.Minute), "10.96.1.11", "10.0.1.11"},
@@ -443,15 +458,10 @@ func TestRunPrivateVPCWithPublicLoadBalancer(t *testing.T) {
 	var sidecars []*runningSidecar
 	for i, n := range nodes {
 		e.addNode(n)
-		svc, err := e.kube.CoreV1().Services(n.namespace).Get(ctx, n.name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		svc.Spec.Type = corev1.ServiceTypeLoadBalancer
-		svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: ingress[i]}}
-		if _, err := e.kube.CoreV1().Services(n.namespace).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		e.updateService(n.namespace, n.name, func(svc *corev1.Service) {
+			svc.Spec.Type = corev1.ServiceTypeLoadBalancer
+			svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: ingress[i]}}
+		})
 		o := e.options(n, nil)
 		o.BroadcastNodesType = string(BroadcastPodIP)
 		o.BroadcastClientsType = "ServiceLoadBalancerIngress"
