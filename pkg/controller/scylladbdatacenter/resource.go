@@ -107,19 +107,28 @@ func controllerRef(sdc *scyllav1alpha1.ScyllaDBDatacenter) metav1.OwnerReference
 	return *metav1.NewControllerRef(sdc, scyllaDBDatacenterGVK)
 }
 
-// objectMeta returns the metadata of an object the datacenter owns: spec.metadata's labels and annotations, then
-// labels on top (the operator's win), and the controllerRef.
+// objectMeta returns the metadata of an object the datacenter owns: labels and the controllerRef. spec.metadata is
+// the pods' metadata (api-reference.md §2.1) and goes on the pod template only (podObjectMeta): pod annotations on a
+// LoadBalancer Service, say, could configure a load balancer.
 func objectMeta(sdc *scyllav1alpha1.ScyllaDBDatacenter, name string, labels map[string]string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{
+		Namespace:       sdc.Namespace,
+		Name:            name,
+		Labels:          mergeMaps(labels, nil),
+		OwnerReferences: []metav1.OwnerReference{controllerRef(sdc)},
+	}
+}
+
+// podObjectMeta returns the metadata of the pod template: spec.metadata's labels and annotations with labels and
+// annotations on top (the operator's win).
+func podObjectMeta(sdc *scyllav1alpha1.ScyllaDBDatacenter, labels, annotations map[string]string) metav1.ObjectMeta {
 	var userLabels, userAnnotations map[string]string
 	if sdc.Spec.Metadata != nil {
 		userLabels, userAnnotations = sdc.Spec.Metadata.Labels, sdc.Spec.Metadata.Annotations
 	}
 	return metav1.ObjectMeta{
-		Namespace:       sdc.Namespace,
-		Name:            name,
-		Labels:          mergeMaps(userLabels, labels),
-		Annotations:     mergeMaps(userAnnotations, nil),
-		OwnerReferences: []metav1.OwnerReference{controllerRef(sdc)},
+		Labels:      mergeMaps(userLabels, labels),
+		Annotations: mergeMaps(userAnnotations, annotations),
 	}
 }
 
@@ -617,9 +626,7 @@ func makeStatefulSet(sdc *scyllav1alpha1.ScyllaDBDatacenter, rack *scyllav1alpha
 	if version := imageVersion(sdc.Spec.ScyllaDB.Image); len(version) != 0 && len(validation.IsValidLabelValue(version)) == 0 {
 		podLabels[naming.ScyllaVersionLabel] = version
 	}
-	podMeta := objectMeta(sdc, "", podLabels)
-	podMeta.Namespace, podMeta.OwnerReferences = "", nil
-	podMeta.Annotations = mergeMaps(podMeta.Annotations, map[string]string{
+	podMeta := podObjectMeta(sdc, podLabels, map[string]string{
 		naming.ManagedConfigHashAnnotation:                 in.managedConfigHash,
 		naming.ScyllaDBManagerAgentAuthTokenHashAnnotation: in.authTokenHash,
 		naming.PrometheusScrapeAnnotation:                  "true",

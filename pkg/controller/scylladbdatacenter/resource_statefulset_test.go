@@ -347,7 +347,7 @@ func TestMakeStatefulSet(t *testing.T) {
 			},
 		},
 		{
-			name: "datacenter metadata goes on the StatefulSet and its pods, under the operator's labels",
+			name: "datacenter metadata goes on the pods only, under the operator's labels and annotations",
 			modify: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
 				sdc.Spec.Metadata = &scyllav1alpha1.ObjectTemplateMetadata{
 					Labels:      map[string]string{"team": "db", "scylla/rack": "mine"},
@@ -355,8 +355,6 @@ func TestMakeStatefulSet(t *testing.T) {
 				}
 			},
 			want: func(sts *appsv1.StatefulSet) {
-				sts.Labels["team"] = "db"
-				sts.Annotations = map[string]string{"owner": "db-team", "prometheus.io/port": "1"}
 				sts.Spec.Template.Labels["team"] = "db"
 				sts.Spec.Template.Annotations["owner"] = "db-team"
 			},

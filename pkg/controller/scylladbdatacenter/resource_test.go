@@ -164,7 +164,7 @@ func TestMakeMemberService(t *testing.T) {
 			},
 		},
 		{
-			name: "datacenter metadata, IP families and the operator's labels winning",
+			name: "the pods' metadata stays off the Service; IP families",
 			modify: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
 				sdc.Spec.Metadata = &scyllav1alpha1.ObjectTemplateMetadata{
 					Labels:      map[string]string{"team": "db", "app": "mine"},
@@ -174,8 +174,6 @@ func TestMakeMemberService(t *testing.T) {
 				sdc.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv6Protocol, corev1.IPv4Protocol}
 			},
 			want: func(svc *corev1.Service) {
-				svc.Labels["team"] = "db"
-				svc.Annotations = map[string]string{"owner": "db-team"}
 				svc.Spec.IPFamilyPolicy = new(corev1.IPFamilyPolicyPreferDualStack)
 				svc.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv6Protocol, corev1.IPv4Protocol}
 			},
@@ -267,7 +265,7 @@ func TestMakeClientService(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace:       testNamespace,
 			Name:            "basic-client",
-			Labels:          with(clusterLabels(), "team", "db", "scylla-operator.scylladb.com/scylla-service-type", "identity"),
+			Labels:          with(clusterLabels(), "scylla-operator.scylladb.com/scylla-service-type", "identity"),
 			OwnerReferences: []metav1.OwnerReference{testControllerRef()},
 		},
 		Spec: corev1.ServiceSpec{
@@ -615,4 +613,49 @@ func parseSidecarArgs(t *testing.T, args []string) *sidecar.Options {
 		t.Fatalf("the sidecar refuses %q: %v", expanded, err)
 	}
 	return o
+}
+
+func TestDatacenterMetadataReachesOnlyThePods(t *testing.T) {
+	t.Parallel()
+
+	sdc := newBasicSDC()
+	sdc.Spec.Metadata = &scyllav1alpha1.ObjectTemplateMetadata{
+		Labels:      map[string]string{"team": "db"},
+		Annotations: map[string]string{"sidecar.example.com/inject": "true"},
+	}
+	rack := &effectiveRacks(sdc)[0]
+	build := func(obj metav1.Object, err error) metav1.Object {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return obj
+	}
+	clientService, err := makeClientService(sdc)
+	memberService, memberErr := makeMemberService(sdc, rack, "basic-dc1-a-0", "")
+	configMap, configErr := makeManagedConfigMap(sdc, nil)
+	secret, secretErr := makeAgentAuthTokenSecret(sdc, testToken)
+	sts, stsErr := makeStatefulSet(sdc, rack, statefulSetInputs{operatorImage: testOperatorImage, replicas: 3})
+	objects := []metav1.Object{
+		build(clientService, err),
+		build(memberService, memberErr),
+		build(configMap, configErr),
+		build(secret, secretErr),
+		build(sts, stsErr),
+		makeServiceAccount(sdc),
+		makeRoleBinding(sdc),
+		makePodDisruptionBudget(sdc),
+	}
+	for _, obj := range objects {
+		if _, ok := obj.GetLabels()["team"]; ok {
+			t.Errorf("%T %s carries the pods' label: %v", obj, obj.GetName(), obj.GetLabels())
+		}
+		if _, ok := obj.GetAnnotations()["sidecar.example.com/inject"]; ok {
+			t.Errorf("%T %s carries the pods' annotation: %v", obj, obj.GetName(), obj.GetAnnotations())
+		}
+	}
+	template := sts.Spec.Template
+	if template.Labels["team"] != "db" || template.Annotations["sidecar.example.com/inject"] != "true" {
+		t.Errorf("the pod template lacks the datacenter's metadata: %v %v", template.Labels, template.Annotations)
+	}
 }
