@@ -17,6 +17,10 @@ const (
 	// restart with a new token. The token itself never appears.
 	ScyllaDBManagerAgentAuthTokenHashAnnotation = "scylla-operator.scylladb.com/scylladb-manager-agent-auth-token-hash"
 
+	// KubectlRestartedAtAnnotation is the pod template annotation `kubectl rollout restart` sets; the operator keeps
+	// it, so that its next update of a StatefulSet does not restart the pods a second time.
+	KubectlRestartedAtAnnotation = "kubectl.kubernetes.io/restartedAt"
+
 	// PrometheusScrapeAnnotation and PrometheusPortAnnotation advertise a pod's metrics endpoint.
 	PrometheusScrapeAnnotation = "prometheus.io/scrape"
 	PrometheusPortAnnotation   = "prometheus.io/port"

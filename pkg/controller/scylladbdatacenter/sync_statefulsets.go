@@ -53,6 +53,7 @@ func (c *Controller) syncStatefulSets(ctx context.Context, sdc *scyllav1alpha1.S
 			errs = append(errs, fmt.Errorf("can't make StatefulSet %q of rack %q: %w", r.statefulSetName, r.name, err))
 			continue
 		}
+		keepRestartedAt(sts, r.statefulSet)
 		required = append(required, sts)
 	}
 
@@ -96,4 +97,15 @@ func rolloutConditions(rack string, sts *appsv1.StatefulSet) []metav1.Condition 
 		return nil
 	}
 	return []metav1.Condition{rackCondition(rack, waitingForStatefulSetReason, "%s", message)}
+}
+
+// keepRestartedAt copies into required the restart annotation `kubectl rollout restart` put on existing's pod
+// template: dropping it would change the template and restart every pod once more.
+func keepRestartedAt(required, existing *appsv1.StatefulSet) {
+	if existing == nil {
+		return
+	}
+	if v, ok := existing.Spec.Template.Annotations[naming.KubectlRestartedAtAnnotation]; ok {
+		required.Spec.Template.Annotations[naming.KubectlRestartedAtAnnotation] = v
+	}
 }

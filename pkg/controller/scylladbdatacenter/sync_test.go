@@ -302,3 +302,29 @@ func TestSyncRemovesARackOnlyAtZeroNodes(t *testing.T) {
 		t.Errorf("expected Degraded False, got %+v", c)
 	}
 }
+
+func TestSyncKeepsKubectlRolloutRestart(t *testing.T) {
+	t.Parallel()
+
+	const restartedAt = "kubectl.kubernetes.io/restartedAt"
+	w := withNodes(convergedWorld(t))
+	// kubectl rollout restart sets the annotation on the pod template of every StatefulSet.
+	for _, name := range []string{"basic-dc1-a", "basic-dc1-b"} {
+		object[*appsv1.StatefulSet](t, w, name).Spec.Template.Annotations[restartedAt] = "2026-01-02T03:04:05Z"
+	}
+	w, _ = step(t, "restarted by kubectl", w, "update statefulsets basic-dc1-a", "update statefulsets basic-dc1-b")
+	w, _ = step(t, "steady", w)
+
+	w.sdc.Spec.ScyllaDB.Image = "docker.io/scylladb/scylla:2025.2.0"
+	w.sdc.Generation++
+	f := newFixture(t, w)
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"basic-dc1-a", "basic-dc1-b"} {
+		sts := f.written("statefulsets", name).(*appsv1.StatefulSet)
+		if got := sts.Spec.Template.Annotations[restartedAt]; got != "2026-01-02T03:04:05Z" {
+			t.Errorf("StatefulSet %s lost the restart annotation: %q", name, got)
+		}
+	}
+}
