@@ -141,6 +141,9 @@ type alternatorSettings struct {
 	enforceAuthorization bool
 }
 
+// makeAlternatorSettings returns the Alternator settings of sdc: enabled, with an HTTP port, when
+// spec.scyllaDB.alternatorOptions is set and plain HTTP is turned on (naming.AlternatorInsecureEnableHTTPAnnotation or
+// naming.AlternatorPortAnnotation); off otherwise.
 func makeAlternatorSettings(sdc *scyllav1alpha1.ScyllaDBDatacenter) (alternatorSettings, error) {
 	options := sdc.Spec.ScyllaDB.AlternatorOptions
 	if options == nil {
@@ -167,7 +170,27 @@ func makeAlternatorSettings(sdc *scyllav1alpha1.ScyllaDBDatacenter) (alternatorS
 	} else if enableHTTP {
 		s.httpPort = defaultAlternatorHTTPPort
 	}
+	if s.httpPort == 0 {
+		// Only plain HTTP is served; unservableAlternatorError reports the rest.
+		return alternatorSettings{}, nil
+	}
 	return s, nil
+}
+
+// unservableAlternatorError returns a spec error when spec.scyllaDB.alternatorOptions asks for Alternator without
+// plain HTTP: HTTPS needs serving certificates, which the operator does not manage yet, so Alternator stays off.
+// Retrying does not help; the rest of the datacenter is reconciled as usual.
+func unservableAlternatorError(sdc *scyllav1alpha1.ScyllaDBDatacenter) error {
+	if sdc.Spec.ScyllaDB.AlternatorOptions == nil {
+		return nil
+	}
+	if s, err := makeAlternatorSettings(sdc); err != nil || s.enabled {
+		// An invalid annotation is reported by every builder already.
+		return nil
+	}
+	return newSpecError("spec.scyllaDB.alternatorOptions: Alternator over HTTPS needs serving certificates, which this operator "+
+		"does not manage yet; set insecureEnableHTTP (ScyllaCluster spec.alternator.insecureEnableHTTP, or annotation %q: \"true\"). "+
+		"Alternator stays off until then", naming.AlternatorInsecureEnableHTTPAnnotation)
 }
 
 // managedConfigSettings returns the scylla.yaml settings the operator manages beyond those the sidecar computes per

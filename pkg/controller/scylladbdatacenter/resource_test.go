@@ -376,14 +376,22 @@ func TestMakeManagedConfigMap(t *testing.T) {
 		{
 			name: "a rack's custom config with the managed settings on top",
 			modify: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+				sdc.Annotations = map[string]string{"internal.scylla-operator.scylladb.com/alternator-insecure-enable-http": "true"}
 				sdc.Spec.ScyllaDB.AlternatorOptions = &scyllav1alpha1.AlternatorOptions{}
 				sdc.Spec.Racks[1].ScyllaDB = &scyllav1alpha1.ScyllaDBTemplate{CustomConfigMapRef: new("tuned")}
 			},
 			customConfigs: map[string][]byte{"tuned": []byte("compaction_throughput_mb_per_sec: 0\nalternator_enforce_authorization: false\n")},
 			want: map[string]string{
-				"scylla-a.yaml": "alternator_enforce_authorization: true\n",
-				"scylla-b.yaml": "alternator_enforce_authorization: true\ncompaction_throughput_mb_per_sec: 0\n",
+				"scylla-a.yaml": "alternator_enforce_authorization: true\nalternator_port: 8000\n",
+				"scylla-b.yaml": "alternator_enforce_authorization: true\nalternator_port: 8000\ncompaction_throughput_mb_per_sec: 0\n",
 			},
+		},
+		{
+			name: "Alternator without plain HTTP stays off: its HTTPS needs certificates the operator does not manage",
+			modify: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+				sdc.Spec.ScyllaDB.AlternatorOptions = &scyllav1alpha1.AlternatorOptions{WriteIsolation: scyllav1alpha1.AlternatorWriteIsolationAlways}
+			},
+			want: map[string]string{"scylla-a.yaml": "{}\n", "scylla-b.yaml": "{}\n"},
 		},
 		{
 			name: "a custom config that is not a YAML map",

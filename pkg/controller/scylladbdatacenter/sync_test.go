@@ -125,6 +125,7 @@ func TestSyncKeepsWhatOtherActorsAddAndRollsOnChanges(t *testing.T) {
 		{
 			name: "a managed config change",
 			modify: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+				sdc.Annotations = map[string]string{"internal.scylla-operator.scylladb.com/alternator-insecure-enable-http": "true"}
 				sdc.Spec.ScyllaDB.AlternatorOptions = &scyllav1alpha1.AlternatorOptions{}
 			},
 			check: func(t *testing.T, template *corev1.PodTemplateSpec) {
@@ -326,5 +327,32 @@ func TestSyncKeepsKubectlRolloutRestart(t *testing.T) {
 		if got := sts.Spec.Template.Annotations[restartedAt]; got != "2026-01-02T03:04:05Z" {
 			t.Errorf("StatefulSet %s lost the restart annotation: %q", name, got)
 		}
+	}
+}
+
+func TestSyncReportsAlternatorItCannotServe(t *testing.T) {
+	t.Parallel()
+
+	sdc := newBasicSDC()
+	sdc.Spec.ScyllaDB.AlternatorOptions = &scyllav1alpha1.AlternatorOptions{}
+	f := newFixture(t, world{sdc: sdc})
+	if err := f.sync(); err != nil {
+		t.Fatalf("a spec error must not be retried, got %v", err)
+	}
+	// Everything else is created, without Alternator.
+	if diff := cmp.Diff(basicCreates, f.writes()); diff != "" {
+		t.Errorf("unexpected writes (-want +got):\n%s", diff)
+	}
+	for _, port := range f.written("services", "basic-client").(*corev1.Service).Spec.Ports {
+		if port.Name == "alternator" {
+			t.Errorf("the client Service exposes Alternator: %+v", port)
+		}
+	}
+	status := f.written("scylladbdatacenters", "basic").(*scyllav1alpha1.ScyllaDBDatacenter).Status
+	wantMessage := `ConfigMapControllerDegraded: spec.scyllaDB.alternatorOptions: Alternator over HTTPS needs serving certificates, ` +
+		`which this operator does not manage yet; set insecureEnableHTTP (ScyllaCluster spec.alternator.insecureEnableHTTP, or annotation ` +
+		`"internal.scylla-operator.scylladb.com/alternator-insecure-enable-http": "true"). Alternator stays off until then`
+	if c := meta.FindStatusCondition(status.Conditions, "Degraded"); c == nil || c.Status != metav1.ConditionTrue || c.Message != wantMessage {
+		t.Errorf("expected Degraded True with message %q, got %+v", wantMessage, c)
 	}
 }
