@@ -118,7 +118,7 @@ func (s *Simulator) sync(ctx context.Context, key string) (time.Duration, error)
 
 	s.mu.Lock()
 	n := s.nodes[key]
-	if n != nil && (pod == nil || pod.UID != n.uid || pod.DeletionTimestamp != nil) {
+	if n != nil && (pod == nil || pod.UID != n.uid || pod.DeletionTimestamp != nil || podFinished(pod)) {
 		delete(s.nodes, key)
 	} else {
 		n = nil
@@ -126,8 +126,11 @@ func (s *Simulator) sync(ctx context.Context, key string) (time.Duration, error)
 	s.mu.Unlock()
 	if n != nil {
 		reason := "its Pod was deleted"
-		if pod != nil && pod.UID != n.uid {
+		switch {
+		case pod != nil && pod.UID != n.uid:
 			reason = "its Pod was replaced"
+		case pod != nil && podFinished(pod):
+			reason = "its Pod is " + string(pod.Status.Phase)
 		}
 		if err := s.stopNode(n, s.gracePeriod(pod), reason); err != nil {
 			return 0, err
@@ -152,6 +155,11 @@ func (s *Simulator) sync(ctx context.Context, key string) (time.Duration, error)
 	}
 	s.mu.Unlock()
 	return s.syncNode(ctx, pod, n)
+}
+
+// podFinished reports whether the Pod reached a phase in which its containers no longer run.
+func podFinished(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }
 
 // runnable reports whether the Pod's container should run: the Pod is Running with an IP on a kwok node.
@@ -197,8 +205,9 @@ func (s *Simulator) syncNode(ctx context.Context, pod *corev1.Pod, n *node) (tim
 			n.nextStart = now.Add(n.backoff)
 			n.waiting = "CrashLoopBackOff"
 			n.waitingMsg = fmt.Sprintf("back-off %v restarting failed container=%s pod=%s", n.backoff, n.containerName, pod.Name)
+			backoff := n.backoff
 			s.mu.Unlock()
-			s.logger.Info("Sidecar exited", "pod", n.key, "code", exit.Code, "restartIn", n.backoff)
+			s.logger.Info("Sidecar exited", "pod", n.key, "code", exit.Code, "restartIn", backoff)
 			s.recorder.Eventf(pod, corev1.EventTypeWarning, "BackOff", "Back-off restarting the sidecar, which exited with code %d", exit.Code)
 			s.mu.Lock()
 		default:

@@ -311,6 +311,20 @@ func TestSimulatorRunsRestartsAndReplacesTheContainerOfScyllaDBPods(t *testing.T
 		t.Errorf("want a fresh node of Pod pod-2 on the same claim, got %+v (first %+v)", replacement, node)
 	}
 
+	// A Pod that failed (evicted, say) runs no container.
+	failed, err := client.CoreV1().Pods("ns").Get(ctx, "dc-a-0", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed.Status.Phase = corev1.PodFailed
+	if _, err := client.CoreV1().Pods("ns").UpdateStatus(ctx, failed, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the failed Pod's container to stop", func() (bool, string) {
+		_, ok := sim.Node("ns", "dc-a-0")
+		return !ok, fmt.Sprint(starter.log.get())
+	})
+
 	if err := sim.Stop(); err != nil {
 		t.Fatal(err)
 	}
