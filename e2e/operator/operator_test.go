@@ -3,11 +3,8 @@
 package operator
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -162,42 +159,6 @@ func (op *operatorProcess) countLogLines(offset int64, substrings ...string) int
 		op.t.Fatalf("can't read the log of operator %s: %v", op.name, err)
 	}
 	return n
-}
-
-// countLinesContaining counts the complete lines of a file, from offset on, that contain every one of substrings.
-func countLinesContaining(path string, offset int64, substrings ...string) (int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	if _, err := f.Seek(offset, io.SeekStart); err != nil {
-		return 0, err
-	}
-	n := 0
-	r := bufio.NewReader(f)
-	for {
-		line, err := r.ReadString('\n')
-		if errors.Is(err, io.EOF) {
-			// A line without its newline is still being written.
-			return n, nil
-		}
-		if err != nil {
-			return 0, err
-		}
-		if containsAll(line, substrings) {
-			n++
-		}
-	}
-}
-
-func containsAll(s string, substrings []string) bool {
-	for _, sub := range substrings {
-		if !strings.Contains(s, sub) {
-			return false
-		}
-	}
-	return true
 }
 
 // writeImpersonatingKubeconfig copies the admin kubeconfig at from to to, impersonating user (as a cluster admin).
