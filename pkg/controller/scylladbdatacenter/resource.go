@@ -11,6 +11,7 @@ import (
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/resourceapply"
+	"github.com/scyllakube/scylla-operator/pkg/sidecar"
 	"go.yaml.in/yaml/v3"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -1032,6 +1033,9 @@ func makeSidecarArgs(sdc *scyllav1alpha1.ScyllaDBDatacenter, rack *scyllav1alpha
 		sidecarFlag(sidecarFlagDatacenter, datacenterName(sdc)),
 		sidecarFlag(sidecarFlagRack, rack.Name),
 	}
+	if err := validateExternalSeeds(sdc); err != nil {
+		return nil, err
+	}
 	if len(sdc.Spec.ScyllaDB.ExternalSeeds) != 0 {
 		args = append(args, sidecarFlag(sidecarFlagExternalSeeds, strings.Join(sdc.Spec.ScyllaDB.ExternalSeeds, ",")))
 	}
@@ -1064,6 +1068,17 @@ func makeSidecarArgs(sdc *scyllav1alpha1.ScyllaDBDatacenter, rack *scyllav1alpha
 		sidecarFlag(sidecarFlagProbesAddress, fmt.Sprintf(":%d", sidecarProbePort)),
 	)
 	return args, nil
+}
+
+// validateExternalSeeds returns a spec error naming the first of spec.scyllaDB.externalSeeds the sidecar would refuse
+// (sidecar.ValidateSeed): its pods would crash-loop instead.
+func validateExternalSeeds(sdc *scyllav1alpha1.ScyllaDBDatacenter) error {
+	for i, seed := range sdc.Spec.ScyllaDB.ExternalSeeds {
+		if err := sidecar.ValidateSeed(seed); err != nil {
+			return newSpecError("invalid spec.scyllaDB.externalSeeds[%d]: %w", i, err)
+		}
+	}
+	return nil
 }
 
 // addressArgs returns the flags of one address: its type and, when given, where its Pod IP comes from.

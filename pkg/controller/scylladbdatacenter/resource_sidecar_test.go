@@ -284,3 +284,44 @@ func splitFlag(arg string) (string, string) {
 	}
 	return arg, ""
 }
+
+func TestMakeSidecarArgsRefusesSeedsTheSidecarRefuses(t *testing.T) {
+	t.Parallel()
+
+	tt := []struct {
+		name    string
+		seeds   []string
+		wantErr string
+	}{
+		{
+			name:    "a leading space",
+			seeds:   []string{"10.0.0.2", " 10.0.0.1"},
+			wantErr: `invalid spec.scyllaDB.externalSeeds[1]: " 10.0.0.1" is neither an IP address nor a DNS name`,
+		},
+		{
+			name:    "a port",
+			seeds:   []string{"10.0.0.1:7000"},
+			wantErr: `invalid spec.scyllaDB.externalSeeds[0]: "10.0.0.1:7000" is neither an IP address nor a DNS name`,
+		},
+		{
+			name:    "an underscore",
+			seeds:   []string{"seed_1.example.com"},
+			wantErr: `invalid spec.scyllaDB.externalSeeds[0]: "seed_1.example.com" is neither an IP address nor a DNS name`,
+		},
+		{
+			name:    "an empty seed",
+			seeds:   []string{""},
+			wantErr: `invalid spec.scyllaDB.externalSeeds[0]: a seed must not be empty`,
+		},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			sdc, rack := newModifiedSDC(func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+				sdc.Spec.ScyllaDB.ExternalSeeds = tc.seeds
+			})
+			_, err := makeSidecarArgs(sdc, rack)
+			checkError(t, err, tc.wantErr, true)
+		})
+	}
+}

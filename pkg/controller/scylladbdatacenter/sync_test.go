@@ -356,3 +356,24 @@ func TestSyncReportsAlternatorItCannotServe(t *testing.T) {
 		t.Errorf("expected Degraded True with message %q, got %+v", wantMessage, c)
 	}
 }
+
+func TestSyncReportsSeedsTheSidecarWouldRefuse(t *testing.T) {
+	t.Parallel()
+
+	w := withNodes(convergedWorld(t))
+	w.sdc.Spec.ScyllaDB.ExternalSeeds = []string{"10.0.0.1:7000"}
+	w.sdc.Generation++
+	f := newFixture(t, w)
+	if err := f.sync(); err != nil {
+		t.Fatalf("a spec error must not be retried, got %v", err)
+	}
+	// The running pods are left alone rather than rolled into a crash loop.
+	if diff := cmp.Diff([]string{"update scylladbdatacenters/status basic"}, f.writes()); diff != "" {
+		t.Errorf("unexpected writes (-want +got):\n%s", diff)
+	}
+	status := f.written("scylladbdatacenters", "basic").(*scyllav1alpha1.ScyllaDBDatacenter).Status
+	wantMessage := `StatefulSetControllerDegraded: invalid spec.scyllaDB.externalSeeds[0]: "10.0.0.1:7000" is neither an IP address nor a DNS name`
+	if c := meta.FindStatusCondition(status.Conditions, "Degraded"); c == nil || c.Status != metav1.ConditionTrue || c.Message != wantMessage {
+		t.Errorf("expected Degraded True with message %q, got %+v", wantMessage, c)
+	}
+}
