@@ -328,3 +328,31 @@ func (f *fixture) kubeWrites() []string {
 		return strings.HasPrefix(w, "update scylladbdatacenters/status ")
 	})
 }
+
+// checkDegraded fails the test unless the last status f wrote has Degraded True with message want, or Degraded False
+// when want is empty.
+func (f *fixture) checkDegraded(want string) {
+	f.t.Helper()
+	status := f.written("scylladbdatacenters", f.sdcName()).(*scyllav1alpha1.ScyllaDBDatacenter).Status
+	c := meta.FindStatusCondition(status.Conditions, "Degraded")
+	switch {
+	case c == nil:
+		f.t.Errorf("the status has no Degraded condition")
+	case len(want) == 0 && c.Status != metav1.ConditionFalse:
+		f.t.Errorf("expected Degraded False, got %+v", c)
+	case len(want) != 0 && (c.Status != metav1.ConditionTrue || c.Message != want):
+		f.t.Errorf("expected Degraded True with message %q, got %+v", want, c)
+	}
+}
+
+// syncSpecError runs one sync over w, which the spec keeps from converging: the sync must not ask to be retried
+// and must report wantMessage in Degraded.
+func syncSpecError(t *testing.T, w world, wantMessage string) *fixture {
+	t.Helper()
+	f := newFixture(t, w)
+	if err := f.sync(); err != nil {
+		t.Fatalf("a spec error must not be retried, got %v", err)
+	}
+	f.checkDegraded(wantMessage)
+	return f
+}

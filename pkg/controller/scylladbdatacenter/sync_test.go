@@ -275,18 +275,10 @@ func TestSyncRemovesARackOnlyAtZeroNodes(t *testing.T) {
 	w.sdc.Spec.Racks = w.sdc.Spec.Racks[:1]
 	w.sdc.Generation++
 
-	f := newFixture(t, w)
-	if err := f.sync(); err != nil {
-		t.Fatalf("a spec error must not be retried, got %v", err)
-	}
+	f := syncSpecError(t, w, `StatefulSetControllerDegraded: rack "b" was removed from spec.racks while its StatefulSet "basic-dc1-b" still runs 3 nodes: `+
+		`add the rack back with nodes: 0, wait until its nodes are decommissioned, then remove it`)
 	if diff := cmp.Diff([]string{"update scylladbdatacenters/status basic"}, f.writes()); diff != "" {
 		t.Errorf("unexpected writes (-want +got):\n%s", diff)
-	}
-	status := f.written("scylladbdatacenters", "basic").(*scyllav1alpha1.ScyllaDBDatacenter).Status
-	wantMessage := `StatefulSetControllerDegraded: rack "b" was removed from spec.racks while its StatefulSet "basic-dc1-b" still runs 3 nodes: ` +
-		`add the rack back with nodes: 0, wait until its nodes are decommissioned, then remove it`
-	if c := meta.FindStatusCondition(status.Conditions, "Degraded"); c == nil || c.Status != metav1.ConditionTrue || c.Message != wantMessage {
-		t.Errorf("expected Degraded True with message %q, got %+v", wantMessage, c)
 	}
 
 	// Once its StatefulSet runs no node, the rack goes.
@@ -298,10 +290,7 @@ func TestSyncRemovesARackOnlyAtZeroNodes(t *testing.T) {
 		w = without[*corev1.Service](w, name)
 	}
 	_, f = step(t, "rack at zero", w, "update configmaps basic-managed-config", "delete statefulsets basic-dc1-b")
-	status = f.written("scylladbdatacenters", "basic").(*scyllav1alpha1.ScyllaDBDatacenter).Status
-	if c := meta.FindStatusCondition(status.Conditions, "Degraded"); c == nil || c.Status != metav1.ConditionFalse {
-		t.Errorf("expected Degraded False, got %+v", c)
-	}
+	f.checkDegraded("")
 }
 
 func TestSyncKeepsKubectlRolloutRestart(t *testing.T) {
@@ -335,10 +324,9 @@ func TestSyncReportsAlternatorItCannotServe(t *testing.T) {
 
 	sdc := newBasicSDC()
 	sdc.Spec.ScyllaDB.AlternatorOptions = &scyllav1alpha1.AlternatorOptions{}
-	f := newFixture(t, world{sdc: sdc})
-	if err := f.sync(); err != nil {
-		t.Fatalf("a spec error must not be retried, got %v", err)
-	}
+	f := syncSpecError(t, world{sdc: sdc}, `ConfigMapControllerDegraded: spec.scyllaDB.alternatorOptions: Alternator over HTTPS needs serving certificates, `+
+		`which this operator does not manage yet; set insecureEnableHTTP (ScyllaCluster spec.alternator.insecureEnableHTTP, or annotation `+
+		`"internal.scylla-operator.scylladb.com/alternator-insecure-enable-http": "true"). Alternator stays off until then`)
 	// Everything else is created, without Alternator.
 	if diff := cmp.Diff(basicCreates, f.writes()); diff != "" {
 		t.Errorf("unexpected writes (-want +got):\n%s", diff)
@@ -348,13 +336,6 @@ func TestSyncReportsAlternatorItCannotServe(t *testing.T) {
 			t.Errorf("the client Service exposes Alternator: %+v", port)
 		}
 	}
-	status := f.written("scylladbdatacenters", "basic").(*scyllav1alpha1.ScyllaDBDatacenter).Status
-	wantMessage := `ConfigMapControllerDegraded: spec.scyllaDB.alternatorOptions: Alternator over HTTPS needs serving certificates, ` +
-		`which this operator does not manage yet; set insecureEnableHTTP (ScyllaCluster spec.alternator.insecureEnableHTTP, or annotation ` +
-		`"internal.scylla-operator.scylladb.com/alternator-insecure-enable-http": "true"). Alternator stays off until then`
-	if c := meta.FindStatusCondition(status.Conditions, "Degraded"); c == nil || c.Status != metav1.ConditionTrue || c.Message != wantMessage {
-		t.Errorf("expected Degraded True with message %q, got %+v", wantMessage, c)
-	}
 }
 
 func TestSyncReportsSeedsTheSidecarWouldRefuse(t *testing.T) {
@@ -363,17 +344,9 @@ func TestSyncReportsSeedsTheSidecarWouldRefuse(t *testing.T) {
 	w := withNodes(convergedWorld(t))
 	w.sdc.Spec.ScyllaDB.ExternalSeeds = []string{"10.0.0.1:7000"}
 	w.sdc.Generation++
-	f := newFixture(t, w)
-	if err := f.sync(); err != nil {
-		t.Fatalf("a spec error must not be retried, got %v", err)
-	}
+	f := syncSpecError(t, w, `StatefulSetControllerDegraded: invalid spec.scyllaDB.externalSeeds[0]: "10.0.0.1:7000" is neither an IP address nor a DNS name`)
 	// The running pods are left alone rather than rolled into a crash loop.
 	if diff := cmp.Diff([]string{"update scylladbdatacenters/status basic"}, f.writes()); diff != "" {
 		t.Errorf("unexpected writes (-want +got):\n%s", diff)
-	}
-	status := f.written("scylladbdatacenters", "basic").(*scyllav1alpha1.ScyllaDBDatacenter).Status
-	wantMessage := `StatefulSetControllerDegraded: invalid spec.scyllaDB.externalSeeds[0]: "10.0.0.1:7000" is neither an IP address nor a DNS name`
-	if c := meta.FindStatusCondition(status.Conditions, "Degraded"); c == nil || c.Status != metav1.ConditionTrue || c.Message != wantMessage {
-		t.Errorf("expected Degraded True with message %q, got %+v", wantMessage, c)
 	}
 }
