@@ -2,6 +2,7 @@ package scylladbdatacenter
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -14,12 +15,13 @@ import (
 
 // Reasons of the progressing conditions the scaling plan reports.
 const (
-	decommissionRequestedReason    = "DecommissionRequested"
-	waitingForDecommissionReason   = "WaitingForDecommission"
-	removingDecommissionedReason   = "RemovingDecommissionedNode"
-	waitingForNodeRemovalReason    = "WaitingForNodeRemoval"
-	waitingForOtherOperationReason = "WaitingForOtherNodeOperation"
-	waitingForRolloutToScaleReason = "WaitingForRolloutBeforeScalingDown"
+	decommissionRequestedReason     = "DecommissionRequested"
+	waitingForDecommissionReason    = "WaitingForDecommission"
+	removingDecommissionedReason    = "RemovingDecommissionedNode"
+	waitingForNodeRemovalReason     = "WaitingForNodeRemoval"
+	waitingForOtherOperationReason  = "WaitingForOtherNodeOperation"
+	waitingForRolloutToScaleReason  = "WaitingForRolloutBeforeScalingDown"
+	waitingForNodeMaintenanceReason = "WaitingForNodeMaintenance"
 )
 
 // rackObjects are what exists of one rack, from the informer caches: the rack's StatefulSet and, by ordinal, its
@@ -97,8 +99,20 @@ func rackCondition(rack, reason, format string, args ...any) metav1.Condition {
 	}
 }
 
-// statefulSetSettled tells whether a StatefulSet has observed its spec and runs every replica ready at the updated
-// revision: only then may a node be decommissioned, since ScyllaDB can't decommission while another node is down.
+// inMaintenance returns the name of a member Service of the rack whose node is in maintenance, "" when none is. A
+// node in maintenance reports ready whatever ScyllaDB's state, so it may be down while its StatefulSet looks settled.
+func (r *rackObjects) inMaintenance() string {
+	for _, ordinal := range slices.Sorted(maps.Keys(r.services)) {
+		if _, ok := r.services[ordinal].Labels[naming.NodeMaintenanceLabel]; ok {
+			return r.services[ordinal].Name
+		}
+	}
+	return ""
+}
+
+// statefulSetSettled tells whether a StatefulSet has observed its spec and runs every replica ready and available
+// (ready for minReadySeconds) at the updated revision: only then may a node be decommissioned, since ScyllaDB can't
+// decommission while another node is down.
 func statefulSetSettled(sts *appsv1.StatefulSet) bool {
 	if sts == nil {
 		return false
@@ -109,7 +123,7 @@ func statefulSetSettled(sts *appsv1.StatefulSet) bool {
 	}
 	s := sts.Status
 	return s.ObservedGeneration >= sts.Generation &&
-		s.Replicas == replicas && s.ReadyReplicas == replicas && s.UpdatedReplicas == replicas &&
+		s.Replicas == replicas && s.ReadyReplicas == replicas && s.AvailableReplicas == replicas && s.UpdatedReplicas == replicas &&
 		s.CurrentRevision == s.UpdateRevision
 }
 
@@ -120,12 +134,16 @@ func statefulSetSettled(sts *appsv1.StatefulSet) bool {
 // is gone. Every step reads only the objects, so the procedure resumes wherever it stopped after a restart.
 //
 // A node operation never starts while another one runs in the datacenter: no new decommission while a node is
-// decommissioning, a removed node is being cleaned up or any StatefulSet is not settled, and no scale-up while a node
-// is decommissioning. A rack whose removed nodes are not cleaned up yet does not scale up.
+// decommissioning, a removed node is being cleaned up, a node is in maintenance (naming.NodeMaintenanceLabel) or any
+// StatefulSet is not settled, and no scale-up while a node is decommissioning. A rack whose removed nodes are not cleaned up yet does not scale up.
 func planScale(dcName string, racks []*rackObjects) []rackPlan {
 	decommissioning := false
 	settled := true
+	maintenance := ""
 	for _, r := range racks {
+		if name := r.inMaintenance(); len(name) != 0 && len(maintenance) == 0 {
+			maintenance = name
+		}
 		if r.decommissionState() != "" || len(r.pendingRemovals()) != 0 {
 			decommissioning = true
 		}
@@ -188,6 +206,10 @@ func planScale(dcName string, racks []*rackObjects) []rackPlan {
 		case desired < current && decommissioning:
 			plan.progressing = append(plan.progressing, rackCondition(r.name, waitingForOtherOperationReason,
 				"waiting for another node of datacenter %q to be removed before scaling down from %d to %d nodes", dcName, current, desired))
+
+		case desired < current && len(maintenance) != 0:
+			plan.progressing = append(plan.progressing, rackCondition(r.name, waitingForNodeMaintenanceReason,
+				"waiting for node %s to leave maintenance before scaling down from %d to %d nodes", maintenance, current, desired))
 
 		case desired < current && !settled:
 			plan.progressing = append(plan.progressing, rackCondition(r.name, waitingForRolloutToScaleReason,

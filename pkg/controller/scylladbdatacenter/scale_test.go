@@ -108,6 +108,27 @@ func TestPlanScale(t *testing.T) {
 			want: []wantPlan{{replicas: 3, reasons: []string{waitingForRolloutToScaleReason}}, {replicas: 3}},
 		},
 		{
+			name: "scaling down waits for every node to be available, not only ready",
+			racks: func() []*rackObjects {
+				notAvailable := settledStatefulSet("basic-dc1-b", 3)
+				notAvailable.Status.AvailableReplicas = 2
+				return []*rackObjects{
+					testRack("a", new(int32(2)), settledStatefulSet("basic-dc1-a", 3), 3, ""),
+					testRack("b", new(int32(3)), notAvailable, 3, ""),
+				}
+			},
+			want: []wantPlan{{replicas: 3, reasons: []string{waitingForRolloutToScaleReason}}, {replicas: 3}},
+		},
+		{
+			name: "scaling down waits while a node of the datacenter is in maintenance, which makes it look ready",
+			racks: func() []*rackObjects {
+				b := testRack("b", new(int32(3)), settledStatefulSet("basic-dc1-b", 3), 3, "")
+				b.services[1].Labels[naming.NodeMaintenanceLabel] = ""
+				return []*rackObjects{testRack("a", new(int32(2)), settledStatefulSet("basic-dc1-a", 3), 3, ""), b}
+			},
+			want: []wantPlan{{replicas: 3, reasons: []string{waitingForNodeMaintenanceReason}}, {replicas: 3}},
+		},
+		{
 			name: "scaling down waits for a rollout to finish",
 			racks: func() []*rackObjects {
 				rolling := settledStatefulSet("basic-dc1-a", 3)

@@ -133,3 +133,19 @@ func TestSyncDecommissionsOneNodeAtATimePerDatacenter(t *testing.T) {
 	w = without[*corev1.PersistentVolumeClaim](w, "data-basic-dc1-a-2")
 	_, _ = step(t, "second rack", w, "update services basic-dc1-b-2")
 }
+
+func TestSyncDoesNotDecommissionWhileANodeIsInMaintenance(t *testing.T) {
+	t.Parallel()
+
+	w := withNodes(convergedWorld(t))
+	w.sdc.Spec.Racks[0].Nodes = new(int32(2))
+	w.sdc.Generation++
+	// Node b-0 is in maintenance: its readiness probe says ready whatever ScyllaDB's state, so it may be down.
+	object[*corev1.Service](t, w, "basic-dc1-b-0").Labels["scylla/node-maintenance"] = ""
+
+	w, _ = step(t, "maintenance", w)
+
+	// Once maintenance is over, the decommission starts.
+	delete(object[*corev1.Service](t, w, "basic-dc1-b-0").Labels, "scylla/node-maintenance")
+	_, _ = step(t, "maintenance over", w, "update services basic-dc1-a-2")
+}
