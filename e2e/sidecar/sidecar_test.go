@@ -126,8 +126,6 @@ type exposeCase struct {
 	expose *scyllav1.ExposeOptions
 	// want computes the expected addresses of a node from its Pod and member Service.
 	want func(n scyllaNode) addresses
-	// wantLocalSeed is the address other nodes seed from for node n.
-	wantLocalSeed func(n scyllaNode) string
 }
 
 var exposeCases = []exposeCase{
@@ -144,7 +142,6 @@ var exposeCases = []exposeCase{
 			ip := n.service.Spec.ClusterIP
 			return addresses{Broadcast: ip, BroadcastRPC: ip, Listen: "0.0.0.0", RPC: "0.0.0.0"}
 		},
-		wantLocalSeed: func(n scyllaNode) string { return n.service.Spec.ClusterIP },
 	},
 	{
 		name: "PrivateVPC-Headless-PodIP",
@@ -162,8 +159,6 @@ var exposeCases = []exposeCase{
 		want: func(n scyllaNode) addresses {
 			return addresses{Broadcast: n.podIP(), BroadcastRPC: n.podIP(), Listen: n.podIP(), RPC: "0.0.0.0"}
 		},
-		// A headless Service has no ClusterIP: the local seed is the Pod IP.
-		wantLocalSeed: func(n scyllaNode) string { return n.podIP() },
 	},
 	{
 		name: "PrivateVPCPublicLB-LoadBalancer-PodIPForNodes-IngressIPForClients",
@@ -185,7 +180,6 @@ var exposeCases = []exposeCase{
 			}
 			return addresses{Broadcast: n.podIP(), BroadcastRPC: ingress, Listen: "0.0.0.0", RPC: n.podIP()}
 		},
-		wantLocalSeed: func(n scyllaNode) string { return n.service.Spec.ClusterIP },
 	},
 }
 
@@ -211,7 +205,9 @@ func (s *shared) testExpose(t *testing.T, tc exposeCase) {
 			t.Errorf("%s: addresses differ (-want +got):\n%s", n, diff)
 		}
 	}
-	wantSeeds := [][]string{{tc.want(nodes[0]).Broadcast}, {tc.wantLocalSeed(nodes[0])}}
+	// The first node seeds from itself; the second from the first node's broadcast address, which the first node's
+	// sidecar recorded on its member Service before starting ScyllaDB (pkg/sidecar/doc.go, "Seeds").
+	wantSeeds := [][]string{{tc.want(nodes[0]).Broadcast}, {tc.want(nodes[0]).Broadcast}}
 	for i, n := range nodes {
 		if diff := cmp.Diff(wantSeeds[i], recordedSeeds(t, n)); diff != "" {
 			t.Errorf("%s: seeds differ (-want +got):\n%s", n, diff)
