@@ -85,7 +85,10 @@
 // same two plus scylla-operator.scylladb.com/scylla-service-type=member, and its Pods the same two, Pod name =
 // Service name. The sidecar's ServiceAccount may get and list Pods and Services in its namespace, watch Services, and
 // patch Services. Host networking needs a headless member Service and --broadcast-nodes-type=PodIP
-// (multi-dc-early.md). Probes: startup and liveness on /healthz (the REST API answers), readiness on /readyz.
+// (multi-dc-early.md). Probes: startup and liveness on /healthz (the REST API answers), readiness on /readyz. The
+// sidecar writes the annotations internal.scylla-operator.scylladb.com/host-id, .../broadcast-address and
+// .../broadcast-address-pod-uid (pkg/naming) on its member Service; the operator must keep them when it applies
+// the Service and never set them itself. Every node of a datacenter gets the same address flags.
 //
 // # ScyllaDB's configuration
 //
@@ -108,10 +111,18 @@
 // other nodes' Services carrying scylla/decommissioned are left out. The first is the first node: it seeds from
 // --external-seeds alone when given, else from its own broadcast_address. Every other node seeds from the external
 // seeds plus one local seed: the earliest Ready node with an address, or, while no node is Ready, the first node.
-// An address is the node's Service ClusterIP, or for a headless Service its Pod's IP. A later node never seeds from
+// A node's address is the broadcast_address its sidecar recorded on its Service (below) if its current Pod recorded
+// it, else its Service's ClusterIP, or for a headless Service its Pod's IP. (expose-options.md seeds from the
+// ClusterIP first; the recorded address is preferred because it is the only right one when the address comes from
+// an interface, and it equals the ClusterIP when that is what nodes broadcast.) A later node never seeds from
 // an unready node other than the first, and when the node it must seed from has no address yet it waits (up to
 // --startup-timeout) instead of picking another: two unready nodes seeding from each other would form a second ring.
 // Every node computes the same order, so one node at most seeds from itself.
+//
+// Before starting ScyllaDB, the sidecar records its broadcast_address in the member Service annotation
+// internal.scylla-operator.scylladb.com/broadcast-address and its Pod's UID in .../broadcast-address-pod-uid (the
+// record of an earlier Pod of the node is ignored: a new Pod may have a new address), waiting up to
+// --startup-timeout for the write, and keeps both in step while it runs.
 //
 // # Probes, host ID and decommission
 //

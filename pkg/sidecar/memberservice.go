@@ -24,50 +24,49 @@ import (
 	"github.com/scyllakube/scylla-operator/pkg/scyllaclient"
 )
 
-// MemberServiceController keeps the node's member Service in step with the node: it records the node's host ID
-// as an annotation and, when the Service carries scylla/decommissioned="false", decommissions the node and sets
-// the label to "true". Finishing is recorded in a marker file on the node's volume first, so a restart after the
-// decommission only sets the label (ScyllaDB refuses to start once decommissioned).
+// MemberServiceController keeps the node's member Service in step with the node: it records the node's broadcast
+// address and host ID as annotations and, when the Service carries scylla/decommissioned="false", decommissions the
+// node and sets the label to "true". Finishing is recorded in a marker file on the node's volume first, so a restart
+// after the decommission only sets the label (ScyllaDB refuses to start once decommissioned).
 type MemberServiceController struct {
 	kubeClient kubernetes.Interface
 	lister     corev1listers.ServiceLister
 	synced     cache.InformerSynced
-	namespace  string
-	name       string
-
-	scylla *scyllaclient.Client
-	// decommissionScylla has no timeout: ScyllaDB answers a decommission only when it is done.
-	decommissionScylla *scyllaclient.Client
-	markerPath         string
-	// scyllaDBRunning is false when ScyllaDB was not started because the node had been decommissioned.
-	scyllaDBRunning bool
-	pollInterval    time.Duration
+	MemberServiceControllerConfig
 
 	queue           workqueue.TypedRateLimitingInterface[string]
 	decommissioning atomic.Bool
+	// labeled is set once this process has set the decommissioned label to "true". The label is final, and a sync
+	// that runs before the informer shows the write must not write it again.
+	labeled atomic.Bool
+}
+
+// MemberServiceControllerConfig is what the MemberServiceController knows about its node.
+type MemberServiceControllerConfig struct {
+	// Namespace and Name are the member Service's.
+	Namespace, Name string
+	// Scylla is the node's REST API. DecommissionScylla has no timeout: ScyllaDB answers a decommission only when
+	// it is done.
+	Scylla, DecommissionScylla *scyllaclient.Client
+	// MarkerPath is the decommission marker file on the node's volume.
+	MarkerPath string
+	// ScyllaDBRunning is false when ScyllaDB was not started because the node had been decommissioned.
+	ScyllaDBRunning bool
+	// BroadcastAddress is the broadcast_address ScyllaDB was started with, recorded on the Service with PodUID, the
+	// UID of the sidecar's Pod. Unused when ScyllaDB isn't running.
+	BroadcastAddress string
+	PodUID           types.UID
+	// PollInterval is how often a decommission in progress is checked.
+	PollInterval time.Duration
 }
 
 // NewMemberServiceController watches the member Service through informer, which must be limited to it.
-func NewMemberServiceController(
-	kubeClient kubernetes.Interface,
-	informer corev1informers.ServiceInformer,
-	namespace, name string,
-	scylla, decommissionScylla *scyllaclient.Client,
-	markerPath string,
-	scyllaDBRunning bool,
-	pollInterval time.Duration,
-) (*MemberServiceController, error) {
+func NewMemberServiceController(kubeClient kubernetes.Interface, informer corev1informers.ServiceInformer, config MemberServiceControllerConfig) (*MemberServiceController, error) {
 	c := &MemberServiceController{
-		kubeClient:         kubeClient,
-		lister:             informer.Lister(),
-		synced:             informer.Informer().HasSynced,
-		namespace:          namespace,
-		name:               name,
-		scylla:             scylla,
-		decommissionScylla: decommissionScylla,
-		markerPath:         markerPath,
-		scyllaDBRunning:    scyllaDBRunning,
-		pollInterval:       pollInterval,
+		kubeClient:                    kubeClient,
+		lister:                        informer.Lister(),
+		synced:                        informer.Informer().HasSynced,
+		MemberServiceControllerConfig: config,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](500*time.Millisecond, 30*time.Second),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "member-service"},
@@ -83,10 +82,10 @@ func NewMemberServiceController(
 	return c, nil
 }
 
-func (c *MemberServiceController) key() string { return c.namespace + "/" + c.name }
+func (c *MemberServiceController) key() string { return c.Namespace + "/" + c.Name }
 
 func (c *MemberServiceController) enqueue(obj any) {
-	if svc, ok := obj.(*corev1.Service); ok && svc.Namespace == c.namespace && svc.Name == c.name {
+	if svc, ok := obj.(*corev1.Service); ok && svc.Namespace == c.Namespace && svc.Name == c.Name {
 		c.queue.Add(c.key())
 	}
 }
@@ -133,7 +132,7 @@ func (c *MemberServiceController) processNextWorkItem(ctx context.Context) bool 
 // sync returns how soon to look again while an operation is in progress.
 func (c *MemberServiceController) sync(ctx context.Context) (time.Duration, error) {
 	logger := klog.FromContext(ctx)
-	svc, err := c.lister.Services(c.namespace).Get(c.name)
+	svc, err := c.lister.Services(c.Namespace).Get(c.Name)
 	if apierrors.IsNotFound(err) {
 		return 0, nil
 	}
@@ -142,19 +141,22 @@ func (c *MemberServiceController) sync(ctx context.Context) (time.Duration, erro
 	}
 	decommission := svc.Labels[naming.DecommissionedLabel] == naming.DecommissionedLabelFalse
 
-	if !c.scyllaDBRunning {
+	if !c.ScyllaDBRunning {
 		if decommission {
 			return 0, c.markDecommissioned(ctx, svc)
 		}
 		return 0, nil
 	}
 
-	hostID, err := c.scylla.LocalHostID(ctx)
+	if err := c.recordBroadcastAddress(ctx, svc); err != nil {
+		return 0, err
+	}
+	hostID, err := c.Scylla.LocalHostID(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("can't get the host ID: %w", err)
 	}
 	if svc.Annotations[naming.HostIDAnnotation] != hostID {
-		if err := c.patchMetadata(ctx, "annotations", naming.HostIDAnnotation, hostID); err != nil {
+		if err := c.patchMetadata(ctx, "annotations", map[string]string{naming.HostIDAnnotation: hostID}); err != nil {
 			return 0, err
 		}
 		logger.Info("Recorded the host ID on the member Service", "service", c.key(), "hostID", hostID)
@@ -163,7 +165,7 @@ func (c *MemberServiceController) sync(ctx context.Context) (time.Duration, erro
 	if !decommission {
 		return 0, nil
 	}
-	mode, err := c.scylla.OperationMode(ctx)
+	mode, err := c.Scylla.OperationMode(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("can't get the operation mode: %w", err)
 	}
@@ -178,12 +180,33 @@ func (c *MemberServiceController) sync(ctx context.Context) (time.Duration, erro
 	default:
 		logger.V(2).Info("Waiting for the node to decommission", "mode", mode)
 	}
-	return c.pollInterval, nil
+	return c.PollInterval, nil
+}
+
+// BroadcastAddressRecorded reports whether svc records the node's broadcast address, written by this Pod.
+func (c *MemberServiceController) BroadcastAddressRecorded(svc *corev1.Service) bool {
+	return svc.Annotations[naming.BroadcastAddressAnnotation] == c.BroadcastAddress &&
+		svc.Annotations[naming.BroadcastAddressPodUIDAnnotation] == string(c.PodUID)
+}
+
+// recordBroadcastAddress records the node's broadcast address for the other nodes to seed from.
+func (c *MemberServiceController) recordBroadcastAddress(ctx context.Context, svc *corev1.Service) error {
+	if c.BroadcastAddressRecorded(svc) {
+		return nil
+	}
+	if err := c.patchMetadata(ctx, "annotations", map[string]string{
+		naming.BroadcastAddressAnnotation:       c.BroadcastAddress,
+		naming.BroadcastAddressPodUIDAnnotation: string(c.PodUID),
+	}); err != nil {
+		return err
+	}
+	klog.FromContext(ctx).Info("Recorded the broadcast address on the member Service", "service", c.key(), "broadcastAddress", c.BroadcastAddress, "podUID", c.PodUID)
+	return nil
 }
 
 func (c *MemberServiceController) decommission(ctx context.Context) {
 	defer c.decommissioning.Store(false)
-	if err := c.decommissionScylla.Decommission(ctx); err != nil {
+	if err := c.DecommissionScylla.Decommission(ctx); err != nil {
 		// The operation mode tells whether it went on regardless; the next sync retries if not.
 		klog.FromContext(ctx).Info("Decommission call failed", "err", err)
 	}
@@ -192,25 +215,26 @@ func (c *MemberServiceController) decommission(ctx context.Context) {
 
 // markDecommissioned records the finished decommission on the volume, then on the Service.
 func (c *MemberServiceController) markDecommissioned(ctx context.Context, svc *corev1.Service) error {
-	if err := os.WriteFile(c.markerPath, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {
-		return fmt.Errorf("can't write the decommission marker %q: %w", c.markerPath, err)
+	if err := os.WriteFile(c.MarkerPath, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {
+		return fmt.Errorf("can't write the decommission marker %q: %w", c.MarkerPath, err)
 	}
-	if svc.Labels[naming.DecommissionedLabel] == naming.DecommissionedLabelTrue {
+	if svc.Labels[naming.DecommissionedLabel] == naming.DecommissionedLabelTrue || c.labeled.Load() {
 		return nil
 	}
-	if err := c.patchMetadata(ctx, "labels", naming.DecommissionedLabel, naming.DecommissionedLabelTrue); err != nil {
+	if err := c.patchMetadata(ctx, "labels", map[string]string{naming.DecommissionedLabel: naming.DecommissionedLabelTrue}); err != nil {
 		return err
 	}
+	c.labeled.Store(true)
 	klog.FromContext(ctx).Info("Node decommissioned", "service", c.key())
 	return nil
 }
 
-func (c *MemberServiceController) patchMetadata(ctx context.Context, field, key, value string) error {
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{field: map[string]string{key: value}}})
+func (c *MemberServiceController) patchMetadata(ctx context.Context, field string, values map[string]string) error {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{field: values}})
 	if err != nil {
 		return err
 	}
-	_, err = c.kubeClient.CoreV1().Services(c.namespace).Patch(ctx, c.name, types.MergePatchType, patch, metav1.PatchOptions{})
+	_, err = c.kubeClient.CoreV1().Services(c.Namespace).Patch(ctx, c.Name, types.MergePatchType, patch, metav1.PatchOptions{})
 	if err != nil {
 		return fmt.Errorf("can't patch Service %q: %w", c.key(), err)
 	}

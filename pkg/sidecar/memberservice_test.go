@@ -31,7 +31,17 @@ func newControllerFixture(t *testing.T, svc *corev1.Service, scylla *scyllaclien
 	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(svc.Namespace))
 	informer := factory.Core().V1().Services()
 	markerPath := filepath.Join(markerDir, decommissionedMarkerFileName)
-	c, err := NewMemberServiceController(kube, informer, svc.Namespace, svc.Name, scylla, scylla, markerPath, scyllaDBRunning, 5*time.Millisecond)
+	c, err := NewMemberServiceController(kube, informer, MemberServiceControllerConfig{
+		Namespace:          svc.Namespace,
+		Name:               svc.Name,
+		Scylla:             scylla,
+		DecommissionScylla: scylla,
+		MarkerPath:         markerPath,
+		ScyllaDBRunning:    scyllaDBRunning,
+		BroadcastAddress:   "10.96.0.1",
+		PodUID:             "uid-1",
+		PollInterval:       5 * time.Millisecond,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +59,7 @@ func newControllerFixture(t *testing.T, svc *corev1.Service, scylla *scyllaclien
 func (f *controllerFixture) waitForLister(t *testing.T, cond func(*corev1.Service) bool) {
 	t.Helper()
 	for {
-		svc, err := f.controller.lister.Services(f.controller.namespace).Get(f.controller.name)
+		svc, err := f.controller.lister.Services(f.controller.Namespace).Get(f.controller.Name)
 		if err == nil && cond(svc) {
 			return
 		}
@@ -73,7 +83,9 @@ func memberServiceWithLabels(labels map[string]string) *corev1.Service {
 	return svc
 }
 
-func TestMemberServiceControllerRecordsHostIDOnce(t *testing.T) {
+const recordBroadcastAddressPatch = `patch {"metadata":{"annotations":{"internal.scylla-operator.scylladb.com/broadcast-address":"10.96.0.1","internal.scylla-operator.scylladb.com/broadcast-address-pod-uid":"uid-1"}}}`
+
+func TestMemberServiceControllerRecordsBroadcastAddressAndHostIDOnce(t *testing.T) {
 	t.Parallel()
 	n := startInProcessNode(t, fakescylladb.Knobs{})
 	f := newControllerFixture(t, memberServiceWithLabels(nil), n.client, t.TempDir(), true)
@@ -82,7 +94,10 @@ func TestMemberServiceControllerRecordsHostIDOnce(t *testing.T) {
 	if _, err := f.controller.sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{`patch {"metadata":{"annotations":{"internal.scylla-operator.scylladb.com/host-id":"` + n.node.HostID() + `"}}}`}
+	want := []string{
+		recordBroadcastAddressPatch,
+		`patch {"metadata":{"annotations":{"internal.scylla-operator.scylladb.com/host-id":"` + n.node.HostID() + `"}}}`,
+	}
 	if diff := cmp.Diff(want, f.writes()); diff != "" {
 		t.Errorf("unexpected writes (-want +got):\n%s", diff)
 	}
@@ -105,8 +120,9 @@ func TestMemberServiceControllerRetriesWhileScyllaDBIsDown(t *testing.T) {
 	if _, err := f.controller.sync(context.Background()); err == nil {
 		t.Error("sync succeeded with ScyllaDB's API failing")
 	}
-	if got := f.writes(); len(got) != 0 {
-		t.Errorf("wrote %v with ScyllaDB's API failing", got)
+	// The broadcast address needs no API; nothing else may be written.
+	if diff := cmp.Diff([]string{recordBroadcastAddressPatch}, f.writes()); diff != "" {
+		t.Errorf("unexpected writes with ScyllaDB's API failing (-want +got):\n%s", diff)
 	}
 }
 
@@ -188,7 +204,7 @@ func TestMemberServiceControllerFinishesAfterRestart(t *testing.T) {
 func TestRunDoesNotStartADecommissionedNode(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
-	n := testNodeSpec{"ns1", "prod", "dc1", "prod-dc1-rack1-0", baseTime, "10.96.1.10", "10.0.1.10"}
+	n := datacenterNodes(1, 1, baseTime)[0]
 	e.addNode(n)
 	ctx := context.Background()
 	e.updateService(n.namespace, n.name, func(svc *corev1.Service) {

@@ -10,6 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/scyllakube/scylla-operator/pkg/naming"
 )
 
 // fakeInterfaces is an InterfaceAddressLister with fixed interfaces.
@@ -45,11 +47,11 @@ var baseTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // Every address of the fixtures, per family. The node under test is ".11", the other node ".10".
 var fixtureIPs = map[IPFamily]struct {
-	selfPod, selfClusterIP, selfIngress, selfInterface string
-	otherPod, otherClusterIP                           string
+	selfPod, selfClusterIP, selfIngress, selfInterface     string
+	otherPod, otherClusterIP, otherIngress, otherInterface string
 }{
-	IPv4: {"10.0.0.11", "10.96.0.11", "203.0.113.11", "192.168.1.11", "10.0.0.10", "10.96.0.10"},
-	IPv6: {"fd00::11", "fd96::11", "2001:db8::11", "2001:db8:1::11", "fd00::10", "fd96::10"},
+	IPv4: {"10.0.0.11", "10.96.0.11", "203.0.113.11", "192.168.1.11", "10.0.0.10", "10.96.0.10", "203.0.113.10", "192.168.1.10"},
+	IPv6: {"fd00::11", "fd96::11", "2001:db8::11", "2001:db8:1::11", "fd00::10", "fd96::10", "2001:db8::10", "2001:db8:1::10"},
 }
 
 func makeService(name string, kind serviceKind, created time.Time, clusterIPs []string, ingressIPs []string) *corev1.Service {
@@ -128,6 +130,8 @@ type addressChoice struct {
 	btype  BroadcastAddressType
 	ltype  ListenAddressType
 	expect func(f IPFamily, kind serviceKind) (string, string)
+	// other is the other node's address of this choice, which its sidecar records on its Service.
+	other func(f IPFamily) string
 }
 
 var (
@@ -141,20 +145,22 @@ func interfaceExpect(f IPFamily, _ serviceKind) (string, string) {
 }
 
 var broadcastChoices = []addressChoice{
-	{name: "PodIP/Status", btype: BroadcastPodIP, podIP: statusSource, expect: podStatusExpect},
-	{name: "PodIP/Interface", btype: BroadcastPodIP, podIP: interfaceSource, expect: interfaceExpect},
+	{name: "PodIP/Status", btype: BroadcastPodIP, podIP: statusSource, expect: podStatusExpect,
+		other: func(f IPFamily) string { return fixtureIPs[f].otherPod }},
+	{name: "PodIP/Interface", btype: BroadcastPodIP, podIP: interfaceSource, expect: interfaceExpect,
+		other: func(f IPFamily) string { return fixtureIPs[f].otherInterface }},
 	{name: "ServiceClusterIP", btype: BroadcastServiceClusterIP, expect: func(f IPFamily, kind serviceKind) (string, string) {
 		if kind == headlessService {
 			return "", `type ServiceClusterIP: Service "ns/sc-dc-r-1" is headless (clusterIP None) and has no ClusterIP`
 		}
 		return fixtureIPs[f].selfClusterIP, ""
-	}},
+	}, other: func(f IPFamily) string { return fixtureIPs[f].otherClusterIP }},
 	{name: "ServiceLoadBalancerIngressIP", btype: BroadcastServiceLoadBalancerIngressIP, expect: func(f IPFamily, kind serviceKind) (string, string) {
 		if kind != loadBalancerService {
 			return "", `type ServiceLoadBalancerIngressIP: Service "ns/sc-dc-r-1" is of type "ClusterIP", not LoadBalancer, so it has no load balancer ingress`
 		}
 		return fixtureIPs[f].selfIngress, ""
-	}},
+	}, other: func(f IPFamily) string { return fixtureIPs[f].otherIngress }},
 }
 
 var listenChoices = []addressChoice{
@@ -213,10 +219,14 @@ func runMatrixCase(t *testing.T, first, withExternal bool, externalSeeds []strin
 	self := makeService(selfName, kind, baseTime, []string{ips.selfClusterIP, otherFamily(family, v4.selfClusterIP, v6.selfClusterIP)},
 		[]string{otherFamily(family, v4.selfIngress, v6.selfIngress), ips.selfIngress})
 	otherCreated := baseTime.Add(time.Minute)
-	other := makeService(otherName, kind, otherCreated, []string{ips.otherClusterIP, otherFamily(family, v4.otherClusterIP, v6.otherClusterIP)}, nil)
+	other := makeService(otherName, kind, otherCreated, []string{ips.otherClusterIP, otherFamily(family, v4.otherClusterIP, v6.otherClusterIP)},
+		[]string{otherFamily(family, v4.otherIngress, v6.otherIngress), ips.otherIngress})
+	// The other node's sidecar recorded its broadcast address, computed with the same options as this node's.
+	other.Annotations = map[string]string{naming.BroadcastAddressAnnotation: bn.other(family), naming.BroadcastAddressPodUIDAnnotation: "uid-other"}
 	selfPod := makePod(selfName, false, ips.selfPod, otherFamily(family, v4.selfPod, v6.selfPod))
 	// A later node sees the other node Ready; Ready nodes come first whatever their age.
 	otherPod := makePod(otherName, !first, ips.otherPod, otherFamily(family, v4.otherPod, v6.otherPod))
+	otherPod.UID = "uid-other"
 
 	in := NodeConfigInput{
 		Options: AddressOptions{
@@ -265,10 +275,7 @@ func runMatrixCase(t *testing.T, first, withExternal bool, externalSeeds []strin
 	if wantErr != "" {
 		want = NodeConfig{}
 	} else {
-		localSeed := ips.otherClusterIP
-		if kind == headlessService {
-			localSeed = ips.otherPod
-		}
+		localSeed := bn.other(family)
 		switch {
 		case first && withExternal:
 			want.Seeds = Seeds{Seeds: externalSeeds, First: true}

@@ -95,7 +95,7 @@ func TestRunChildReportsAMissingProgram(t *testing.T) {
 func TestRunExitsWithScyllaDBsCode(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
-	n := testNodeSpec{"ns1", "prod", "dc1", "prod-dc1-rack1-0", baseTime, "10.96.1.10", "10.0.1.10"}
+	n := datacenterNodes(1, 1, baseTime)[0]
 	e.addNode(n)
 	o := e.options(n, nil)
 	o.childEnv = append(o.childEnv, "FAKE_SCYLLADB_EXIT_CODE=5")

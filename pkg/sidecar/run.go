@@ -15,8 +15,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
+	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -70,14 +72,16 @@ func (o *Options) readNodeConfigInput(ctx context.Context) (NodeConfigInput, err
 }
 
 // waitForNodeConfig computes the node's addresses and seeds, waiting up to --startup-timeout for what may still
-// appear. Final errors end the wait at once.
-func (o *Options) waitForNodeConfig(ctx context.Context) (NodeConfig, error) {
+// appear. Final errors end the wait at once. It also returns the UID of the node's Pod.
+func (o *Options) waitForNodeConfig(ctx context.Context) (NodeConfig, types.UID, error) {
 	logger := klog.FromContext(ctx)
 	var nc NodeConfig
+	var podUID types.UID
 	var lastErr error
 	err := wait.PollUntilContextTimeout(ctx, o.pollInterval, o.StartupTimeout, true, func(ctx context.Context) (bool, error) {
 		in, err := o.readNodeConfigInput(ctx)
 		if err == nil {
+			podUID = in.Pod.UID
 			nc, err = ComputeNodeConfig(in)
 		}
 		switch {
@@ -92,9 +96,22 @@ func (o *Options) waitForNodeConfig(ctx context.Context) (NodeConfig, error) {
 		}
 	})
 	if err != nil && wait.Interrupted(err) && lastErr != nil {
-		return NodeConfig{}, fmt.Errorf("gave up after %v: %w", o.StartupTimeout, lastErr)
+		return NodeConfig{}, "", fmt.Errorf("gave up after %v: %w", o.StartupTimeout, lastErr)
 	}
-	return nc, err
+	return nc, podUID, err
+}
+
+// waitForBroadcastAddressRecord waits up to --startup-timeout until the member Service controller has recorded the
+// node's broadcast address, so that other nodes can seed from it before this node can become Ready.
+func (o *Options) waitForBroadcastAddressRecord(ctx context.Context, lister corev1listers.ServiceLister, c *MemberServiceController) error {
+	err := wait.PollUntilContextTimeout(ctx, o.pollInterval, o.StartupTimeout, true, func(context.Context) (bool, error) {
+		svc, err := lister.Services(o.PodNamespace).Get(o.MemberServiceName)
+		return err == nil && c.BroadcastAddressRecorded(svc), nil
+	})
+	if err != nil && wait.Interrupted(err) && ctx.Err() == nil {
+		return fmt.Errorf("gave up after %v waiting to record the broadcast address on Service %q", o.StartupTimeout, o.PodNamespace+"/"+o.MemberServiceName)
+	}
+	return err
 }
 
 func (o *Options) settings(nc NodeConfig) ScyllaDBSettings {
@@ -221,8 +238,9 @@ func (o *Options) Run(ctx context.Context) error {
 	defer stopWatchingSignals()
 
 	var nc NodeConfig
+	var podUID types.UID
 	if !decommissioned {
-		nc, err = o.waitForNodeConfig(startCtx)
+		nc, podUID, err = o.waitForNodeConfig(startCtx)
 		if err != nil {
 			if startCtx.Err() != nil && ctx.Err() == nil {
 				// A signal asked to stop.
@@ -243,8 +261,17 @@ func (o *Options) Run(ctx context.Context) error {
 		}),
 	)
 	serviceInformer := factory.Core().V1().Services()
-	controller, err := NewMemberServiceController(o.kubeClient, serviceInformer, o.PodNamespace, o.MemberServiceName,
-		scylla, decommissionScylla, markerPath, !decommissioned, o.decommissionPollInterval)
+	controller, err := NewMemberServiceController(o.kubeClient, serviceInformer, MemberServiceControllerConfig{
+		Namespace:          o.PodNamespace,
+		Name:               o.MemberServiceName,
+		Scylla:             scylla,
+		DecommissionScylla: decommissionScylla,
+		MarkerPath:         markerPath,
+		ScyllaDBRunning:    !decommissioned,
+		BroadcastAddress:   nc.BroadcastAddress,
+		PodUID:             podUID,
+		PollInterval:       o.decommissionPollInterval,
+	})
 	if err != nil {
 		return err
 	}
@@ -285,6 +312,13 @@ func (o *Options) Run(ctx context.Context) error {
 		logger.Info("The node was decommissioned; not starting ScyllaDB", "marker", markerPath)
 		<-startCtx.Done()
 		return nil
+	}
+
+	if err := o.waitForBroadcastAddressRecord(startCtx, serviceInformer.Lister(), controller); err != nil {
+		if startCtx.Err() != nil && ctx.Err() == nil {
+			return nil
+		}
+		return fmt.Errorf("can't configure ScyllaDB: %w", err)
 	}
 
 	s := o.settings(nc)

@@ -82,6 +82,20 @@ type testNodeSpec struct {
 	clusterIP, podIP                     string
 }
 
+// datacenterNodes returns count nodes of cluster "prod" in datacenter dc<index>, in namespace ns<index>, one minute
+// apart from created on: node i has ClusterIP 10.96.<index>.1i and Pod IP 10.0.<index>.1i.
+func datacenterNodes(index, count int, created time.Time) []testNodeSpec {
+	var nodes []testNodeSpec
+	for i := range count {
+		dc := fmt.Sprintf("dc%d", index)
+		nodes = append(nodes, testNodeSpec{
+			fmt.Sprintf("ns%d", index), "prod", dc, fmt.Sprintf("prod-%s-rack1-%d", dc, i), created.Add(time.Duration(i) * time.Minute),
+			fmt.Sprintf("10.96.%d.1%d", index, i), fmt.Sprintf("10.0.%d.1%d", index, i),
+		})
+	}
+	return nodes
+}
+
 func (e *testEnv) addNode(n testNodeSpec) {
 	e.t.Helper()
 	ctx := context.Background()
@@ -98,6 +112,8 @@ func (e *testEnv) addNode(n testNodeSpec) {
 	pod := makePod(n.name, false, n.podIP)
 	pod.Namespace = n.namespace
 	pod.Labels = selector
+	// The fake API server leaves UIDs empty.
+	pod.UID = types.UID("uid-" + n.namespace + "-" + n.name)
 	if _, err := e.kube.CoreV1().Pods(n.namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		e.t.Fatal(err)
 	}
@@ -251,6 +267,23 @@ func (rs *runningSidecar) waitReady(t *testing.T) {
 	rs.waitFor(t, "readiness", func() bool { return rs.probe(ReadyzPath) == http.StatusOK })
 }
 
+// startOneByOne adds each node and runs its sidecar, configured by configure, then waits for it to be ready and
+// marks its Pod Ready before the next one starts, as a StatefulSet with OrderedReady Pod management would.
+func (e *testEnv) startOneByOne(t *testing.T, nodes []testNodeSpec, configure func(i int, n testNodeSpec, o *Options)) []*runningSidecar {
+	t.Helper()
+	var sidecars []*runningSidecar
+	for i, n := range nodes {
+		e.addNode(n)
+		o := e.options(n, nil)
+		configure(i, n, o)
+		rs := e.start(o)
+		rs.waitReady(t)
+		e.setPodReady(n.namespace, n.name)
+		sidecars = append(sidecars, rs)
+	}
+	return sidecars
+}
+
 func (rs *runningSidecar) seeds(t *testing.T) []string {
 	t.Helper()
 	records, err := fakescylladb.ReadRecords(rs.recordPath)
@@ -279,29 +312,15 @@ func TestRunFormsOneRingAcrossDatacenters(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
 
-	dc1 := []testNodeSpec{
-		{"ns1", "prod", "dc1", "prod-dc1-rack1-0", baseTime, "10.96.1.10", "10.0.1.10"},
-		{"ns1", "prod", "dc1", "prod-dc1-rack1-1", baseTime.Add(time.Minute), "10.96.1.11", "10.0.1.11"},
-		{"ns1", "prod", "dc1", "prod-dc1-rack1-2", baseTime.Add(2 * time.Minute), "10.96.1.12", "10.0.1.12"},
-	}
-	dc2 := []testNodeSpec{
-		{"ns2", "prod", "dc2", "prod-dc2-rack1-0", baseTime.Add(time.Hour), "10.96.2.10", "10.0.2.10"},
-		{"ns2", "prod", "dc2", "prod-dc2-rack1-1", baseTime.Add(time.Hour + time.Minute), "10.96.2.11", "10.0.2.11"},
-	}
+	dc1 := datacenterNodes(1, 3, baseTime)
+	dc2 := datacenterNodes(2, 2, baseTime.Add(time.Hour))
 	externalSeeds := []string{"10.96.1.10", "10.96.1.11"}
 
-	var sidecars []*runningSidecar
-	for i, n := range append(slices.Clone(dc1), dc2...) {
-		e.addNode(n)
-		var ext []string
+	sidecars := e.startOneByOne(t, append(slices.Clone(dc1), dc2...), func(i int, _ testNodeSpec, o *Options) {
 		if i >= len(dc1) {
-			ext = externalSeeds
+			o.ExternalSeeds = externalSeeds
 		}
-		rs := e.start(e.options(n, ext))
-		rs.waitReady(t)
-		e.setPodReady(n.namespace, n.name)
-		sidecars = append(sidecars, rs)
-	}
+	})
 
 	wantSeeds := [][]string{
 		{"10.96.1.10"},
@@ -406,7 +425,7 @@ func TestRunStartupFailures(t *testing.T) {
 func TestRunWritesScyllaDBConfig(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
-	n := testNodeSpec{"ns1", "prod", "dc1", "prod-dc1-rack1-0", baseTime, "10.96.1.10", "10.0.1.10"}
+	n := datacenterNodes(1, 1, baseTime)[0]
 	e.addNode(n)
 	o := e.options(n, nil)
 	dir := t.TempDir()
@@ -445,32 +464,21 @@ func TestRunWritesScyllaDBConfig(t *testing.T) {
 }
 
 // TestRunPrivateVPCWithPublicLoadBalancer runs expose-options.md's "Private VPC + Public LB" setup: nodes broadcast
-// their Pod IPs to each other and the load balancer's IP to clients. The local seed is still the other node's
-// ClusterIP, which the fake reaches through its alias address, standing in for kube-proxy.
+// their Pod IPs to each other and the load balancer's IP to clients. The local seed is the other node's Pod IP, the
+// broadcast address its sidecar recorded.
 func TestRunPrivateVPCWithPublicLoadBalancer(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
-	nodes := []testNodeSpec{
-		{"ns1", "prod", "dc1", "prod-dc1-rack1-0", baseTime, "10.96.1.10", "10.0.1.10"},
-		{"ns1", "prod", "dc1", "prod-dc1-rack1-1", baseTime.Add(time.Minute), "10.96.1.11", "10.0.1.11"},
-	}
+	nodes := datacenterNodes(1, 2, baseTime)
 	ingress := []string{"203.0.113.10", "203.0.113.11"}
-	var sidecars []*runningSidecar
-	for i, n := range nodes {
-		e.addNode(n)
+	sidecars := e.startOneByOne(t, nodes, func(i int, n testNodeSpec, o *Options) {
 		e.updateService(n.namespace, n.name, func(svc *corev1.Service) {
 			svc.Spec.Type = corev1.ServiceTypeLoadBalancer
 			svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: ingress[i]}}
 		})
-		o := e.options(n, nil)
 		o.BroadcastNodesType = string(BroadcastPodIP)
 		o.BroadcastClientsType = "ServiceLoadBalancerIngress"
-		o.childEnv = append(o.childEnv, fakescylladb.EnvAliasAddresses+"="+n.clusterIP)
-		rs := e.start(o)
-		rs.waitReady(t)
-		e.setPodReady(n.namespace, n.name)
-		sidecars = append(sidecars, rs)
-	}
+	})
 
 	var got [][]string
 	for _, rs := range sidecars {
@@ -483,12 +491,55 @@ func TestRunPrivateVPCWithPublicLoadBalancer(t *testing.T) {
 	}
 	want := [][]string{
 		{"10.0.1.10", "203.0.113.10", "10.0.1.10"},
-		{"10.0.1.11", "203.0.113.11", "10.96.1.10"},
+		{"10.0.1.11", "203.0.113.11", "10.0.1.10"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("unexpected broadcast addresses and seeds (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]int{2}, e.ringSizes()); diff != "" {
 		t.Errorf("unexpected rings (-want +got):\n%s", diff)
+	}
+}
+
+// TestRunSeedsFromTheRecordedBroadcastAddress runs nodes whose node-to-node traffic uses a second interface (Pod IP
+// source Interface): ScyllaDB listens and broadcasts on eth1 only, so a later node must seed from the first node's
+// eth1 address, which the first node's sidecar records on its member Service, not from its Service or Pod status IP.
+func TestRunSeedsFromTheRecordedBroadcastAddress(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	ctx := context.Background()
+	nodes := datacenterNodes(1, 2, baseTime)
+	eth1 := []string{"192.168.1.10", "192.168.1.11"}
+	sidecars := e.startOneByOne(t, nodes, func(i int, n testNodeSpec, o *Options) {
+		o.BroadcastNodesType = string(BroadcastPodIP)
+		o.BroadcastNodesPodIP = PodIPFlags{Source: string(PodIPSourceInterface), InterfaceName: "eth1"}
+		o.ListenNodesType = string(ListenPodIP)
+		o.ListenNodesPodIP = PodIPFlags{Source: string(PodIPSourceInterface), InterfaceName: "eth1"}
+		o.interfaces = fakeInterfaces{"eth0": {n.podIP}, "eth1": {eth1[i]}}
+	})
+
+	var gotSeeds [][]string
+	for _, rs := range sidecars {
+		gotSeeds = append(gotSeeds, rs.seeds(t))
+	}
+	if diff := cmp.Diff([][]string{{eth1[0]}, {eth1[0]}}, gotSeeds); diff != "" {
+		t.Errorf("unexpected seeds (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]int{2}, e.ringSizes()); diff != "" {
+		t.Errorf("unexpected rings (-want +got):\n%s", diff)
+	}
+	for i, n := range nodes {
+		svc, err := e.kube.CoreV1().Services(n.namespace).Get(ctx, n.name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{naming.BroadcastAddressAnnotation: eth1[i], naming.BroadcastAddressPodUIDAnnotation: "uid-" + n.namespace + "-" + n.name}
+		got := map[string]string{}
+		for k := range want {
+			got[k] = svc.Annotations[k]
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: unexpected recorded broadcast address (-want +got):\n%s", n.name, diff)
+		}
 	}
 }

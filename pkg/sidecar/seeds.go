@@ -78,9 +78,30 @@ func OrderMembers(self string, services []*corev1.Service, pods []*corev1.Pod) [
 	return members
 }
 
-// seedAddress is the address under which another node of the datacenter is contacted: its Service's ClusterIP when
-// the Service has one, otherwise its Pod's IP (expose-options.md).
+// recordedBroadcastAddress returns the broadcast address that the node's sidecar recorded on its Service, if the
+// node's current Pod recorded it. A record from an earlier Pod of the node is ignored: the new Pod may have a new
+// address. A record that is not an IP of the family wraps ErrNotYetAvailable: its sidecar rewrites it.
+func recordedBroadcastAddress(svc *corev1.Service, pod *corev1.Pod, family IPFamily) (string, bool, error) {
+	recorded, ok := svc.Annotations[naming.BroadcastAddressAnnotation]
+	if !ok || pod == nil || pod.UID == "" || svc.Annotations[naming.BroadcastAddressPodUIDAnnotation] != string(pod.UID) {
+		return "", false, nil
+	}
+	ip, ok := parseFamily(recorded, family)
+	if !ok {
+		return "", false, fmt.Errorf("Service %q records broadcast address %q in annotation %q, which is not an %s address; its node's sidecar corrects it: %w",
+			serviceName(svc), recorded, naming.BroadcastAddressAnnotation, family, ErrNotYetAvailable)
+	}
+	return ip, true, nil
+}
+
+// seedAddress is the address under which another node of the datacenter is contacted: the broadcast address its
+// sidecar recorded on its Service, which is right whatever the exposeOptions; for a node that hasn't recorded one
+// (its sidecar hasn't started yet, or predates the record), its Service's ClusterIP when the Service has one,
+// otherwise its Pod's IP (expose-options.md).
 func seedAddress(svc *corev1.Service, pod *corev1.Pod, family IPFamily) (string, error) {
+	if addr, ok, err := recordedBroadcastAddress(svc, pod, family); ok || err != nil {
+		return addr, err
+	}
 	if svc.Spec.ClusterIP != corev1.ClusterIPNone && (svc.Spec.ClusterIP != "" || len(svc.Spec.ClusterIPs) > 0) {
 		return serviceClusterIP(svc, family)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 )
@@ -21,6 +22,14 @@ func TestChooseSeeds(t *testing.T) {
 			return makeService(name, headlessService, created, nil, nil)
 		}
 		return makeService(name, clusterIPService, created, []string{clusterIP}, nil)
+	}
+	recorded := func(s *corev1.Service, address, podUID string) *corev1.Service {
+		s.Annotations = map[string]string{naming.BroadcastAddressAnnotation: address, naming.BroadcastAddressPodUIDAnnotation: podUID}
+		return s
+	}
+	podWithUID := func(p *corev1.Pod, uid string) *corev1.Pod {
+		p.UID = types.UID(uid)
+		return p
 	}
 	decommissioning := func(s *corev1.Service, value string) *corev1.Service {
 		s.Labels = map[string]string{naming.DecommissionedLabel: value}
@@ -120,6 +129,42 @@ func TestChooseSeeds(t *testing.T) {
 			waitable: true,
 		},
 		{
+			name:     "the broadcast address a node recorded is its seed address",
+			self:     "b",
+			services: []*corev1.Service{recorded(svc("a", at(0), ""), "192.168.1.1", "uid-a"), svc("b", at(1), "")},
+			pods:     []*corev1.Pod{podWithUID(makePod("a", true, "10.0.0.1"), "uid-a")},
+			want:     Seeds{Seeds: []string{"192.168.1.1"}, LocalSeed: "a"},
+		},
+		{
+			name:     "the broadcast address an unready first node recorded is its seed address",
+			self:     "b",
+			services: []*corev1.Service{recorded(svc("a", at(0), "10.96.0.1"), "192.168.1.1", "uid-a"), svc("b", at(1), "10.96.0.2")},
+			pods:     []*corev1.Pod{podWithUID(makePod("a", false, "10.0.0.1"), "uid-a")},
+			want:     Seeds{Seeds: []string{"192.168.1.1"}, LocalSeed: "a"},
+		},
+		{
+			name:     "an address recorded by an earlier Pod of the node is ignored",
+			self:     "b",
+			services: []*corev1.Service{recorded(svc("a", at(0), ""), "192.168.1.1", "uid-old"), svc("b", at(1), "")},
+			pods:     []*corev1.Pod{podWithUID(makePod("a", true, "10.0.0.1"), "uid-a")},
+			want:     Seeds{Seeds: []string{"10.0.0.1"}, LocalSeed: "a"},
+		},
+		{
+			name:     "an address recorded by a Pod that is gone is ignored",
+			self:     "b",
+			services: []*corev1.Service{recorded(svc("a", at(0), ""), "192.168.1.1", "uid-a"), svc("b", at(1), "")},
+			wantErr:  `no node of the datacenter is Ready, so the only safe local seed is its first node "a": Pod "ns/a" doesn't exist: not available yet`,
+			waitable: true,
+		},
+		{
+			name:     "a recorded address that is not an IP of the family is waited on",
+			self:     "b",
+			services: []*corev1.Service{recorded(svc("a", at(0), ""), "fd00::1", "uid-a"), svc("b", at(1), "")},
+			pods:     []*corev1.Pod{podWithUID(makePod("a", false, "10.0.0.1"), "uid-a")},
+			wantErr:  `no node of the datacenter is Ready, so the only safe local seed is its first node "a": Service "ns/a" records broadcast address "fd00::1" in annotation "internal.scylla-operator.scylladb.com/broadcast-address", which is not an IPv4 address; its node's sidecar corrects it: not available yet`,
+			waitable: true,
+		},
+		{
 			name: "other nodes being decommissioned are left out",
 			self: "c",
 			services: []*corev1.Service{
@@ -187,8 +232,8 @@ func (s nodeState) String() string {
 	return [...]string{"noPod", "podWithoutIP", "podWithIP", "readyPodWithoutIP", "readyPodWithIP"}[s]
 }
 
-// TestChooseSeedsNeverSplitsADatacenter checks, over every combination of readiness and address availability of
-// three nodes and every member Service kind, that every node computes the same first node, that a later node seeds
+// TestChooseSeedsNeverSplitsADatacenter checks, over every combination of readiness, address availability and
+// recorded broadcast address of three nodes and every member Service kind, that every node computes the same first node, that a later node seeds
 // only from that first node or from a Ready node, that only the first node seeds from itself, and that the answer
 // doesn't depend on the input order. A node that seeds from an unready node other than the first could found a
 // second ring with it.
@@ -199,24 +244,47 @@ func TestChooseSeedsNeverSplitsADatacenter(t *testing.T) {
 	created := map[string]time.Time{"a": baseTime, "b": baseTime.Add(time.Minute), "c": baseTime.Add(time.Minute)}
 	clusterIPs := map[string]string{"a": "10.96.0.1", "b": "10.96.0.2", "c": "10.96.0.3"}
 	podIPs := map[string]string{"a": "10.0.0.1", "b": "10.0.0.2", "c": "10.0.0.3"}
+	// What a node's sidecar recorded on its Service: nothing, its current Pod's address, or an earlier Pod's.
+	recordedIPs := map[string]string{"a": "192.168.0.1", "b": "192.168.0.2", "c": "192.168.0.3"}
+	staleIPs := map[string]string{"a": "192.168.9.1", "b": "192.168.9.2", "c": "192.168.9.3"}
+	const (
+		notRecorded = iota
+		recordedByThisPod
+		recordedByAnEarlierPod
+		recordStates
+	)
 	// selfSeeders are the nodes that ever seeded from themselves while not Ready, that is while bootstrapping.
 	selfSeeders := map[string]bool{}
 	combinations := 0
 	for _, kind := range []serviceKind{clusterIPService, headlessService, loadBalancerService} {
-		for code := 0; code < int(nodeStates)*int(nodeStates)*int(nodeStates); code++ {
+		for code := 0; code < pow(int(nodeStates)*recordStates, len(names)); code++ {
 			states := map[string]nodeState{}
+			records := map[string]int{}
 			var services []*corev1.Service
 			var pods []*corev1.Pod
 			var ready []string
 			for i, name := range names {
-				state := nodeState(code / pow(int(nodeStates), i) % int(nodeStates))
-				states[name] = state
-				services = append(services, makeService(name, kind, created[name], []string{clusterIPs[name]}, nil))
+				digit := code / pow(int(nodeStates)*recordStates, i) % (int(nodeStates) * recordStates)
+				state, record := nodeState(digit%int(nodeStates)), digit/int(nodeStates)
+				states[name], records[name] = state, record
+				svc := makeService(name, kind, created[name], []string{clusterIPs[name]}, nil)
+				switch record {
+				case recordedByThisPod:
+					svc.Annotations = map[string]string{naming.BroadcastAddressAnnotation: recordedIPs[name], naming.BroadcastAddressPodUIDAnnotation: "uid-" + name}
+				case recordedByAnEarlierPod:
+					svc.Annotations = map[string]string{naming.BroadcastAddressAnnotation: staleIPs[name], naming.BroadcastAddressPodUIDAnnotation: "uid-earlier-" + name}
+				}
+				services = append(services, svc)
+				var pod *corev1.Pod
 				switch state {
 				case podWithoutIP, readyPodWithoutIP:
-					pods = append(pods, makePod(name, state.ready()))
+					pod = makePod(name, state.ready())
 				case podWithIP, readyPodWithIP:
-					pods = append(pods, makePod(name, state.ready(), podIPs[name]))
+					pod = makePod(name, state.ready(), podIPs[name])
+				}
+				if pod != nil {
+					pod.UID = types.UID("uid-" + name)
+					pods = append(pods, pod)
 				}
 				if state.ready() {
 					ready = append(ready, name)
@@ -229,6 +297,9 @@ func TestChooseSeedsNeverSplitsADatacenter(t *testing.T) {
 				founder = ready[0]
 			}
 			address := func(name string) (string, bool) {
+				if records[name] == recordedByThisPod && states[name] != noPod {
+					return recordedIPs[name], true
+				}
 				if kind != headlessService {
 					return clusterIPs[name], true
 				}
@@ -236,7 +307,7 @@ func TestChooseSeedsNeverSplitsADatacenter(t *testing.T) {
 				return podIPs[name], s == podWithIP || s == readyPodWithIP
 			}
 			for _, self := range names {
-				t.Run(fmt.Sprintf("%s/%v/%s", kind, states, self), func(t *testing.T) {
+				t.Run(fmt.Sprintf("%s/%v/recorded=%v/%s", kind, states, records, self), func(t *testing.T) {
 					in := SeedsInput{MemberServiceName: self, Services: services, Pods: pods, BroadcastAddress: "self", IPFamily: IPv4}
 					rev := in
 					rev.Services = slices.Clone(services)
@@ -282,7 +353,7 @@ func TestChooseSeedsNeverSplitsADatacenter(t *testing.T) {
 			}
 		}
 	}
-	if combinations != 3*5*5*5 {
+	if combinations != 3*15*15*15 {
 		t.Errorf("checked %d combinations", combinations)
 	}
 	if len(selfSeeders) > 1 {
