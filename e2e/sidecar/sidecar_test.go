@@ -221,7 +221,7 @@ func (s *shared) testExpose(t *testing.T, tc exposeCase) {
 
 // testScaleDown scales a two-node datacenter to one: the operator asks for the decommission with the member
 // Service's label, the real sidecar decommissions the node through ScyllaDB's API and sets the label to "true",
-// and the node leaves the ring.
+// and the node leaves the ring. Scaled up again, the ordinal is a fresh node.
 func (s *shared) testScaleDown(t *testing.T) {
 	t.Parallel()
 	e := s.newTestEnv(t)
@@ -302,6 +302,19 @@ func (s *shared) testScaleDown(t *testing.T) {
 		}
 		return len(remaining) == 1 && remaining[0].pod.Name == nodes[0].pod.Name, fmt.Errorf("%d nodes", len(remaining))
 	})
+
+	// Scaling up again gives the ordinal a new claim, so a fresh node: a new host ID on a new volume, in the ring.
+	e.setMembers(ns, cluster, 2)
+	again := e.waitForNodes(ns, cluster, 2)
+	fresh, ok := e.sim.Node(ns, again[1].pod.Name)
+	if !ok {
+		t.Fatalf("the simulator lost %s", again[1])
+	}
+	if again[1].hostID() == last.hostID() || fresh.DataDir == simulated.DataDir {
+		t.Errorf("want a fresh node for %s, got host ID %s on %s (the decommissioned one: %s on %s)",
+			again[1], again[1].hostID(), fresh.DataDir, last.hostID(), simulated.DataDir)
+	}
+	e.waitForOneRing(cluster, hostIDs(again))
 }
 
 // testReadiness follows one node through ScyllaDB reporting it Down, the maintenance label, a container crash and a
