@@ -58,14 +58,23 @@ func (r *rackObjects) decommissionState() string {
 	return svc.Labels[naming.DecommissionedLabel]
 }
 
-// pendingRemovals lists, sorted, the names of what is left of nodes above the StatefulSet's replicas: member Services
-// not yet removed and data claims still being deleted. A node may only be added again once they are gone, so that it
-// never gets the Service or data of a decommissioned node.
+// nodeGone tells whether the node of a member Service its StatefulSet no longer counts has left for good, so that the
+// Service may be deleted: the node was decommissioned, or its data claim pvc (nil: none) is gone or going. A node
+// removed any other way still owns its data and its place in the ring, and its Service is its identity there: both
+// must wait for it to come back.
+func nodeGone(svc *corev1.Service, pvc *corev1.PersistentVolumeClaim) bool {
+	return svc.Labels[naming.DecommissionedLabel] == naming.DecommissionedLabelTrue || pvc == nil || pvc.DeletionTimestamp != nil
+}
+
+// pendingRemovals lists, sorted, the names of what is left of nodes above the StatefulSet's replicas that are gone
+// for good (nodeGone): member Services not yet removed and data claims still being deleted. A node may only be added
+// again once they are gone, so that it never gets the Service or data of a decommissioned node. A node removed
+// without decommission keeps its Service and data, and comes back with them.
 func (r *rackObjects) pendingRemovals() []string {
 	replicas := r.currentReplicas()
 	var pending []string
 	for ordinal, svc := range r.services {
-		if ordinal >= replicas {
+		if ordinal >= replicas && nodeGone(svc, r.pvcs[ordinal]) {
 			pending = append(pending, "Service "+svc.Name)
 		}
 	}

@@ -167,6 +167,22 @@ func TestPlanScale(t *testing.T) {
 			want: []wantPlan{{replicas: 2, decommissioned: map[int32]string{}, reasons: []string{waitingForNodeRemovalReason}}},
 		},
 		{
+			name: "a node removed without decommission, whose data is kept, comes back with its Service",
+			racks: func() []*rackObjects {
+				r := testRack("a", new(int32(3)), settledStatefulSet("basic-dc1-a", 2), 3, "")
+				r.pvcs[2] = &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data-basic-dc1-a-2"}}
+				return []*rackObjects{r}
+			},
+			want: []wantPlan{{replicas: 3, decommissioned: map[int32]string{}}},
+		},
+		{
+			name: "a rack does not scale up while the Service of a removed node without data is there",
+			racks: func() []*rackObjects {
+				return []*rackObjects{testRack("a", new(int32(3)), settledStatefulSet("basic-dc1-a", 2), 3, "")}
+			},
+			want: []wantPlan{{replicas: 2, decommissioned: map[int32]string{}, reasons: []string{waitingForNodeRemovalReason}}},
+		},
+		{
 			name: "a rack does not scale up while a removed node's data claim is being deleted",
 			racks: func() []*rackObjects {
 				r := testRack("a", new(int32(3)), settledStatefulSet("basic-dc1-a", 2), 2, "")

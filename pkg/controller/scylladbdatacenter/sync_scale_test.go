@@ -149,3 +149,20 @@ func TestSyncDoesNotDecommissionWhileANodeIsInMaintenance(t *testing.T) {
 	delete(object[*corev1.Service](t, w, "basic-dc1-b-0").Labels, "scylla/node-maintenance")
 	_, _ = step(t, "maintenance over", w, "update services basic-dc1-a-2")
 }
+
+func TestSyncKeepsTheServiceOfANodeWhoseDataIsKept(t *testing.T) {
+	t.Parallel()
+
+	// Someone scaled rack a's StatefulSet down behind the operator's back: node 2's pod is gone without a
+	// decommission, its data and Service, its identity in the ring, are still there.
+	w := withNodes(convergedWorld(t))
+	sts := object[*appsv1.StatefulSet](t, w, "basic-dc1-a")
+	sts.Spec.Replicas = new(int32(2))
+	sts.Generation++
+	settle(sts)
+	w = without[*corev1.Pod](w, "basic-dc1-a-2")
+
+	// Its Service stays for when the node comes back.
+	w, _ = step(t, "node removed behind the operator's back", w)
+	object[*corev1.Service](t, w, "basic-dc1-a-2")
+}

@@ -16,10 +16,10 @@ import (
 )
 
 // syncServices applies the client Service and the member Service of every node the plans keep, and removes the
-// member Services of nodes that are gone: once the rack's StatefulSet no longer counts a node and its pod no longer
-// exists, its Service is deleted, after its data claim when the node was decommissioned, so that a node added later
-// under the same name starts afresh. The member Services of a rack removed from the spec but still running are left
-// alone.
+// member Services of nodes that are gone for good (nodeGone): once the rack's StatefulSet no longer counts a node and
+// its pod no longer exists, its Service is deleted, after its data claim when the node was decommissioned, so that a
+// node added later under the same name starts afresh. The member Services of a rack removed from the spec but still
+// running, and of nodes that left without decommission and kept their data, are left alone.
 func (c *Controller) syncServices(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, owned *ownedObjects, racks []*rackObjects, plans []rackPlan) ([]metav1.Condition, error) {
 	clientService, err := makeClientService(sdc)
 	if err != nil {
@@ -67,6 +67,10 @@ func (c *Controller) syncServices(ctx context.Context, sdc *scyllav1alpha1.Scyll
 					Reason:  waitingForPodRemovalReason,
 					Message: fmt.Sprintf("waiting for pod %s to be gone before deleting its member Service", name),
 				})
+				continue
+			}
+			if !nodeGone(svc, owned.pvcs[naming.PVCName(name)]) {
+				klog.FromContext(ctx).V(4).Info("Keeping the member Service of a node that still has its data", "service", klog.KObj(svc))
 				continue
 			}
 			if svc.Labels[naming.DecommissionedLabel] == naming.DecommissionedLabelTrue {
