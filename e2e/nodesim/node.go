@@ -16,6 +16,7 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
@@ -109,10 +110,10 @@ func (s *Simulator) sync(ctx context.Context, key string) (time.Duration, error)
 		return 0, nil
 	}
 	pod, err := s.podLister.Pods(namespace).Get(name)
-	if err != nil && !isNotFound(err) {
+	if err != nil && !apierrors.IsNotFound(err) {
 		return 0, err
 	}
-	if isNotFound(err) {
+	if apierrors.IsNotFound(err) {
 		pod = nil
 	}
 
@@ -260,7 +261,7 @@ func (s *Simulator) syncNode(ctx context.Context, pod *corev1.Pod, n *node) (tim
 		return 0, err
 	}
 	if _, err := s.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
-		if isNotFound(err) {
+		if apierrors.IsNotFound(err) {
 			return after, nil
 		}
 		return 0, fmt.Errorf("can't patch the status of Pod %q: %w", n.key, err)

@@ -9,13 +9,11 @@ import (
 	"os"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -156,6 +154,7 @@ type Simulator struct {
 	readyz     func(ctx context.Context, address string) (bool, string)
 	namespaces sets.Set[string]
 	now        func() time.Time
+	factories  []informers.SharedInformerFactory
 	cancel     context.CancelFunc
 	workers    sync.WaitGroup
 	stopOnce   sync.Once
@@ -240,16 +239,8 @@ func start(ctx context.Context, opts Options, client kubernetes.Interface, start
 	}
 	podFactory.Start(ctx.Done())
 	nodeFactory.Start(ctx.Done())
-	synced := cache.WaitForCacheSync(ctx.Done(), podInformer.Informer().HasSynced, nodeInformer.Informer().HasSynced)
-	// The factories stop with ctx; Shutdown waits for their goroutines.
-	defer func() {
-		go func() {
-			<-ctx.Done()
-			podFactory.Shutdown()
-			nodeFactory.Shutdown()
-		}()
-	}()
-	if !synced {
+	s.factories = []informers.SharedInformerFactory{podFactory, nodeFactory}
+	if !cache.WaitForCacheSync(ctx.Done(), podInformer.Informer().HasSynced, nodeInformer.Informer().HasSynced) {
 		_ = s.Stop()
 		return nil, errors.New("can't start the node simulator: its caches didn't sync")
 	}
@@ -305,6 +296,9 @@ func (s *Simulator) Stop() error {
 		s.cancel()
 		s.queue.ShutDown()
 		s.workers.Wait()
+		for _, f := range s.factories {
+			f.Shutdown()
+		}
 		s.mu.Lock()
 		nodes := make([]*node, 0, len(s.nodes))
 		for _, n := range s.nodes {
@@ -470,11 +464,6 @@ func podAddresses(pod *corev1.Pod, svc *corev1.Service) []string {
 	return out
 }
 
-// isNotFound reports whether err says an object doesn't exist.
-func isNotFound(err error) bool {
-	return apierrors.IsNotFound(err)
-}
-
 // joinEnv renders resolved variables as KEY=VALUE.
 func joinEnv(vars []envVar) []string {
 	out := make([]string, 0, len(vars))
@@ -484,7 +473,7 @@ func joinEnv(vars []envVar) []string {
 	return out
 }
 
-// dirName makes a file name out of a Pod's name and UID.
+// dirName is the directory name of a Pod incarnation.
 func dirName(name string, uid types.UID) string {
-	return strings.ReplaceAll(name, "/", "_") + "-" + string(uid)
+	return name + "-" + string(uid)
 }
