@@ -251,3 +251,38 @@ func ComputeAddresses(opts AddressOptions, pod *corev1.Pod, svc *corev1.Service,
 	}
 	return a, nil
 }
+
+// ServiceAddressChange reports, as an error naming each setting, the broadcast addresses the node runs with (inUse)
+// that come from its member Service and that svc now gives differently: a recreated Service has a new ClusterIP, a
+// load balancer may get a new IP. An address svc can't give at the moment (a load balancer without ingress) is no
+// change: the node keeps the last one it had. Pod IPs don't come from the Service and never change while the Pod
+// runs.
+func ServiceAddressChange(opts AddressOptions, inUse Addresses, svc *corev1.Service) error {
+	var changes []string
+	for _, b := range []struct {
+		field addressField
+		opts  BroadcastOptions
+		inUse string
+	}{
+		{broadcastNodesField, opts.BroadcastNodes, inUse.BroadcastAddress},
+		{broadcastClientsField, opts.BroadcastClients, inUse.BroadcastRPCAddress},
+	} {
+		var now string
+		var err error
+		switch b.opts.Type {
+		case BroadcastServiceClusterIP:
+			now, err = serviceClusterIP(svc, opts.IPFamily)
+		case BroadcastServiceLoadBalancerIngressIP:
+			now, err = serviceIngressIP(svc, opts.IPFamily)
+		default:
+			continue
+		}
+		if err == nil && now != b.inUse {
+			changes = append(changes, fmt.Sprintf("%s from %s (type %s) is now %s, but the node runs with %s", b.field.configKey, b.field.apiField, b.opts.Type, now, b.inUse))
+		}
+	}
+	if len(changes) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(changes, "; "))
+}

@@ -201,3 +201,70 @@ func checkError(t *testing.T, err error, wantErr string, waitable bool) {
 		t.Errorf("errors.Is(err, ErrNotYetAvailable) = %v, want %v", !waitable, waitable)
 	}
 }
+
+func TestServiceAddressChange(t *testing.T) {
+	t.Parallel()
+	clusterIP := BroadcastOptions{Type: BroadcastServiceClusterIP}
+	ingressIP := BroadcastOptions{Type: BroadcastServiceLoadBalancerIngressIP}
+	podIP := BroadcastOptions{Type: BroadcastPodIP, PodIP: PodIPOptions{Source: PodIPSourceStatus}}
+	opts := func(nodes, clients BroadcastOptions) AddressOptions {
+		return AddressOptions{BroadcastNodes: nodes, BroadcastClients: clients, ListenNodes: ListenOptions{Type: ListenAny}, ListenClients: ListenOptions{Type: ListenAny}, IPFamily: IPv4}
+	}
+	inUse := Addresses{BroadcastAddress: "10.96.0.11", BroadcastRPCAddress: "203.0.113.11", ListenAddress: "0.0.0.0", RPCAddress: "0.0.0.0"}
+	lb := func(clusterIP string, ingress ...string) *corev1.Service {
+		svc := makeService(selfName, loadBalancerService, baseTime, []string{clusterIP}, ingress)
+		return svc
+	}
+
+	for _, tc := range []struct {
+		name    string
+		opts    AddressOptions
+		svc     *corev1.Service
+		wantErr string
+	}{
+		{
+			name: "the same addresses are no change",
+			opts: opts(clusterIP, ingressIP),
+			svc:  lb("10.96.0.11", "203.0.113.11"),
+		},
+		{
+			name:    "a recreated Service with a new ClusterIP is a change",
+			opts:    opts(clusterIP, ingressIP),
+			svc:     lb("10.96.0.99", "203.0.113.11"),
+			wantErr: `broadcast_address from exposeOptions.broadcastOptions.nodes (type ServiceClusterIP) is now 10.96.0.99, but the node runs with 10.96.0.11`,
+		},
+		{
+			name:    "a new load balancer IP is a change",
+			opts:    opts(clusterIP, ingressIP),
+			svc:     lb("10.96.0.11", "203.0.113.99"),
+			wantErr: `broadcast_rpc_address from exposeOptions.broadcastOptions.clients (type ServiceLoadBalancerIngressIP) is now 203.0.113.99, but the node runs with 203.0.113.11`,
+		},
+		{
+			name:    "both changes are reported",
+			opts:    opts(clusterIP, ingressIP),
+			svc:     lb("10.96.0.99", "203.0.113.99"),
+			wantErr: `broadcast_address from exposeOptions.broadcastOptions.nodes (type ServiceClusterIP) is now 10.96.0.99, but the node runs with 10.96.0.11; broadcast_rpc_address from exposeOptions.broadcastOptions.clients (type ServiceLoadBalancerIngressIP) is now 203.0.113.99, but the node runs with 203.0.113.11`,
+		},
+		{
+			name: "a load balancer that lost its ingress is no change yet",
+			opts: opts(clusterIP, ingressIP),
+			svc:  lb("10.96.0.11"),
+		},
+		{
+			name: "Pod IPs don't come from the Service",
+			opts: opts(podIP, podIP),
+			svc:  makeService(selfName, headlessService, baseTime, nil, nil),
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			gotErr := ""
+			if err := ServiceAddressChange(tc.opts, inUse, tc.svc); err != nil {
+				gotErr = err.Error()
+			}
+			if diff := cmp.Diff(tc.wantErr, gotErr); diff != "" {
+				t.Errorf("unexpected change (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

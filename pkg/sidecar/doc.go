@@ -124,6 +124,14 @@
 // record of an earlier Pod of the node is ignored: a new Pod may have a new address), waiting up to
 // --startup-timeout for the write, and keeps both in step while it runs.
 //
+// The addresses are computed once, at start. While ScyllaDB runs, every change of the member Service is checked:
+// when the Service gives a broadcast address (ServiceClusterIP or ServiceLoadBalancerIngressIP) other than the one
+// ScyllaDB runs with, because the Service was recreated or the load balancer got a new IP, /readyz fails with a
+// message naming the setting and both addresses, the sidecar stops ScyllaDB (SIGTERM) and exits with an error (code
+// 1), and the kubelet restarts the container, which computes the addresses anew. A Service that can't give the
+// address at the moment (a load balancer without ingress) is no change. While the member Service has the
+// scylla/node-maintenance label the restart waits for the label to go.
+//
 // # Probes, host ID and decommission
 //
 // /readyz passes when the REST API reports the node with the local host ID Up and Normal and native transport is on;
@@ -136,6 +144,7 @@
 //
 // # Exit
 //
-// The sidecar exits with ScyllaDB's exit code (128+signal when killed by a signal). Before ScyllaDB starts, SIGTERM
+// The sidecar exits with ScyllaDB's exit code (128+signal when killed by a signal), or 1 when it stopped ScyllaDB
+// to restart for a new address. Before ScyllaDB starts, SIGTERM
 // or SIGINT stop the sidecar with 0; afterwards SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 are forwarded.
 package sidecar

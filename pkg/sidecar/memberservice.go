@@ -58,6 +58,11 @@ type MemberServiceControllerConfig struct {
 	PodUID           types.UID
 	// PollInterval is how often a decommission in progress is checked.
 	PollInterval time.Duration
+	// AddressOptions and Addresses are how the node's addresses are computed and the ones ScyllaDB runs with.
+	// When the Service gives a broadcast address other than the one in use, the controller requests Restart.
+	AddressOptions AddressOptions
+	Addresses      Addresses
+	Restart        *Restart
 }
 
 // NewMemberServiceController watches the member Service through informer, which must be limited to it.
@@ -148,6 +153,19 @@ func (c *MemberServiceController) sync(ctx context.Context) (time.Duration, erro
 		return 0, nil
 	}
 
+	if c.Restart.Reason() != nil {
+		// ScyllaDB is stopping; what it runs with is no longer worth recording.
+		return 0, nil
+	}
+	if err := ServiceAddressChange(c.AddressOptions, c.Addresses, svc); err != nil {
+		if _, maintenance := svc.Labels[naming.NodeMaintenanceLabel]; !maintenance {
+			logger.Info("An address the node runs with has changed on the member Service; restarting to use it", "service", c.key(), "change", err.Error())
+			c.Restart.Request(err)
+			return 0, nil
+		}
+		// The node was put in maintenance to be handled by hand; it restarts once maintenance ends.
+		logger.Info("An address the node runs with has changed on the member Service; restarting once maintenance ends", "service", c.key(), "change", err.Error())
+	}
 	if err := c.recordBroadcastAddress(ctx, svc); err != nil {
 		return 0, err
 	}

@@ -23,6 +23,7 @@ type controllerFixture struct {
 	kube       *fake.Clientset
 	controller *MemberServiceController
 	markerPath string
+	restart    *Restart
 }
 
 func newControllerFixture(t *testing.T, svc *corev1.Service, scylla *scyllaclient.Client, markerDir string, scyllaDBRunning bool) *controllerFixture {
@@ -31,6 +32,7 @@ func newControllerFixture(t *testing.T, svc *corev1.Service, scylla *scyllaclien
 	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(svc.Namespace))
 	informer := factory.Core().V1().Services()
 	markerPath := filepath.Join(markerDir, decommissionedMarkerFileName)
+	restart := NewRestart()
 	c, err := NewMemberServiceController(kube, informer, MemberServiceControllerConfig{
 		Namespace:          svc.Namespace,
 		Name:               svc.Name,
@@ -41,6 +43,16 @@ func newControllerFixture(t *testing.T, svc *corev1.Service, scylla *scyllaclien
 		BroadcastAddress:   "10.96.0.1",
 		PodUID:             "uid-1",
 		PollInterval:       5 * time.Millisecond,
+		// The node broadcasts the Service's ClusterIP, 10.96.0.1 in memberServiceWithLabels.
+		AddressOptions: AddressOptions{
+			BroadcastNodes:   BroadcastOptions{Type: BroadcastServiceClusterIP},
+			BroadcastClients: BroadcastOptions{Type: BroadcastServiceClusterIP},
+			ListenNodes:      ListenOptions{Type: ListenAny},
+			ListenClients:    ListenOptions{Type: ListenAny},
+			IPFamily:         IPv4,
+		},
+		Addresses: Addresses{BroadcastAddress: "10.96.0.1", BroadcastRPCAddress: "10.96.0.1", ListenAddress: "0.0.0.0", RPCAddress: "0.0.0.0"},
+		Restart:   restart,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +64,7 @@ func newControllerFixture(t *testing.T, svc *corev1.Service, scylla *scyllaclien
 	})
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
-	return &controllerFixture{kube: kube, controller: c, markerPath: markerPath}
+	return &controllerFixture{kube: kube, controller: c, markerPath: markerPath, restart: restart}
 }
 
 // waitForLister waits until the informer's copy of the Service satisfies cond.
@@ -231,5 +243,57 @@ func TestRunDoesNotStartADecommissionedNode(t *testing.T) {
 	}
 	if err := rs.stop(); err != nil {
 		t.Errorf("Run() = %v, want nil", err)
+	}
+}
+
+// TestMemberServiceControllerRestartsForANewServiceAddress changes the ClusterIP the node broadcasts, as recreating
+// the member Service does: the controller asks for a restart, once maintenance is over, and records nothing.
+func TestMemberServiceControllerRestartsForANewServiceAddress(t *testing.T) {
+	t.Parallel()
+	unreachable, err := scyllaclient.NewClient("127.0.0.1:1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newControllerFixture(t, memberServiceWithLabels(map[string]string{naming.NodeMaintenanceLabel: ""}), unreachable, t.TempDir(), true)
+	ctx := context.Background()
+	update := func(change func(*corev1.Service)) {
+		t.Helper()
+		svc, err := f.kube.CoreV1().Services(testNamespace).Get(ctx, selfName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		change(svc)
+		if _, err := f.kube.CoreV1().Services(testNamespace).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	update(func(svc *corev1.Service) {
+		svc.Spec.ClusterIP, svc.Spec.ClusterIPs = "10.96.0.9", []string{"10.96.0.9"}
+	})
+	f.waitForLister(t, func(s *corev1.Service) bool { return s.Spec.ClusterIP == "10.96.0.9" })
+
+	// In maintenance the node is left alone.
+	_, _ = f.controller.sync(ctx)
+	if err := f.restart.Reason(); err != nil {
+		t.Fatalf("a restart was requested in maintenance: %v", err)
+	}
+
+	update(func(svc *corev1.Service) { delete(svc.Labels, naming.NodeMaintenanceLabel) })
+	f.waitForLister(t, func(s *corev1.Service) bool { _, ok := s.Labels[naming.NodeMaintenanceLabel]; return !ok })
+	f.kube.ClearActions()
+	if _, err := f.controller.sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := `broadcast_address from exposeOptions.broadcastOptions.nodes (type ServiceClusterIP) is now 10.96.0.9, but the node runs with 10.96.0.1; broadcast_rpc_address from exposeOptions.broadcastOptions.clients (type ServiceClusterIP) is now 10.96.0.9, but the node runs with 10.96.0.1`
+	if err := f.restart.Reason(); err == nil || err.Error() != want {
+		t.Errorf("restart reason = %v, want %s", err, want)
+	}
+	select {
+	case <-f.restart.Requested():
+	default:
+		t.Error("Requested() is not closed")
+	}
+	if got := f.writes(); len(got) != 0 {
+		t.Errorf("wrote %v for an address the node doesn't run with", got)
 	}
 }

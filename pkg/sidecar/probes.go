@@ -26,11 +26,13 @@ type Prober struct {
 	scylla    *scyllaclient.Client
 	// scyllaDBRunning is false when the node was decommissioned and ScyllaDB not started.
 	scyllaDBRunning bool
+	// restart fails readiness once requested.
+	restart *Restart
 }
 
 // NewProber returns a Prober reading the member Service from lister and the node from scylla.
-func NewProber(lister corev1listers.ServiceLister, namespace, name string, scylla *scyllaclient.Client, scyllaDBRunning bool) *Prober {
-	return &Prober{lister: lister, namespace: namespace, name: name, scylla: scylla, scyllaDBRunning: scyllaDBRunning}
+func NewProber(lister corev1listers.ServiceLister, namespace, name string, scylla *scyllaclient.Client, scyllaDBRunning bool, restart *Restart) *Prober {
+	return &Prober{lister: lister, namespace: namespace, name: name, scylla: scylla, scyllaDBRunning: scyllaDBRunning, restart: restart}
 }
 
 // inMaintenance reports whether the member Service carries the node-maintenance label, which makes every probe pass
@@ -56,8 +58,12 @@ func (p *Prober) Healthz(ctx context.Context) error {
 }
 
 // Readyz succeeds when ScyllaDB reports the node with this node's host ID as Up and Normal and its CQL server is on.
-// The host ID, unlike the IP, stays the same for the node's whole life.
+// The host ID, unlike the IP, stays the same for the node's whole life. It fails once the node is to restart.
 func (p *Prober) Readyz(ctx context.Context) error {
+	// The node is about to stop, whatever the maintenance label says.
+	if reason := p.restart.Reason(); reason != nil {
+		return restartError(reason)
+	}
 	if p.inMaintenance() {
 		return nil
 	}

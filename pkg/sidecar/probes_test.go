@@ -29,6 +29,7 @@ func TestProber(t *testing.T) {
 		runtimeKnobs string
 		maintenance  bool
 		notRunning   bool
+		restart      error
 		wantHealthz  string
 		wantReadyz   func(hostID string) string
 	}{
@@ -74,6 +75,14 @@ func TestProber(t *testing.T) {
 			wantReadyz:   func(string) string { return "" },
 		},
 		{
+			name:        "a node restarting for a new address is healthy but not ready, even in maintenance",
+			restart:     fmt.Errorf("broadcast_address changed"),
+			maintenance: true,
+			wantReadyz: func(string) string {
+				return "the node restarts to use its member Service's new address: broadcast_address changed"
+			},
+		},
+		{
 			name:       "a decommissioned node is healthy but not ready",
 			notRunning: true,
 			wantReadyz: func(string) string { return "the node was decommissioned; ScyllaDB is not running" },
@@ -86,7 +95,11 @@ func TestProber(t *testing.T) {
 			if tc.runtimeKnobs != "" {
 				n.setKnobs(t, tc.runtimeKnobs)
 			}
-			p := NewProber(serviceLister(t, memberService(tc.maintenance)), testNamespace, selfName, n.client, !tc.notRunning)
+			restart := NewRestart()
+			if tc.restart != nil {
+				restart.Request(tc.restart)
+			}
+			p := NewProber(serviceLister(t, memberService(tc.maintenance)), testNamespace, selfName, n.client, !tc.notRunning, restart)
 			ctx := context.Background()
 			errString := func(err error) string {
 				if err == nil {
@@ -123,7 +136,7 @@ func TestProber(t *testing.T) {
 func TestProberFollowsTheNodeGoingDown(t *testing.T) {
 	t.Parallel()
 	n := startInProcessNode(t, fakescylladb.Knobs{})
-	p := NewProber(serviceLister(t), testNamespace, selfName, n.client, true)
+	p := NewProber(serviceLister(t), testNamespace, selfName, n.client, true, NewRestart())
 	ctx := context.Background()
 	if err := p.Readyz(ctx); err != nil {
 		t.Fatalf("a healthy node isn't ready: %v", err)

@@ -105,6 +105,10 @@ func (o *Options) waitForNodeConfig(ctx context.Context) (NodeConfig, types.UID,
 // node's broadcast address, so that other nodes can seed from it before this node can become Ready.
 func (o *Options) waitForBroadcastAddressRecord(ctx context.Context, lister corev1listers.ServiceLister, c *MemberServiceController) error {
 	err := wait.PollUntilContextTimeout(ctx, o.pollInterval, o.StartupTimeout, true, func(context.Context) (bool, error) {
+		if reason := c.Restart.Reason(); reason != nil {
+			// The Service changed since the addresses were computed; they are not worth recording.
+			return false, restartError(reason)
+		}
 		svc, err := lister.Services(o.PodNamespace).Get(o.MemberServiceName)
 		return err == nil && c.BroadcastAddressRecorded(svc), nil
 	})
@@ -261,6 +265,7 @@ func (o *Options) Run(ctx context.Context) error {
 		}),
 	)
 	serviceInformer := factory.Core().V1().Services()
+	restart := NewRestart()
 	controller, err := NewMemberServiceController(o.kubeClient, serviceInformer, MemberServiceControllerConfig{
 		Namespace:          o.PodNamespace,
 		Name:               o.MemberServiceName,
@@ -271,11 +276,14 @@ func (o *Options) Run(ctx context.Context) error {
 		BroadcastAddress:   nc.BroadcastAddress,
 		PodUID:             podUID,
 		PollInterval:       o.decommissionPollInterval,
+		AddressOptions:     o.addressOptions,
+		Addresses:          nc.Addresses,
+		Restart:            restart,
 	})
 	if err != nil {
 		return err
 	}
-	prober := NewProber(serviceInformer.Lister(), o.PodNamespace, o.MemberServiceName, scylla, !decommissioned)
+	prober := NewProber(serviceInformer.Lister(), o.PodNamespace, o.MemberServiceName, scylla, !decommissioned, restart)
 
 	listener := o.probesListener
 	if listener == nil {
@@ -338,9 +346,23 @@ func (o *Options) Run(ctx context.Context) error {
 	cmd.Stdout = o.childStdout
 	cmd.Stderr = o.childStderr
 	cmd.Env = append(append([]string{}, o.childEnv...), scyllaDBConfigDirEnv+"="+o.ScyllaDBConfigDir)
-	code, err := runChild(ctx, cmd, o.signals)
+	// A restart request stops ScyllaDB like the end of ctx does.
+	childCtx, stopChild := context.WithCancel(ctx)
+	defer stopChild()
+	go func() {
+		select {
+		case <-restart.Requested():
+			stopChild()
+		case <-childCtx.Done():
+		}
+	}()
+	code, err := runChild(childCtx, cmd, o.signals)
 	if err != nil {
 		return err
+	}
+	if reason := restart.Reason(); reason != nil {
+		// Exiting unsuccessfully makes the kubelet restart the container, and the sidecar computes the addresses anew.
+		return restartError(reason)
 	}
 	if code != 0 {
 		return &ExitError{Code: code}

@@ -543,3 +543,39 @@ func TestRunSeedsFromTheRecordedBroadcastAddress(t *testing.T) {
 		}
 	}
 }
+
+// TestRunRestartsWhenTheMemberServiceGetsANewAddress recreates a running node's member Service, which gives it a new
+// ClusterIP: the sidecar stops ScyllaDB and fails, so that the kubelet restarts the container with the new address.
+func TestRunRestartsWhenTheMemberServiceGetsANewAddress(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	ctx := context.Background()
+	n := datacenterNodes(1, 1, baseTime)[0]
+	rs := e.startOneByOne(t, []testNodeSpec{n}, func(int, testNodeSpec, *Options) {})[0]
+
+	svc, err := e.kube.CoreV1().Services(n.namespace).Get(ctx, n.name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.kube.CoreV1().Services(n.namespace).Delete(ctx, n.name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	recreated := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: n.namespace, Name: n.name, Labels: svc.Labels},
+		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: "10.96.1.99", ClusterIPs: []string{"10.96.1.99"}},
+	}
+	if _, err := e.kube.CoreV1().Services(n.namespace).Create(ctx, recreated, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rs.wantRunError(t, "the node restarts to use its member Service's new address: "+
+		"broadcast_address from exposeOptions.broadcastOptions.nodes (type ServiceClusterIP) is now 10.96.1.99, but the node runs with 10.96.1.10; "+
+		"broadcast_rpc_address from exposeOptions.broadcastOptions.clients (type ServiceClusterIP) is now 10.96.1.99, but the node runs with 10.96.1.10")
+	// ScyllaDB was stopped, not left running: the fake marks itself Down when it stops.
+	for _, r := range e.registry.Rings() {
+		for _, m := range r.Members {
+			if m.Status == fakescylladb.StatusUp {
+				t.Errorf("node %s is still Up after the sidecar exited", m.HostID)
+			}
+		}
+	}
+}
