@@ -59,10 +59,24 @@ func programs(kubeconfig string) []localProgram {
 			available: operatorSubcommandExists("operator"),
 		},
 		{
+			// ScyllaDB Manager can't run here; the fake serves its REST API for the manager-controller and for users.
+			Program: framework.Program{
+				Name:    "fake-scylladb-manager",
+				Package: "./e2e/cmd/fake-scylladb-manager",
+				Args:    []string{"--listen-address=127.0.0.1:0", "--address-file=" + fakeScyllaDBManagerAddressFile(kubeconfig)},
+			},
+			available: func(string) bool { return true },
+		},
+		{
 			Program:   framework.Program{Name: "manager-controller", Package: "./cmd/scylla-operator", Args: append([]string{"manager-controller"}, outside...)},
 			available: operatorSubcommandExists("manager-controller"),
 		},
 	}
+}
+
+// fakeScyllaDBManagerAddressFile is where the fake ScyllaDB Manager writes its URL, beside the instance's kubeconfig.
+func fakeScyllaDBManagerAddressFile(kubeconfig string) string {
+	return filepath.Join(filepath.Dir(kubeconfig), "fake-scylladb-manager.address")
 }
 
 // operatorSubcommandExists reports whether the scylla-operator binary has the named subcommand.
@@ -378,6 +392,10 @@ func usageText(root string, o *options, cp *framework.ControlPlane) string {
 		return p
 	}
 	instance := filepath.Base(o.dir)
+	managerURL := "not running"
+	if b, err := os.ReadFile(fakeScyllaDBManagerAddressFile(cp.KubeconfigPath)); err == nil {
+		managerURL = strings.TrimSpace(string(b))
+	}
 	return fmt.Sprintf(`
 Local control plane %q is up: https://127.0.0.1:%d (Kubernetes from hack/kcp, simulated nodes from kwok).
 
@@ -387,7 +405,8 @@ Local control plane %q is up: https://127.0.0.1:%d (Kubernetes from hack/kcp, si
   kubectl get scyllaclusters -A
 
 Logs of every process: %s/*.log (API audit log: %s)
+Fake ScyllaDB Manager: %s (its state: curl %s/fake/state)
 ScyllaDB nodes: their sidecars run locally against fake ScyllaDB, logs in %s/nodesim/pods/<namespace>/<pod>-<uid>/container.log
 Stop: Ctrl-C here, or hack/local-down.sh --instance %s
-`, o.name, cp.Ports.APIServer, cp.KubeconfigPath, o.binDir, rel(o.dir), rel(cp.Audit.Path), rel(o.dir), instance)
+`, o.name, cp.Ports.APIServer, cp.KubeconfigPath, o.binDir, rel(o.dir), rel(cp.Audit.Path), managerURL, managerURL, rel(o.dir), instance)
 }
