@@ -137,10 +137,21 @@
 // /readyz passes when the REST API reports the node with the local host ID Up and Normal and native transport is on;
 // /healthz passes when the REST API answers. Both pass while the member Service has the scylla/node-maintenance
 // label. The host ID is recorded in the member Service annotation internal.scylla-operator.scylladb.com/host-id.
-// When the member Service has scylla/decommissioned="false", the node is decommissioned through the REST API; once
-// ScyllaDB reports DECOMMISSIONED, a marker file scylla-operator-decommissioned is written in --scylladb-data-dir and
-// the label is set to "true". A sidecar that finds the marker at start doesn't start ScyllaDB (it would refuse): it
+// When the member Service has scylla/decommissioned="false", the node is decommissioned through the REST API:
+// first the marker file scylla-operator-decommissioning is written (and flushed) in --scylladb-data-dir, then
+// decommission is called; a failed call is made again after 5s, doubling with each failure in a row up to 5m. Once
+// ScyllaDB reports DECOMMISSIONED, the marker scylla-operator-decommissioned is written and the label is set to
+// "true". A sidecar that finds scylla-operator-decommissioned at start doesn't start ScyllaDB (it would refuse): it
 // sets the label if needed and waits to be stopped, /readyz failing and /healthz passing.
+//
+// If the container restarts after the decommission call and before that marker, ScyllaDB is started as usual to
+// learn the outcome. A decommission that didn't finish leaves a node ScyllaDB starts normally, and the sidecar
+// decommissions it again. A finished one makes ScyllaDB refuse to start, writing "...was decommissioned and will not
+// rejoin the ring..." (DecommissionRefusal). The rule: when ScyllaDB's output says so while
+// scylla-operator-decommissioning is on the volume and the member Service still has scylla/decommissioned="false",
+// the decommission is complete: the sidecar stops ScyllaDB, writes scylla-operator-decommissioned, sets the label
+// to "true" and waits to be stopped as above. Without that marker, or without the label, the refusal is only
+// ScyllaDB failing to start (the sidecar exits with its code; a human must look).
 //
 // # Exit
 //

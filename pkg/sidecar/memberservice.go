@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -19,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/scyllaclient"
@@ -39,6 +42,12 @@ type MemberServiceController struct {
 	// labeled is set once this process has set the decommissioned label to "true". The label is final, and a sync
 	// that runs before the informer shows the write must not write it again.
 	labeled atomic.Bool
+
+	clock clock.PassiveClock
+	// retryLock guards the back-off of failed decommission calls.
+	retryLock   sync.Mutex
+	failures    int
+	nextAttempt time.Time
 }
 
 // MemberServiceControllerConfig is what the MemberServiceController knows about its node.
@@ -48,16 +57,19 @@ type MemberServiceControllerConfig struct {
 	// Scylla is the node's REST API. DecommissionScylla has no timeout: ScyllaDB answers a decommission only when
 	// it is done.
 	Scylla, DecommissionScylla *scyllaclient.Client
-	// MarkerPath is the decommission marker file on the node's volume.
-	MarkerPath string
-	// ScyllaDBRunning is false when ScyllaDB was not started because the node had been decommissioned.
-	ScyllaDBRunning bool
+	// DataDir is ScyllaDB's data directory, on the node's volume, where the decommission markers are kept.
+	DataDir string
+	// Decommissioned is set when ScyllaDB isn't running because the node was decommissioned: the sidecar found the
+	// final marker at start, or ScyllaDB refused to start after a decommission the sidecar had started.
+	Decommissioned *atomic.Bool
 	// BroadcastAddress is the broadcast_address ScyllaDB was started with, recorded on the Service with PodUID, the
 	// UID of the sidecar's Pod. Unused when ScyllaDB isn't running.
 	BroadcastAddress string
 	PodUID           types.UID
-	// PollInterval is how often a decommission in progress is checked.
+	// PollInterval is how often a decommission in progress is checked, and the first delay before a failed
+	// decommission call is made again; each further failure doubles the delay, up to RetryCap.
 	PollInterval time.Duration
+	RetryCap     time.Duration
 	// AddressOptions and Addresses are how the node's addresses are computed and the ones ScyllaDB runs with.
 	// When the Service gives a broadcast address other than the one in use, the controller requests Restart.
 	AddressOptions AddressOptions
@@ -72,6 +84,7 @@ func NewMemberServiceController(kubeClient kubernetes.Interface, informer corev1
 		lister:                        informer.Lister(),
 		synced:                        informer.Informer().HasSynced,
 		MemberServiceControllerConfig: config,
+		clock:                         clock.RealClock{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](500*time.Millisecond, 30*time.Second),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "member-service"},
@@ -146,7 +159,7 @@ func (c *MemberServiceController) sync(ctx context.Context) (time.Duration, erro
 	}
 	decommission := svc.Labels[naming.DecommissionedLabel] == naming.DecommissionedLabelFalse
 
-	if !c.ScyllaDBRunning {
+	if c.Decommissioned.Load() {
 		if decommission {
 			return 0, c.markDecommissioned(ctx, svc)
 		}
@@ -191,6 +204,17 @@ func (c *MemberServiceController) sync(ctx context.Context) (time.Duration, erro
 	case scyllaclient.OperationModeDecommissioned:
 		return 0, c.markDecommissioned(ctx, svc)
 	case scyllaclient.OperationModeNormal:
+		if c.decommissioning.Load() {
+			break
+		}
+		if wait := c.retryWait(); wait > 0 {
+			logger.V(2).Info("Waiting before calling decommission again", "after", wait)
+			return wait, nil
+		}
+		// A restart that finds this marker knows that ScyllaDB's refusal to start may mean the call succeeded.
+		if err := writeMarker(filepath.Join(c.DataDir, decommissioningMarkerFileName)); err != nil {
+			return 0, err
+		}
 		if c.decommissioning.CompareAndSwap(false, true) {
 			logger.Info("Decommissioning the node", "service", c.key())
 			go c.decommission(ctx)
@@ -222,19 +246,51 @@ func (c *MemberServiceController) recordBroadcastAddress(ctx context.Context, sv
 	return nil
 }
 
-func (c *MemberServiceController) decommission(ctx context.Context) {
-	defer c.decommissioning.Store(false)
-	if err := c.DecommissionScylla.Decommission(ctx); err != nil {
-		// The operation mode tells whether it went on regardless; the next sync retries if not.
-		klog.FromContext(ctx).Info("Decommission call failed", "err", err)
-	}
+// Enqueue asks the controller to look at the member Service again.
+func (c *MemberServiceController) Enqueue() {
 	c.queue.Add(c.key())
+}
+
+// decommissionRetryDelay is how long to wait after the failures-th failed decommission call in a row: base, doubled
+// for each further failure, at most limit.
+func decommissionRetryDelay(failures int, base, limit time.Duration) time.Duration {
+	delay := base
+	for i := 1; i < failures && delay < limit; i++ {
+		delay *= 2
+	}
+	return min(delay, limit)
+}
+
+// retryWait is how long to wait before calling decommission again after failures; 0 when it may be called.
+func (c *MemberServiceController) retryWait() time.Duration {
+	c.retryLock.Lock()
+	defer c.retryLock.Unlock()
+	return max(c.nextAttempt.Sub(c.clock.Now()), 0)
+}
+
+func (c *MemberServiceController) decommission(ctx context.Context) {
+	logger := klog.FromContext(ctx)
+	err := c.DecommissionScylla.Decommission(ctx)
+	c.retryLock.Lock()
+	if err != nil {
+		// The operation mode tells whether it went on regardless; if not, the call is made again after a delay
+		// that grows with each failure in a row.
+		c.failures++
+		delay := decommissionRetryDelay(c.failures, c.PollInterval, c.RetryCap)
+		c.nextAttempt = c.clock.Now().Add(delay)
+		logger.Info("Decommission call failed", "err", err, "failures", c.failures, "retryAfter", delay)
+	} else {
+		c.failures, c.nextAttempt = 0, time.Time{}
+	}
+	c.retryLock.Unlock()
+	c.decommissioning.Store(false)
+	c.Enqueue()
 }
 
 // markDecommissioned records the finished decommission on the volume, then on the Service.
 func (c *MemberServiceController) markDecommissioned(ctx context.Context, svc *corev1.Service) error {
-	if err := os.WriteFile(c.MarkerPath, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {
-		return fmt.Errorf("can't write the decommission marker %q: %w", c.MarkerPath, err)
+	if err := writeMarker(filepath.Join(c.DataDir, decommissionedMarkerFileName)); err != nil {
+		return err
 	}
 	if svc.Labels[naming.DecommissionedLabel] == naming.DecommissionedLabelTrue || c.labeled.Load() {
 		return nil
@@ -259,7 +315,38 @@ func (c *MemberServiceController) patchMetadata(ctx context.Context, field strin
 	return nil
 }
 
-// markerExists reports whether the node's volume says it was decommissioned.
+// writeMarker writes a decommission marker file, with the time, and flushes it and its directory to the volume.
+func writeMarker(path string) error {
+	if err := writeFileDurably(path, []byte(time.Now().UTC().Format(time.RFC3339)+"\n")); err != nil {
+		return fmt.Errorf("can't write the decommission marker %q: %w", path, err)
+	}
+	return nil
+}
+
+func writeFileDurably(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if closeErr := f.Close(); err == nil {
+		err = closeErr
+	}
+	if err != nil {
+		return err
+	}
+	dir, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	return dir.Sync()
+}
+
+// markerExists reports whether a decommission marker is on the node's volume.
 func markerExists(path string) (bool, error) {
 	_, err := os.Stat(path)
 	if err == nil {

@@ -2,8 +2,13 @@ package sidecar
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +18,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/scyllaclient"
@@ -26,23 +32,25 @@ type controllerFixture struct {
 	restart    *Restart
 }
 
-func newControllerFixture(t *testing.T, svc *corev1.Service, scylla *scyllaclient.Client, markerDir string, scyllaDBRunning bool) *controllerFixture {
+func newControllerFixture(t *testing.T, svc *corev1.Service, scylla *scyllaclient.Client, dataDir string, scyllaDBRunning bool) *controllerFixture {
 	t.Helper()
 	kube := fake.NewClientset(svc)
 	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(svc.Namespace))
 	informer := factory.Core().V1().Services()
-	markerPath := filepath.Join(markerDir, decommissionedMarkerFileName)
 	restart := NewRestart()
+	decommissioned := &atomic.Bool{}
+	decommissioned.Store(!scyllaDBRunning)
 	c, err := NewMemberServiceController(kube, informer, MemberServiceControllerConfig{
 		Namespace:          svc.Namespace,
 		Name:               svc.Name,
 		Scylla:             scylla,
 		DecommissionScylla: scylla,
-		MarkerPath:         markerPath,
-		ScyllaDBRunning:    scyllaDBRunning,
+		DataDir:            dataDir,
+		Decommissioned:     decommissioned,
 		BroadcastAddress:   "10.96.0.1",
 		PodUID:             "uid-1",
 		PollInterval:       5 * time.Millisecond,
+		RetryCap:           20 * time.Millisecond,
 		// The node broadcasts the Service's ClusterIP, 10.96.0.1 in memberServiceWithLabels.
 		AddressOptions: AddressOptions{
 			BroadcastNodes:   BroadcastOptions{Type: BroadcastServiceClusterIP},
@@ -64,7 +72,7 @@ func newControllerFixture(t *testing.T, svc *corev1.Service, scylla *scyllaclien
 	})
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
-	return &controllerFixture{kube: kube, controller: c, markerPath: markerPath, restart: restart}
+	return &controllerFixture{kube: kube, controller: c, markerPath: filepath.Join(dataDir, decommissionedMarkerFileName), restart: restart}
 }
 
 // waitForLister waits until the informer's copy of the Service satisfies cond.
@@ -295,5 +303,110 @@ func TestMemberServiceControllerRestartsForANewServiceAddress(t *testing.T) {
 	}
 	if got := f.writes(); len(got) != 0 {
 		t.Errorf("wrote %v for an address the node doesn't run with", got)
+	}
+}
+
+func TestDecommissionRetryDelayDoublesUpToTheCap(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		failures int
+		want     time.Duration
+	}{
+		{failures: 1, want: 5 * time.Second},
+		{failures: 2, want: 10 * time.Second},
+		{failures: 3, want: 20 * time.Second},
+		{failures: 6, want: 160 * time.Second},
+		{failures: 7, want: 5 * time.Minute},
+		{failures: 8, want: 5 * time.Minute},
+		{failures: 200, want: 5 * time.Minute},
+	} {
+		if got := decommissionRetryDelay(tc.failures, 5*time.Second, 5*time.Minute); got != tc.want {
+			t.Errorf("decommissionRetryDelay(%d) = %v, want %v", tc.failures, got, tc.want)
+		}
+	}
+}
+
+// stubScyllaDB is a ScyllaDB REST API whose node stays NORMAL and whose decommission fails at once. It records, for
+// each decommission call, whether the in-progress marker was on the volume.
+type stubScyllaDB struct {
+	client     *scyllaclient.Client
+	markerPath string
+
+	lock          sync.Mutex
+	markerAtCalls []bool
+}
+
+func newStubScyllaDB(t *testing.T, dataDir string) *stubScyllaDB {
+	t.Helper()
+	s := &stubScyllaDB{markerPath: filepath.Join(dataDir, decommissioningMarkerFileName)}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+scyllaclient.PathLocalHostID, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(`"host-1"`)) })
+	mux.HandleFunc("GET "+scyllaclient.PathOperationMode, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(`"NORMAL"`)) })
+	mux.HandleFunc("POST "+scyllaclient.PathDecommission, func(w http.ResponseWriter, _ *http.Request) {
+		_, err := os.Stat(s.markerPath)
+		s.lock.Lock()
+		s.markerAtCalls = append(s.markerAtCalls, err == nil)
+		s.lock.Unlock()
+		http.Error(w, `{"message":"a node is down","code":500}`, http.StatusInternalServerError)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	client, err := scyllaclient.NewClient(srv.Listener.Addr().String(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.client = client
+	return s
+}
+
+func (s *stubScyllaDB) calls() []bool {
+	s.lock.Lock()
+	defer s.lock.Unlock()
+	return slices.Clone(s.markerAtCalls)
+}
+
+// TestMemberServiceControllerBacksOffFailedDecommissions fails every decommission call: the controller writes the
+// in-progress marker before each call and waits twice as long after each failure, up to the cap (20ms here).
+func TestMemberServiceControllerBacksOffFailedDecommissions(t *testing.T) {
+	t.Parallel()
+	dataDir := t.TempDir()
+	stub := newStubScyllaDB(t, dataDir)
+	f := newControllerFixture(t, memberServiceWithLabels(map[string]string{naming.DecommissionedLabel: naming.DecommissionedLabelFalse}), stub.client, dataDir, true)
+	clock := testingclock.NewFakePassiveClock(baseTime)
+	f.controller.clock = clock
+	ctx := context.Background()
+	waitForCall := func(n int) {
+		t.Helper()
+		for len(stub.calls()) < n || f.controller.decommissioning.Load() {
+			time.Sleep(time.Millisecond)
+		}
+	}
+
+	for i, delay := range []time.Duration{5 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond, 20 * time.Millisecond} {
+		if _, err := f.controller.sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		waitForCall(i + 1)
+		// Right after a failure and until just before the delay is over, nothing is called again.
+		requeue, err := f.controller.sync(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if requeue != delay {
+			t.Errorf("after failure %d: requeue after %v, want %v", i+1, requeue, delay)
+		}
+		clock.SetTime(clock.Now().Add(delay - time.Nanosecond))
+		if requeue, err := f.controller.sync(ctx); err != nil || requeue != time.Nanosecond {
+			t.Errorf("just before the delay: requeue after %v, %v; want 1ns", requeue, err)
+		}
+		if got := len(stub.calls()); got != i+1 {
+			t.Fatalf("after failure %d and before its delay: %d calls", i+1, got)
+		}
+		clock.SetTime(clock.Now().Add(time.Nanosecond))
+	}
+	for i, marker := range stub.calls() {
+		if !marker {
+			t.Errorf("decommission call %d was made without the in-progress marker on the volume", i+1)
+		}
 	}
 }

@@ -30,7 +30,9 @@ const (
 	scyllaDBRackDCPropertiesName    = "cassandra-rackdc.properties"
 	scyllaDBConfigDirEnv            = "SCYLLA_CONF"
 	decommissionedMarkerFileName    = "scylla-operator-decommissioned"
+	decommissioningMarkerFileName   = "scylla-operator-decommissioning"
 	defaultDecommissionPollInterval = 5 * time.Second
+	defaultDecommissionRetryCap     = 5 * time.Minute
 )
 
 // PodIPFlags are the flags of one address's Pod IP options.
@@ -89,6 +91,7 @@ type Options struct {
 	interfaces               InterfaceAddressLister
 	pollInterval             time.Duration
 	decommissionPollInterval time.Duration
+	decommissionRetryCap     time.Duration
 	probesListener           net.Listener
 	signals                  <-chan os.Signal
 	childStdout, childStderr *os.File
@@ -119,6 +122,7 @@ func NewOptions() *Options {
 		interfaces:               LocalInterfaces{},
 		pollInterval:             defaultPollInterval,
 		decommissionPollInterval: defaultDecommissionPollInterval,
+		decommissionRetryCap:     defaultDecommissionRetryCap,
 		childStdout:              os.Stdout,
 		childStderr:              os.Stderr,
 		childEnv:                 os.Environ(),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 
 	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/klog/v2"
@@ -24,15 +25,15 @@ type Prober struct {
 	namespace string
 	name      string
 	scylla    *scyllaclient.Client
-	// scyllaDBRunning is false when the node was decommissioned and ScyllaDB not started.
-	scyllaDBRunning bool
+	// decommissioned is set when ScyllaDB isn't running because the node was decommissioned.
+	decommissioned *atomic.Bool
 	// restart fails readiness once requested.
 	restart *Restart
 }
 
 // NewProber returns a Prober reading the member Service from lister and the node from scylla.
-func NewProber(lister corev1listers.ServiceLister, namespace, name string, scylla *scyllaclient.Client, scyllaDBRunning bool, restart *Restart) *Prober {
-	return &Prober{lister: lister, namespace: namespace, name: name, scylla: scylla, scyllaDBRunning: scyllaDBRunning, restart: restart}
+func NewProber(lister corev1listers.ServiceLister, namespace, name string, scylla *scyllaclient.Client, decommissioned *atomic.Bool, restart *Restart) *Prober {
+	return &Prober{lister: lister, namespace: namespace, name: name, scylla: scylla, decommissioned: decommissioned, restart: restart}
 }
 
 // inMaintenance reports whether the member Service carries the node-maintenance label, which makes every probe pass
@@ -48,7 +49,7 @@ func (p *Prober) inMaintenance() bool {
 
 // Healthz succeeds when ScyllaDB's REST API answers.
 func (p *Prober) Healthz(ctx context.Context) error {
-	if p.inMaintenance() || !p.scyllaDBRunning {
+	if p.inMaintenance() || p.decommissioned.Load() {
 		return nil
 	}
 	if _, err := p.scylla.OperationMode(ctx); err != nil {
@@ -67,7 +68,7 @@ func (p *Prober) Readyz(ctx context.Context) error {
 	if p.inMaintenance() {
 		return nil
 	}
-	if !p.scyllaDBRunning {
+	if p.decommissioned.Load() {
 		return fmt.Errorf("the node was decommissioned; ScyllaDB is not running")
 	}
 	hostID, err := p.scylla.LocalHostID(ctx)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -99,7 +100,9 @@ func TestProber(t *testing.T) {
 			if tc.restart != nil {
 				restart.Request(tc.restart)
 			}
-			p := NewProber(serviceLister(t, memberService(tc.maintenance)), testNamespace, selfName, n.client, !tc.notRunning, restart)
+			decommissioned := &atomic.Bool{}
+			decommissioned.Store(tc.notRunning)
+			p := NewProber(serviceLister(t, memberService(tc.maintenance)), testNamespace, selfName, n.client, decommissioned, restart)
 			ctx := context.Background()
 			errString := func(err error) string {
 				if err == nil {
@@ -136,7 +139,7 @@ func TestProber(t *testing.T) {
 func TestProberFollowsTheNodeGoingDown(t *testing.T) {
 	t.Parallel()
 	n := startInProcessNode(t, fakescylladb.Knobs{})
-	p := NewProber(serviceLister(t), testNamespace, selfName, n.client, true, NewRestart())
+	p := NewProber(serviceLister(t), testNamespace, selfName, n.client, &atomic.Bool{}, NewRestart())
 	ctx := context.Background()
 	if err := p.Readyz(ctx); err != nil {
 		t.Fatalf("a healthy node isn't ready: %v", err)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -197,7 +198,7 @@ func contextCancelledBySignal(ctx context.Context, signals <-chan os.Signal) (co
 			select {
 			case sig := <-signals:
 				if terminating(sig) {
-					klog.FromContext(ctx).Info("Received a signal before ScyllaDB started; stopping", "signal", sig)
+					klog.FromContext(ctx).Info("Received a signal while ScyllaDB isn't running; stopping", "signal", sig)
 					cancel()
 					return
 				}
@@ -233,9 +234,19 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	markerPath := filepath.Join(o.ScyllaDBDataDir, decommissionedMarkerFileName)
-	decommissioned, err := markerExists(markerPath)
+	wasDecommissioned, err := markerExists(markerPath)
 	if err != nil {
 		return err
+	}
+	// Shared with the controller and the prober: ScyllaDB isn't running because the node was decommissioned.
+	decommissioned := &atomic.Bool{}
+	decommissioned.Store(wasDecommissioned)
+	decommissionStarted, err := markerExists(filepath.Join(o.ScyllaDBDataDir, decommissioningMarkerFileName))
+	if err != nil {
+		return err
+	}
+	if decommissionStarted && !wasDecommissioned {
+		logger.Info("A decommission was started before the sidecar last stopped; ScyllaDB's start tells whether it finished: it refuses to start a decommissioned node, and otherwise the decommission is done again")
 	}
 
 	startCtx, stopWatchingSignals := contextCancelledBySignal(ctx, o.signals)
@@ -243,7 +254,7 @@ func (o *Options) Run(ctx context.Context) error {
 
 	var nc NodeConfig
 	var podUID types.UID
-	if !decommissioned {
+	if !wasDecommissioned {
 		nc, podUID, err = o.waitForNodeConfig(startCtx)
 		if err != nil {
 			if startCtx.Err() != nil && ctx.Err() == nil {
@@ -271,11 +282,12 @@ func (o *Options) Run(ctx context.Context) error {
 		Name:               o.MemberServiceName,
 		Scylla:             scylla,
 		DecommissionScylla: decommissionScylla,
-		MarkerPath:         markerPath,
-		ScyllaDBRunning:    !decommissioned,
+		DataDir:            o.ScyllaDBDataDir,
+		Decommissioned:     decommissioned,
 		BroadcastAddress:   nc.BroadcastAddress,
 		PodUID:             podUID,
 		PollInterval:       o.decommissionPollInterval,
+		RetryCap:           o.decommissionRetryCap,
 		AddressOptions:     o.addressOptions,
 		Addresses:          nc.Addresses,
 		Restart:            restart,
@@ -283,7 +295,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	prober := NewProber(serviceInformer.Lister(), o.PodNamespace, o.MemberServiceName, scylla, !decommissioned, restart)
+	prober := NewProber(serviceInformer.Lister(), o.PodNamespace, o.MemberServiceName, scylla, decommissioned, restart)
 
 	listener := o.probesListener
 	if listener == nil {
@@ -316,7 +328,7 @@ func (o *Options) Run(ctx context.Context) error {
 		return nil
 	}
 
-	if decommissioned {
+	if wasDecommissioned {
 		logger.Info("The node was decommissioned; not starting ScyllaDB", "marker", markerPath)
 		<-startCtx.Done()
 		return nil
@@ -342,13 +354,28 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	stopWatchingSignals()
 
-	cmd := exec.Command(o.ScyllaDBEntrypoint, args...)
-	cmd.Stdout = o.childStdout
-	cmd.Stderr = o.childStderr
-	cmd.Env = append(append([]string{}, o.childEnv...), scyllaDBConfigDirEnv+"="+o.ScyllaDBConfigDir)
-	// A restart request stops ScyllaDB like the end of ctx does.
+	// A restart request, or ScyllaDB's refusal to start after a decommission, stops ScyllaDB like the end of ctx.
 	childCtx, stopChild := context.WithCancel(ctx)
 	defer stopChild()
+	var refused atomic.Bool
+	watcher := newOutputWatcher(DecommissionRefusal, func() {
+		confirms, err := refusalConfirmsDecommission(o.ScyllaDBDataDir, serviceInformer.Lister(), o.PodNamespace, o.MemberServiceName)
+		switch {
+		case err != nil:
+			logger.Error(err, "Can't tell whether ScyllaDB's refusal to start confirms a decommission")
+		case !confirms:
+			logger.Info("ScyllaDB refuses to start a decommissioned node, but no decommission started by the sidecar is pending; leaving it to a human")
+		default:
+			logger.Info("ScyllaDB refuses to start a decommissioned node: the decommission started before the sidecar last stopped has finished")
+			refused.Store(true)
+			stopChild()
+		}
+	})
+
+	cmd := exec.Command(o.ScyllaDBEntrypoint, args...)
+	cmd.Stdout = teeTo(o.childStdout, watcher)
+	cmd.Stderr = teeTo(o.childStderr, watcher)
+	cmd.Env = append(append([]string{}, o.childEnv...), scyllaDBConfigDirEnv+"="+o.ScyllaDBConfigDir)
 	go func() {
 		select {
 		case <-restart.Requested():
@@ -363,6 +390,18 @@ func (o *Options) Run(ctx context.Context) error {
 	if reason := restart.Reason(); reason != nil {
 		// Exiting unsuccessfully makes the kubelet restart the container, and the sidecar computes the addresses anew.
 		return restartError(reason)
+	}
+	if refused.Load() {
+		if err := writeMarker(markerPath); err != nil {
+			return err
+		}
+		decommissioned.Store(true)
+		controller.Enqueue()
+		logger.Info("The node was decommissioned; waiting to be stopped", "marker", markerPath)
+		waitCtx, stopWaiting := contextCancelledBySignal(ctx, o.signals)
+		defer stopWaiting()
+		<-waitCtx.Done()
+		return nil
 	}
 	if code != 0 {
 		return &ExitError{Code: code}

@@ -579,3 +579,90 @@ func TestRunRestartsWhenTheMemberServiceGetsANewAddress(t *testing.T) {
 		}
 	}
 }
+
+// TestRunAfterAnInterruptedDecommission restarts a sidecar whose volume says a decommission was started: the
+// container stopped after the decommission call, before or after it finished, and before the label was set.
+func TestRunAfterAnInterruptedDecommission(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		// finished: ScyllaDB's data says the node was decommissioned, so it refuses to start.
+		finished bool
+		// inProgressMarker: the sidecar wrote it before calling decommission.
+		inProgressMarker bool
+		wantLabel        string
+		wantRunError     string
+	}{
+		{
+			name:             "a finished decommission is confirmed by ScyllaDB's refusal to start",
+			finished:         true,
+			inProgressMarker: true,
+			wantLabel:        naming.DecommissionedLabelTrue,
+		},
+		{
+			name:             "an unfinished decommission is done again",
+			inProgressMarker: true,
+			wantLabel:        naming.DecommissionedLabelTrue,
+		},
+		{
+			name:         "without the in-progress marker a refusal is only a failure",
+			finished:     true,
+			wantLabel:    naming.DecommissionedLabelFalse,
+			wantRunError: "ScyllaDB exited with code 1",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newTestEnv(t)
+			n := datacenterNodes(1, 1, baseTime)[0]
+			e.addNode(n)
+			e.updateService(n.namespace, n.name, func(svc *corev1.Service) {
+				svc.Labels[naming.DecommissionedLabel] = naming.DecommissionedLabelFalse
+			})
+			o := e.options(n, nil)
+			if err := os.MkdirAll(o.ScyllaDBDataDir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if tc.finished {
+				// What the fake keeps in its workdir, the data directory, once decommissioned.
+				if err := os.WriteFile(filepath.Join(o.ScyllaDBDataDir, fakescylladb.DecommissionedFile), nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.inProgressMarker {
+				if err := os.WriteFile(filepath.Join(o.ScyllaDBDataDir, decommissioningMarkerFileName), nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rs := e.start(o)
+			if tc.wantRunError != "" {
+				rs.wantRunError(t, tc.wantRunError)
+			} else {
+				rs.waitFor(t, "the decommissioned label", func() bool {
+					svc, err := e.kube.CoreV1().Services(n.namespace).Get(ctx, n.name, metav1.GetOptions{})
+					return err == nil && svc.Labels[naming.DecommissionedLabel] == naming.DecommissionedLabelTrue
+				})
+				if code := rs.probe(ReadyzPath); code != http.StatusServiceUnavailable {
+					t.Errorf("readiness = %d, want 503", code)
+				}
+				if code := rs.probe(HealthzPath); code != http.StatusOK {
+					t.Errorf("liveness = %d, want 200", code)
+				}
+				if _, err := os.Stat(filepath.Join(o.ScyllaDBDataDir, decommissionedMarkerFileName)); err != nil {
+					t.Errorf("no final decommission marker: %v", err)
+				}
+				if err := rs.stop(); err != nil {
+					t.Errorf("Run() = %v, want nil", err)
+				}
+			}
+			svc, err := e.kube.CoreV1().Services(n.namespace).Get(ctx, n.name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := svc.Labels[naming.DecommissionedLabel]; got != tc.wantLabel {
+				t.Errorf("label %s = %q, want %q", naming.DecommissionedLabel, got, tc.wantLabel)
+			}
+		})
+	}
+}
