@@ -15,21 +15,27 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// applyAll applies every required object and returns what the API server (or the cache, when nothing changed) has
-// of each, by name. An object being deleted to be recreated, because an immutable field changes, is progress rather
-// than an error.
+// appliedObjects are the results of applyAll: by name, what the API server (or the cache, when nothing changed) has
+// of each required object; and the objects the API server returned from a create or update.
+type appliedObjects[T kubeinterfaces.ObjectInterface] struct {
+	byName  map[string]T
+	written []T
+}
+
+// applyAll applies every required object. An object being deleted to be recreated, because an immutable field
+// changes, is progress rather than an error.
 func applyAll[T kubeinterfaces.ObjectInterface](
 	ctx context.Context,
 	c *Controller,
 	client kubeinterfaces.CreateUpdateDeleterInterface[T],
 	lister kubeinterfaces.GetterInterface[T],
 	required []T,
-) (map[string]T, []metav1.Condition, error) {
-	applied := make(map[string]T, len(required))
+) (appliedObjects[T], []metav1.Condition, error) {
+	applied := appliedObjects[T]{byName: make(map[string]T, len(required))}
 	var progressing []metav1.Condition
 	var errs []error
 	for _, obj := range required {
-		actual, _, err := resourceapply.Apply(ctx, client, lister, c.eventRecorder, obj, resourceapply.ApplyOptions{})
+		actual, changed, err := resourceapply.Apply(ctx, client, lister, c.eventRecorder, obj, resourceapply.ApplyOptions{})
 		switch {
 		case errors.Is(err, resourceapply.ErrObjectBeingDeleted) || (err == nil && isNil(actual)):
 			kind := kindOf[T]()
@@ -41,7 +47,10 @@ func applyAll[T kubeinterfaces.ObjectInterface](
 		case err != nil:
 			errs = append(errs, err)
 		default:
-			applied[obj.GetName()] = actual
+			applied.byName[obj.GetName()] = actual
+			if changed {
+				applied.written = append(applied.written, actual)
+			}
 		}
 	}
 	return applied, progressing, utilerrors.NewAggregate(errs)
@@ -84,7 +93,7 @@ func applyAndPrune[T kubeinterfaces.ObjectInterface](
 	lister kubeinterfaces.GetterInterface[T],
 	existing map[string]T,
 	required ...T,
-) (map[string]T, []metav1.Condition, error) {
+) (appliedObjects[T], []metav1.Condition, error) {
 	applied, progressing, applyErr := applyAll(ctx, c, client, lister, required)
 	pruneErr := prune(ctx, c, sdc, client, existing, required)
 	if applyErr != nil || pruneErr != nil {

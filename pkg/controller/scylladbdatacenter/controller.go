@@ -76,6 +76,9 @@ type Controller struct {
 	queue    workqueue.TypedRateLimitingInterface[string]
 	handlers *controllerhelpers.Handlers[*scyllav1alpha1.ScyllaDBDatacenter]
 
+	// expectations are the writes the caches may not show yet.
+	expectations *expectations
+
 	// generateAuthToken makes a new agent auth token; tests replace it.
 	generateAuthToken func() (string, error)
 	// now is the clock of condition transitions; tests replace it.
@@ -137,6 +140,7 @@ func NewController(
 		eventRecorder:    eventBroadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "scylladbdatacenter-controller"}),
 
 		queue:             controllerhelpers.NewQueue(ControllerName),
+		expectations:      newExpectations(time.Now),
 		generateAuthToken: generateAuthToken,
 		now:               metav1.Now,
 	}

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -37,16 +38,20 @@ type world struct {
 // fixture is a controller over fake clientsets whose informer caches hold a world, as sample-controller's tests
 // build it: the objects are put straight into the indexers and the informers are never started.
 type fixture struct {
-	t            *testing.T
-	kubeClient   *kubefake.Clientset
-	scyllaClient *scyllafake.Clientset
-	controller   *Controller
-	recorder     *record.FakeRecorder
+	t               *testing.T
+	kubeClient      *kubefake.Clientset
+	scyllaClient    *scyllafake.Clientset
+	kubeInformers   kubeinformers.SharedInformerFactory
+	scyllaInformers scyllainformers.SharedInformerFactory
+	controller      *Controller
+	recorder        *record.FakeRecorder
 }
 
 func newFixture(t *testing.T, w world) *fixture {
 	t.Helper()
 	kubeClient := kubefake.NewClientset(w.objects...)
+	kubeClient.PrependReactor("create", "statefulsets", countGenerations(kubeClient))
+	kubeClient.PrependReactor("update", "statefulsets", countGenerations(kubeClient))
 	scyllaClient := scyllafake.NewClientset(w.sdc)
 	kubeInformers := kubeinformers.NewSharedInformerFactory(kubeClient, 0)
 	scyllaInformers := scyllainformers.NewSharedInformerFactory(scyllaClient, 0)
@@ -74,38 +79,85 @@ func newFixture(t *testing.T, w world) *fixture {
 	c.generateAuthToken = func() (string, error) { return testToken, nil }
 	c.now = func() metav1.Time { return testNow }
 
-	add := func(informer cache.SharedIndexInformer, obj runtime.Object) {
-		if err := informer.GetIndexer().Add(obj); err != nil {
-			t.Fatal(err)
-		}
-	}
-	add(scyllaInformers.Scylla().V1alpha1().ScyllaDBDatacenters().Informer(), w.sdc)
-	for _, obj := range w.objects {
-		switch obj.(type) {
-		case *appsv1.StatefulSet:
-			add(kubeInformers.Apps().V1().StatefulSets().Informer(), obj)
-		case *corev1.Service:
-			add(kubeInformers.Core().V1().Services().Informer(), obj)
-		case *corev1.Secret:
-			add(kubeInformers.Core().V1().Secrets().Informer(), obj)
-		case *corev1.ConfigMap:
-			add(kubeInformers.Core().V1().ConfigMaps().Informer(), obj)
-		case *corev1.ServiceAccount:
-			add(kubeInformers.Core().V1().ServiceAccounts().Informer(), obj)
-		case *rbacv1.RoleBinding:
-			add(kubeInformers.Rbac().V1().RoleBindings().Informer(), obj)
-		case *policyv1.PodDisruptionBudget:
-			add(kubeInformers.Policy().V1().PodDisruptionBudgets().Informer(), obj)
-		case *corev1.Pod:
-			add(kubeInformers.Core().V1().Pods().Informer(), obj)
-		case *corev1.PersistentVolumeClaim:
-			add(kubeInformers.Core().V1().PersistentVolumeClaims().Informer(), obj)
-		default:
-			t.Fatalf("the fixture can't hold a %T", obj)
-		}
-	}
+	f := &fixture{t: t, kubeClient: kubeClient, scyllaClient: scyllaClient, kubeInformers: kubeInformers, scyllaInformers: scyllaInformers, controller: c, recorder: recorder}
+	f.cache(w.sdc)
+	f.cache(w.objects...)
+	return f
+}
 
-	return &fixture{t: t, kubeClient: kubeClient, scyllaClient: scyllaClient, controller: c, recorder: recorder}
+// countGenerations returns a reactor that sets the generation of StatefulSets as the API server does: 1 when created,
+// one more at every update that changes the spec. It lets the default reactors store the object.
+func countGenerations(client *kubefake.Clientset) clienttesting.ReactionFunc {
+	return func(action clienttesting.Action) (bool, runtime.Object, error) {
+		sts, ok := action.(clienttesting.CreateAction).GetObject().(*appsv1.StatefulSet)
+		if !ok {
+			return false, nil, nil
+		}
+		sts.Generation = 1
+		if action.GetVerb() != "update" {
+			return false, nil, nil
+		}
+		old, err := client.Tracker().Get(action.GetResource(), sts.Namespace, sts.Name)
+		if err != nil {
+			return false, nil, nil
+		}
+		oldSTS := old.(*appsv1.StatefulSet)
+		sts.Generation = oldSTS.Generation
+		if !apiequality.Semantic.DeepEqual(oldSTS.Spec, sts.Spec) {
+			sts.Generation++
+		}
+		return false, nil, nil
+	}
+}
+
+// cache puts objects into the informer caches, replacing the objects of the same name: what the controller sees of
+// the API server on its next sync.
+func (f *fixture) cache(objects ...runtime.Object) {
+	f.t.Helper()
+	for _, obj := range objects {
+		var informer cache.SharedIndexInformer
+		switch obj.(type) {
+		case *scyllav1alpha1.ScyllaDBDatacenter:
+			informer = f.scyllaInformers.Scylla().V1alpha1().ScyllaDBDatacenters().Informer()
+		case *appsv1.StatefulSet:
+			informer = f.kubeInformers.Apps().V1().StatefulSets().Informer()
+		case *corev1.Service:
+			informer = f.kubeInformers.Core().V1().Services().Informer()
+		case *corev1.Secret:
+			informer = f.kubeInformers.Core().V1().Secrets().Informer()
+		case *corev1.ConfigMap:
+			informer = f.kubeInformers.Core().V1().ConfigMaps().Informer()
+		case *corev1.ServiceAccount:
+			informer = f.kubeInformers.Core().V1().ServiceAccounts().Informer()
+		case *rbacv1.RoleBinding:
+			informer = f.kubeInformers.Rbac().V1().RoleBindings().Informer()
+		case *policyv1.PodDisruptionBudget:
+			informer = f.kubeInformers.Policy().V1().PodDisruptionBudgets().Informer()
+		case *corev1.Pod:
+			informer = f.kubeInformers.Core().V1().Pods().Informer()
+		case *corev1.PersistentVolumeClaim:
+			informer = f.kubeInformers.Core().V1().PersistentVolumeClaims().Informer()
+		default:
+			f.t.Fatalf("the fixture can't hold a %T", obj)
+		}
+		if err := informer.GetIndexer().Update(obj); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+}
+
+// uncache removes an object from the informer caches.
+func (f *fixture) uncache(obj runtime.Object) {
+	f.t.Helper()
+	// Only the kinds the tests need to see disappear.
+	switch obj.(type) {
+	case *appsv1.StatefulSet:
+		if err := f.kubeInformers.Apps().V1().StatefulSets().Informer().GetIndexer().Delete(obj); err != nil {
+			f.t.Fatal(err)
+		}
+	default:
+		f.t.Fatalf("the fixture can't remove a %T", obj)
+	}
 }
 
 // sync runs one sync of the datacenter and returns its error.

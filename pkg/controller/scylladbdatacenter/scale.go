@@ -15,33 +15,76 @@ import (
 
 // Reasons of the progressing conditions the scaling plan reports.
 const (
-	decommissionRequestedReason     = "DecommissionRequested"
-	waitingForDecommissionReason    = "WaitingForDecommission"
-	removingDecommissionedReason    = "RemovingDecommissionedNode"
-	waitingForNodeRemovalReason     = "WaitingForNodeRemoval"
-	waitingForOtherOperationReason  = "WaitingForOtherNodeOperation"
-	waitingForRolloutToScaleReason  = "WaitingForRolloutBeforeScalingDown"
-	waitingForNodeMaintenanceReason = "WaitingForNodeMaintenance"
+	decommissionRequestedReason         = "DecommissionRequested"
+	waitingForDecommissionReason        = "WaitingForDecommission"
+	removingDecommissionedReason        = "RemovingDecommissionedNode"
+	waitingForNodeRemovalReason         = "WaitingForNodeRemoval"
+	waitingForOtherOperationReason      = "WaitingForOtherNodeOperation"
+	waitingForRolloutToScaleReason      = "WaitingForRolloutBeforeScalingDown"
+	waitingForNodeMaintenanceReason     = "WaitingForNodeMaintenance"
+	waitingForStatefulSetObservedReason = "WaitingForStatefulSetObserved"
 )
 
 // rackObjects are what exists of one rack, from the informer caches: the rack's StatefulSet and, by ordinal, its
-// member Services and data PersistentVolumeClaims. rack is nil for a rack removed from the spec whose StatefulSet
-// is still there.
+// member Services, pods and data PersistentVolumeClaims. rack is nil for a rack removed from the spec whose
+// StatefulSet is still there.
 type rackObjects struct {
 	name            string
 	rack            *scyllav1alpha1.RackSpec
 	statefulSetName string
 	statefulSet     *appsv1.StatefulSet
 	services        map[int32]*corev1.Service
+	pods            map[int32]*corev1.Pod
 	pvcs            map[int32]*corev1.PersistentVolumeClaim
+	// pendingReplicas is the replica count last written to the StatefulSet, when the cache does not show that write
+	// yet (expectations).
+	pendingReplicas *int32
 }
 
-// currentReplicas is the replica count of the rack's StatefulSet, 0 when it has none.
-func (r *rackObjects) currentReplicas() int32 {
-	if r.statefulSet == nil || r.statefulSet.Spec.Replicas == nil {
-		return 0
+// observed tells whether the cache shows the rack's StatefulSet as the operator last wrote it, or the rack has
+// nothing at all yet. Only then does the StatefulSet's replica count say which nodes exist: a StatefulSet missing
+// from the cache (not seen yet, or deleted while its pods and data stay) or behind the last write says nothing about
+// them, and no node may be added or removed on its word.
+func (r *rackObjects) observed() bool {
+	if r.pendingReplicas != nil {
+		return false
 	}
-	return *r.statefulSet.Spec.Replicas
+	return r.statefulSet != nil || r.highestOrdinal() < 0
+}
+
+// highestOrdinal is the highest ordinal of the rack's pods, member Services and data claims not being deleted, -1
+// when there is none.
+func (r *rackObjects) highestOrdinal() int32 {
+	highest := int32(-1)
+	for ordinal := range r.pods {
+		highest = max(highest, ordinal)
+	}
+	for ordinal := range r.services {
+		highest = max(highest, ordinal)
+	}
+	for ordinal, pvc := range r.pvcs {
+		if pvc.DeletionTimestamp == nil {
+			highest = max(highest, ordinal)
+		}
+	}
+	return highest
+}
+
+// currentReplicas is the number of nodes of the rack: the replica count of its StatefulSet when observed, else the
+// most any source tells (the cached StatefulSet, the last write, the highest ordinal anything is left of, plus one),
+// so that nothing of a node that may exist is removed.
+func (r *rackObjects) currentReplicas() int32 {
+	var replicas int32
+	if r.statefulSet != nil && r.statefulSet.Spec.Replicas != nil {
+		replicas = *r.statefulSet.Spec.Replicas
+	}
+	if r.observed() {
+		return replicas
+	}
+	if r.pendingReplicas != nil {
+		replicas = max(replicas, *r.pendingReplicas)
+	}
+	return max(replicas, r.highestOrdinal()+1)
 }
 
 // decommissionState is the naming.DecommissionedLabel value on the member Service of the rack's last node, "" when
@@ -144,7 +187,8 @@ func statefulSetSettled(sts *appsv1.StatefulSet) bool {
 //
 // A node operation never starts while another one runs in the datacenter: no new decommission while a node is
 // decommissioning, a removed node is being cleaned up, a node is in maintenance (naming.NodeMaintenanceLabel) or any
-// StatefulSet is not settled, and no scale-up while a node is decommissioning. A rack whose removed nodes are not cleaned up yet does not scale up.
+// StatefulSet is not settled, and no scale-up while a node is decommissioning. A rack whose StatefulSet is not
+// observed (rackObjects.observed) keeps the nodes it has until it is, and counts as not settled. A rack whose removed nodes are not cleaned up yet does not scale up.
 func planScale(dcName string, racks []*rackObjects) []rackPlan {
 	decommissioning := false
 	settled := true
@@ -161,10 +205,10 @@ func planScale(dcName string, racks []*rackObjects) []rackPlan {
 			desired = rackNodes(r.rack)
 		}
 		// A rack that is not there yet and has no nodes to run is settled.
-		if r.statefulSet == nil && desired == 0 {
+		if r.statefulSet == nil && r.observed() && desired == 0 {
 			continue
 		}
-		if !statefulSetSettled(r.statefulSet) {
+		if !r.observed() || !statefulSetSettled(r.statefulSet) {
 			settled = false
 		}
 	}
@@ -188,6 +232,14 @@ func planScale(dcName string, racks []*rackObjects) []rackPlan {
 		last := naming.MemberServiceName(r.statefulSetName, current-1)
 
 		switch state := r.decommissionState(); {
+		case !r.observed():
+			// Keep what was last written, or every node something is left of, until the StatefulSet shows up.
+			if r.pendingReplicas != nil {
+				plan.replicas = *r.pendingReplicas
+			}
+			plan.progressing = append(plan.progressing, rackCondition(r.name, waitingForStatefulSetObservedReason,
+				"waiting for StatefulSet %s to show %d nodes before changing any", r.statefulSetName, plan.replicas))
+
 		case state == naming.DecommissionedLabelTrue:
 			plan.replicas = current - 1
 			delete(plan.decommissioned, current-1)

@@ -38,6 +38,7 @@ func testRack(name string, desired *int32, sts *appsv1.StatefulSet, services int
 		statefulSetName: stsName,
 		statefulSet:     sts,
 		services:        map[int32]*corev1.Service{},
+		pods:            map[int32]*corev1.Pod{},
 		pvcs:            map[int32]*corev1.PersistentVolumeClaim{},
 	}
 	if desired != nil {
@@ -240,6 +241,34 @@ func TestPlanScale(t *testing.T) {
 				{replicas: 3, reasons: []string{waitingForOtherOperationReason}},
 				{replicas: 1, decommissioned: map[int32]string{0: "false"}},
 			},
+		},
+		{
+			name: "a rack whose StatefulSet is missing keeps every node something is left of, and holds back scale-downs",
+			racks: func() []*rackObjects {
+				a := testRack("a", new(int32(1)), nil, 2, "")
+				a.pods[2] = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "basic-dc1-a-2"}}
+				return []*rackObjects{a, testRack("b", new(int32(2)), settledStatefulSet("basic-dc1-b", 3), 3, "")}
+			},
+			want: []wantPlan{
+				{replicas: 3, reasons: []string{waitingForStatefulSetObservedReason}},
+				{replicas: 3, reasons: []string{waitingForRolloutToScaleReason}},
+			},
+		},
+		{
+			name: "a rack whose StatefulSet is missing keeps its decommission labels and does not act on them",
+			racks: func() []*rackObjects {
+				return []*rackObjects{testRack("a", new(int32(2)), nil, 3, "true")}
+			},
+			want: []wantPlan{{replicas: 3, decommissioned: map[int32]string{2: "true"}, reasons: []string{waitingForStatefulSetObservedReason}}},
+		},
+		{
+			name: "a rack whose last write the cache does not show yet keeps that write",
+			racks: func() []*rackObjects {
+				a := testRack("a", new(int32(2)), settledStatefulSet("basic-dc1-a", 3), 3, "true")
+				a.pendingReplicas = new(int32(2))
+				return []*rackObjects{a}
+			},
+			want: []wantPlan{{replicas: 2, decommissioned: map[int32]string{2: "true"}, reasons: []string{waitingForStatefulSetObservedReason}}},
 		},
 		{
 			name: "scaling a rack to zero decommissions its last node too",

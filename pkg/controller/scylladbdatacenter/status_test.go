@@ -78,7 +78,7 @@ func TestStatusDuringARollingUpgrade(t *testing.T) {
 		t.Errorf("unexpected totals (-want +got):\n%s", diff)
 	}
 
-	rollout := "rack \"a\": waiting for StatefulSet basic-dc1-a to observe generation 1\n" +
+	rollout := "rack \"a\": waiting for StatefulSet basic-dc1-a to observe generation 2\n" +
 		"rack \"b\": rolling out StatefulSet basic-dc1-b: 1 of 3 nodes updated"
 	wantConditions := []metav1.Condition{
 		{Type: "StatefulSetControllerProgressing", Status: metav1.ConditionTrue, Reason: "WaitingForStatefulSetRollout", Message: rollout, ObservedGeneration: 2, LastTransitionTime: testNow},

@@ -59,6 +59,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	sdc, err := c.sdcLister.ScyllaDBDatacenters(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
 		logger.V(2).Info("ScyllaDBDatacenter is gone")
+		c.expectations.forget(key)
 		return nil
 	}
 	if err != nil {
@@ -74,7 +75,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return err
 	}
 
-	racks := collectRacks(sdc, owned)
+	racks := collectRacks(sdc, owned, c.expectations)
 	plans := planScale(datacenterName(sdc), racks)
 
 	var managedConfig *corev1.ConfigMap
@@ -280,9 +281,11 @@ func byName[T kubeinterfaces.ObjectInterface](objects []T) map[string]T {
 	return m
 }
 
-// collectRacks groups the datacenter's StatefulSets, member Services and data claims by rack: first the racks of the
-// spec, in order, then the racks removed from the spec whose StatefulSet is still there, by name.
-func collectRacks(sdc *scyllav1alpha1.ScyllaDBDatacenter, owned *ownedObjects) []*rackObjects {
+// collectRacks groups the datacenter's StatefulSets, member Services, pods and data claims by rack: first the racks of
+// the spec, in order, then the racks removed from the spec whose StatefulSet is still there, by name. Writes the
+// caches may not show yet come from exp.
+func collectRacks(sdc *scyllav1alpha1.ScyllaDBDatacenter, owned *ownedObjects, exp *expectations) []*rackObjects {
+	key := cache.MetaObjectToName(sdc).String()
 	dc := datacenterName(sdc)
 	var racks []*rackObjects
 	known := map[string]bool{}
@@ -309,8 +312,17 @@ func collectRacks(sdc *scyllav1alpha1.ScyllaDBDatacenter, owned *ownedObjects) [
 	}
 
 	for _, r := range racks {
+		if replicas, ok := exp.pendingReplicas(key, r.statefulSetName, r.statefulSet); ok {
+			r.pendingReplicas = &replicas
+		}
 		r.services = map[int32]*corev1.Service{}
+		r.pods = map[int32]*corev1.Pod{}
 		r.pvcs = map[int32]*corev1.PersistentVolumeClaim{}
+		for name, pod := range owned.pods {
+			if ordinal, ok := memberOrdinal(r.statefulSetName, name); ok {
+				r.pods[ordinal] = pod
+			}
+		}
 		for name, svc := range owned.services {
 			if svc.Labels[naming.ScyllaServiceTypeLabel] != naming.ScyllaServiceTypeMember {
 				continue

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/tools/cache"
 )
 
 // syncStatefulSets applies the StatefulSet of every rack of the spec with the replicas its plan says, and deletes
@@ -26,6 +27,11 @@ func (c *Controller) syncStatefulSets(ctx context.Context, sdc *scyllav1alpha1.S
 	var errs []error
 	removed := map[string]*appsv1.StatefulSet{}
 	for i, r := range racks {
+		if r.pendingReplicas != nil {
+			// Written already; the plan says what to wait for. Writing again over a stale cache would only conflict.
+			progressing = append(progressing, plans[i].progressing...)
+			continue
+		}
 		if r.rack == nil {
 			if replicas := r.currentReplicas(); replicas != 0 || r.statefulSet.Status.Replicas != 0 {
 				errs = append(errs, newSpecError("rack %q was removed from spec.racks while its StatefulSet %q still runs %d nodes: "+
@@ -64,8 +70,12 @@ func (c *Controller) syncStatefulSets(ctx context.Context, sdc *scyllav1alpha1.S
 	actual, applyProgressing, err := applyAll(ctx, c, c.kubeClient.AppsV1().StatefulSets(sdc.Namespace), c.statefulSetLister.StatefulSets(sdc.Namespace), required)
 	progressing = append(progressing, applyProgressing...)
 	errs = append(errs, err)
+	key := cache.MetaObjectToName(sdc).String()
+	for _, sts := range actual.written {
+		c.expectations.wroteStatefulSet(key, sts)
+	}
 	for _, r := range racks {
-		if sts, ok := actual[r.statefulSetName]; ok {
+		if sts, ok := actual.byName[r.statefulSetName]; ok {
 			applied[sts.Name] = sts
 			progressing = append(progressing, rolloutConditions(r.name, sts)...)
 		}

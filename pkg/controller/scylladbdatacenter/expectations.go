@@ -1,0 +1,81 @@
+package scylladbdatacenter
+
+import (
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// expectationsTTL bounds how long a write the caches never showed is waited for, in case something undid it before
+// the informer saw it; the Kubernetes controllers use the same bound.
+const expectationsTTL = 5 * time.Minute
+
+// expectations remember, per datacenter key, the writes that decide what a node operation may do next and that the
+// informer caches may not show yet: the replica counts last written to StatefulSets. A sync reads the caches through
+// them (collectRacks), so that a lagging cache never reads as a StatefulSet with fewer nodes. An expectation is
+// dropped once the cache shows the write, when the object it is about is gone or replaced, or after expectationsTTL.
+// They live in memory only: after a restart the caches are fresh.
+type expectations struct {
+	now func() time.Time
+
+	lock sync.Mutex
+	// statefulSets holds, by datacenter key and then StatefulSet name, what was written.
+	statefulSets map[string]map[string]statefulSetWrite
+}
+
+// statefulSetWrite is a StatefulSet as a write returned it.
+type statefulSetWrite struct {
+	uid        types.UID
+	generation int64
+	replicas   int32
+	at         time.Time
+}
+
+func newExpectations(now func() time.Time) *expectations {
+	return &expectations{
+		now:          now,
+		statefulSets: map[string]map[string]statefulSetWrite{},
+	}
+}
+
+// wroteStatefulSet records sts, as the API server returned it from a write for the datacenter key.
+func (e *expectations) wroteStatefulSet(key string, sts *appsv1.StatefulSet) {
+	e.lock.Lock()
+	defer e.lock.Unlock()
+	if e.statefulSets[key] == nil {
+		e.statefulSets[key] = map[string]statefulSetWrite{}
+	}
+	var replicas int32
+	if sts.Spec.Replicas != nil {
+		replicas = *sts.Spec.Replicas
+	}
+	e.statefulSets[key][sts.Name] = statefulSetWrite{uid: sts.UID, generation: sts.Generation, replicas: replicas, at: e.now()}
+}
+
+// pendingReplicas returns the replica count last written to the StatefulSet name of the datacenter key when cached,
+// the cache's copy of it (nil: none), does not show that write yet.
+func (e *expectations) pendingReplicas(key, name string, cached *appsv1.StatefulSet) (int32, bool) {
+	e.lock.Lock()
+	defer e.lock.Unlock()
+	write, ok := e.statefulSets[key][name]
+	if !ok {
+		return 0, false
+	}
+	switch {
+	case e.now().Sub(write.at) > expectationsTTL,
+		// The cache shows the write, or another StatefulSet: ours was replaced since.
+		cached != nil && (cached.UID != write.uid || cached.Generation >= write.generation):
+		delete(e.statefulSets[key], name)
+		return 0, false
+	}
+	return write.replicas, true
+}
+
+// forget drops everything recorded for the datacenter key, which is gone.
+func (e *expectations) forget(key string) {
+	e.lock.Lock()
+	defer e.lock.Unlock()
+	delete(e.statefulSets, key)
+}
