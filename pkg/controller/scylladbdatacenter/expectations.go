@@ -4,7 +4,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/scyllakube/scylla-operator/pkg/naming"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -13,16 +15,19 @@ import (
 const expectationsTTL = 5 * time.Minute
 
 // expectations remember, per datacenter key, the writes that decide what a node operation may do next and that the
-// informer caches may not show yet: the replica counts last written to StatefulSets. A sync reads the caches through
-// them (collectRacks), so that a lagging cache never reads as a StatefulSet with fewer nodes. An expectation is
+// informer caches may not show yet: the replica counts last written to StatefulSets, and the decommission requests
+// last written to member Services. A sync reads the caches through them (collectRacks), so that a lagging cache never
+// reads as a StatefulSet with fewer nodes or as a datacenter where no node is leaving: two nodes are never asked to
+// leave at once. An expectation is
 // dropped once the cache shows the write, when the object it is about is gone or replaced, or after expectationsTTL.
 // They live in memory only: after a restart the caches are fresh.
 type expectations struct {
 	now func() time.Time
 
 	lock sync.Mutex
-	// statefulSets holds, by datacenter key and then StatefulSet name, what was written.
-	statefulSets map[string]map[string]statefulSetWrite
+	// statefulSets and decommissions hold, by datacenter key and then object name, what was written.
+	statefulSets  map[string]map[string]statefulSetWrite
+	decommissions map[string]map[string]decommissionWrite
 }
 
 // statefulSetWrite is a StatefulSet as a write returned it.
@@ -33,10 +38,17 @@ type statefulSetWrite struct {
 	at         time.Time
 }
 
+// decommissionWrite is a member Service the decommission request was written to.
+type decommissionWrite struct {
+	uid types.UID
+	at  time.Time
+}
+
 func newExpectations(now func() time.Time) *expectations {
 	return &expectations{
-		now:          now,
-		statefulSets: map[string]map[string]statefulSetWrite{},
+		now:           now,
+		statefulSets:  map[string]map[string]statefulSetWrite{},
+		decommissions: map[string]map[string]decommissionWrite{},
 	}
 }
 
@@ -73,9 +85,41 @@ func (e *expectations) pendingReplicas(key, name string, cached *appsv1.Stateful
 	return write.replicas, true
 }
 
+// wroteDecommission records that the decommission request was written to svc, as the API server returned it, for
+// the datacenter key.
+func (e *expectations) wroteDecommission(key string, svc *corev1.Service) {
+	e.lock.Lock()
+	defer e.lock.Unlock()
+	if e.decommissions[key] == nil {
+		e.decommissions[key] = map[string]decommissionWrite{}
+	}
+	e.decommissions[key][svc.Name] = decommissionWrite{uid: svc.UID, at: e.now()}
+}
+
+// pendingDecommission tells whether a decommission request was written to the member Service name of the datacenter
+// key that cached, the cache's copy of it (nil: none), does not show yet.
+func (e *expectations) pendingDecommission(key, name string, cached *corev1.Service) bool {
+	e.lock.Lock()
+	defer e.lock.Unlock()
+	write, ok := e.decommissions[key][name]
+	if !ok {
+		return false
+	}
+	if cached == nil || cached.UID != write.uid || e.now().Sub(write.at) > expectationsTTL {
+		delete(e.decommissions[key], name)
+		return false
+	}
+	if _, labelled := cached.Labels[naming.DecommissionedLabel]; labelled {
+		delete(e.decommissions[key], name)
+		return false
+	}
+	return true
+}
+
 // forget drops everything recorded for the datacenter key, which is gone.
 func (e *expectations) forget(key string) {
 	e.lock.Lock()
 	defer e.lock.Unlock()
 	delete(e.statefulSets, key)
+	delete(e.decommissions, key)
 }

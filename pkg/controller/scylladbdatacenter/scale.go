@@ -39,6 +39,9 @@ type rackObjects struct {
 	// pendingReplicas is the replica count last written to the StatefulSet, when the cache does not show that write
 	// yet (expectations).
 	pendingReplicas *int32
+	// pendingDecommissions are the names of member Services a decommission request was written to that the cache
+	// does not show yet; services has them with the request.
+	pendingDecommissions map[string]bool
 }
 
 // observed tells whether the cache shows the rack's StatefulSet as the operator last wrote it, or the rack has

@@ -323,13 +323,21 @@ func collectRacks(sdc *scyllav1alpha1.ScyllaDBDatacenter, owned *ownedObjects, e
 				r.pods[ordinal] = pod
 			}
 		}
+		r.pendingDecommissions = map[string]bool{}
 		for name, svc := range owned.services {
 			if svc.Labels[naming.ScyllaServiceTypeLabel] != naming.ScyllaServiceTypeMember {
 				continue
 			}
-			if ordinal, ok := memberOrdinal(r.statefulSetName, name); ok {
-				r.services[ordinal] = svc
+			ordinal, ok := memberOrdinal(r.statefulSetName, name)
+			if !ok {
+				continue
 			}
+			if exp.pendingDecommission(key, name, svc) {
+				svc = svc.DeepCopy()
+				svc.Labels[naming.DecommissionedLabel] = naming.DecommissionedLabelFalse
+				r.pendingDecommissions[name] = true
+			}
+			r.services[ordinal] = svc
 		}
 		for name, pvc := range owned.pvcs {
 			podName, ok := strings.CutPrefix(name, naming.PVCName(""))

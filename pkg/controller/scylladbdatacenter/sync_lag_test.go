@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -83,4 +84,27 @@ func TestSyncRecreatesAMissingStatefulSetWithTheNodesThatExist(t *testing.T) {
 			t.Errorf("the StatefulSet was recreated with %d replicas, not 3", got)
 		}
 	})
+}
+
+func TestSyncNeverAsksTwoNodesToLeaveWhileTheCacheLags(t *testing.T) {
+	t.Parallel()
+
+	w := withNodes(convergedWorld(t))
+	w.sdc.Spec.Racks[0].Nodes = new(int32(2))
+	w.sdc.Generation++
+	f := newFixture(t, w)
+	f.syncWriting("scale-down requested", "update services basic-dc1-a-2")
+
+	// The user changes their mind: rack a back to 3, rack b down to 2. The cache has the new spec but not yet the
+	// decommission request on node a-2, which its sidecar is already acting on.
+	f.catchUp(func(obj runtime.Object) bool {
+		_, ok := obj.(*corev1.Service)
+		return ok
+	})
+	sdc := f.world().sdc
+	sdc.Spec.Racks[0].Nodes = new(int32(3))
+	sdc.Spec.Racks[1].Nodes = new(int32(2))
+	sdc.Generation++
+	f.cache(sdc)
+	f.syncWriting("decommission request not in the cache yet")
 }

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 )
 
@@ -39,7 +40,13 @@ func (c *Controller) syncServices(ctx context.Context, sdc *scyllav1alpha1.Scyll
 			continue
 		}
 		for ordinal := range plans[i].replicas {
-			svc, err := makeMemberService(sdc, r.rack, naming.MemberServiceName(r.statefulSetName, ordinal), plans[i].decommissioned[ordinal])
+			name := naming.MemberServiceName(r.statefulSetName, ordinal)
+			if r.pendingDecommissions[name] {
+				// Written already; writing again over a stale cache would only conflict.
+				keep[name] = true
+				continue
+			}
+			svc, err := makeMemberService(sdc, r.rack, name, plans[i].decommissioned[ordinal])
 			if err != nil {
 				return nil, err
 			}
@@ -47,8 +54,14 @@ func (c *Controller) syncServices(ctx context.Context, sdc *scyllav1alpha1.Scyll
 		}
 	}
 
-	_, progressing, applyErr := applyAll(ctx, c, c.kubeClient.CoreV1().Services(sdc.Namespace), c.serviceLister.Services(sdc.Namespace), required)
+	applied, progressing, applyErr := applyAll(ctx, c, c.kubeClient.CoreV1().Services(sdc.Namespace), c.serviceLister.Services(sdc.Namespace), required)
 	errs := []error{applyErr}
+	key := cache.MetaObjectToName(sdc).String()
+	for _, svc := range applied.written {
+		if svc.Labels[naming.DecommissionedLabel] == naming.DecommissionedLabelFalse {
+			c.expectations.wroteDecommission(key, svc)
+		}
+	}
 
 	wanted := map[string]bool{}
 	for _, svc := range required {
