@@ -118,9 +118,15 @@ var ownedOptions = []string{
 	"seed-provider-parameters", "seeds", "workdir",
 }
 
+// shortOwnedOptions are one-letter spellings of owned options: Seastar's -c for --smp and ScyllaDB's -W for
+// --workdir.
+var shortOwnedOptions = map[byte]string{'c': "smp", 'W': "workdir"}
+
 // ScyllaDBArgs returns the arguments ScyllaDB is started with: the sidecar's own, then the user's extra arguments
 // without the ones that would override an owned setting. Those are returned, as given, in ignored. User arguments
-// may be --name=value or --name value, with dashes or underscores. --smp is owned when CPUCount is set.
+// may be --name=value or --name value, with dashes or underscores, abbreviated to any prefix of the name (the image
+// entrypoint's argparse and ScyllaDB's option parser both accept unambiguous abbreviations), or a short -c (--smp)
+// or -W (--workdir), with the value attached or next. --smp is owned when CPUCount is set.
 func ScyllaDBArgs(s ScyllaDBSettings, extra []string) (args []string, ignored []string) {
 	args = []string{
 		"--listen-address=" + s.Addresses.ListenAddress,
@@ -140,12 +146,12 @@ func ScyllaDBArgs(s ScyllaDBSettings, extra []string) (args []string, ignored []
 
 	for i := 0; i < len(extra); i++ {
 		a := extra[i]
-		name, hasValue := optionName(a)
-		if name == "" || !slices.Contains(owned, name) {
+		isOwned, hasValue := ownedOption(a, owned)
+		if !isOwned {
 			args = append(args, a)
 			continue
 		}
-		// The option's value is the next argument unless it came after "=" or the next argument is an option.
+		// The option's value is the next argument unless it came attached or the next argument is an option.
 		if !hasValue && i+1 < len(extra) && !strings.HasPrefix(extra[i+1], "-") {
 			ignored = append(ignored, a+" "+extra[i+1])
 			i++
@@ -154,6 +160,28 @@ func ScyllaDBArgs(s ScyllaDBSettings, extra []string) (args []string, ignored []
 		ignored = append(ignored, a)
 	}
 	return args, ignored
+}
+
+// ownedOption reports whether arg sets one of the owned options and whether it carries its value.
+func ownedOption(arg string, owned []string) (isOwned, hasValue bool) {
+	name, hasValue := optionName(arg)
+	if name == "" {
+		return false, false
+	}
+	if strings.HasPrefix(arg, "--") {
+		// Any unambiguous prefix of a long option's name selects it.
+		return slices.ContainsFunc(owned, func(o string) bool { return strings.HasPrefix(o, name) }), hasValue
+	}
+	if slices.Contains(owned, name) {
+		return true, hasValue
+	}
+	// A short option: one dash and a letter, its value attached ("-c4") or next ("-c 4").
+	if len(arg) >= 2 {
+		if long, ok := shortOwnedOptions[arg[1]]; ok && slices.Contains(owned, long) {
+			return true, len(arg) > 2
+		}
+	}
+	return false, false
 }
 
 func boolArg(b bool) string {

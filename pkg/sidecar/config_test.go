@@ -153,6 +153,25 @@ func TestScyllaDBArgs(t *testing.T) {
 			wantIgnored: []string{"--seeds 1.1.1.1", "--broadcast_address=1.2.3.4", "-listen-address 5.6.7.8", "--developer-mode", "--api-port=1"},
 		},
 		{
+			name: "abbreviated owned options are dropped, as the entrypoint's argparse and ScyllaDB's option parser accept them",
+			extra: []string{"--seed=1.1.1.1", "--listen", "5.6.7.8", "--broadcast-rpc=1.2.3.4", "--developer", "--work=/tmp",
+				"--api-ui-dir=/ui", "--memory", "4G"},
+			wantArgs:    append(append([]string{}, sidecarArgs...), "--api-ui-dir=/ui", "--memory", "4G"),
+			wantIgnored: []string{"--seed=1.1.1.1", "--listen 5.6.7.8", "--broadcast-rpc=1.2.3.4", "--developer", "--work=/tmp"},
+		},
+		{
+			name:        "short spellings of owned options are dropped",
+			cpus:        4,
+			extra:       []string{"-c", "2", "-c2", "-W", "/tmp", "-W/tmp", "-m", "4G"},
+			wantArgs:    append(append([]string{}, sidecarArgs...), "--smp=4", "-m", "4G"),
+			wantIgnored: []string{"-c 2", "-c2", "-W /tmp", "-W/tmp"},
+		},
+		{
+			name:     "-c is the user's while the CPU count is unset",
+			extra:    []string{"-c", "2"},
+			wantArgs: append(append([]string{}, sidecarArgs...), "-c", "2"),
+		},
+		{
 			name:        "--smp is owned once the CPU count is set",
 			cpus:        4,
 			developer:   true,

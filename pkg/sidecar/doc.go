@@ -103,7 +103,9 @@
 //
 // where extra arguments naming an owned option (any of the above, the owned keys in dashed form, --seed-provider-
 // parameters, --options-file; --smp when --cpu-count is set), as --name=value or --name value, with dashes or
-// underscores, are dropped and logged.
+// underscores, abbreviated to any prefix of the name (the image entrypoint's argparse and ScyllaDB's option parser
+// accept unambiguous abbreviations), or as the short -c (--smp) or -W (--workdir) with the value attached or next,
+// are dropped and logged.
 //
 // # Seeds
 //
