@@ -105,7 +105,8 @@
 // parameters, --options-file; --smp when --cpu-count is set), as --name=value or --name value, with dashes or
 // underscores, abbreviated to any prefix of the name (the image entrypoint's argparse and ScyllaDB's option parser
 // accept unambiguous abbreviations), or as the short -c (--smp) or -W (--workdir) with the value attached or next,
-// are dropped and logged.
+// are dropped and logged. The log of ScyllaDB's arguments shows REDACTED for the value of any option whose name
+// contains password, secret, token, credential or key.
 //
 // # Seeds
 //

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
+	"strings"
 	"syscall"
 
 	"k8s.io/klog/v2"
@@ -35,7 +37,7 @@ func runChild(ctx context.Context, cmd *exec.Cmd, signals <-chan os.Signal) (int
 	if err := cmd.Start(); err != nil {
 		return 0, fmt.Errorf("can't start ScyllaDB %q: %w", cmd.Path, err)
 	}
-	logger.Info("Started ScyllaDB", "pid", cmd.Process.Pid, "path", cmd.Path, "args", cmd.Args[1:])
+	logger.Info("Started ScyllaDB", "pid", cmd.Process.Pid, "path", cmd.Path, "args", redactArgs(cmd.Args[1:]))
 	waitErr := make(chan error, 1)
 	go func() { waitErr <- cmd.Wait() }()
 
@@ -63,4 +65,28 @@ func runChild(ctx context.Context, cmd *exec.Cmd, signals <-chan os.Signal) (int
 			return code, nil
 		}
 	}
+}
+
+// sensitiveOptionWords mark an option whose value may be a secret: users can pass any ScyllaDB option, such as
+// --auth-superuser-salted-password, in spec.scyllaArgs.
+var sensitiveOptionWords = []string{"password", "secret", "token", "credential", "key"}
+
+// redactArgs returns args for logging, with the values of options whose names look sensitive replaced by
+// "REDACTED", whether the value is attached (--name=value) or the next argument.
+func redactArgs(args []string) []string {
+	out := slices.Clone(args)
+	for i := 0; i < len(out); i++ {
+		name, hasValue := optionName(out[i])
+		if !slices.ContainsFunc(sensitiveOptionWords, func(w string) bool { return strings.Contains(strings.ToLower(name), w) }) {
+			continue
+		}
+		switch {
+		case hasValue:
+			out[i] = out[i][:strings.Index(out[i], "=")+1] + "REDACTED"
+		case i+1 < len(out) && !strings.HasPrefix(out[i+1], "-"):
+			out[i+1] = "REDACTED"
+			i++
+		}
+	}
+	return out
 }

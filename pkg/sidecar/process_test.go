@@ -1,13 +1,18 @@
 package sidecar
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/textlogger"
 )
 
 // waitForFile polls until path exists: the child wrote it once its trap was set.
@@ -104,5 +109,25 @@ func TestRunExitsWithScyllaDBsCode(t *testing.T) {
 	exitErr, ok := rs.runErr.(*ExitError)
 	if !ok || exitErr.Code != 5 {
 		t.Errorf("Run() = %v, want ExitError{5}", rs.runErr)
+	}
+}
+
+func TestRunChildLogsNoSecretArguments(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	ctx := klog.NewContext(context.Background(), textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(&logs))))
+	cmd := exec.Command("/bin/true", "--smp=2", "--auth-superuser-salted-password=s3cr3t-hash", "--client-token", "t0k3n-value",
+		"--SECRET_key", "k3y-value", "--developer-mode=1")
+	if code, err := runChild(ctx, cmd, nil); err != nil || code != 0 {
+		t.Fatalf("runChild() = %d, %v", code, err)
+	}
+	for _, secret := range []string{"s3cr3t-hash", "t0k3n-value", "k3y-value"} {
+		if strings.Contains(logs.String(), secret) {
+			t.Errorf("the logs contain %q:\n%s", secret, logs.String())
+		}
+	}
+	want := `args=["--smp=2","--auth-superuser-salted-password=REDACTED","--client-token","REDACTED","--SECRET_key","REDACTED","--developer-mode=1"]`
+	if !strings.Contains(logs.String(), want) {
+		t.Errorf("the logs lack %s:\n%s", want, logs.String())
 	}
 }
