@@ -376,6 +376,9 @@ func (o *Options) Run(ctx context.Context) error {
 	cmd.Stdout = teeTo(o.childStdout, watcher)
 	cmd.Stderr = teeTo(o.childStderr, watcher)
 	cmd.Env = append(append([]string{}, o.childEnv...), scyllaDBConfigDirEnv+"="+o.ScyllaDBConfigDir)
+	// ScyllaDB must not outlive a sidecar that is killed outright: in a container the kubelet would take both down,
+	// but outside one (tests, the local demo) nothing else would.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	go func() {
 		select {
 		case <-restart.Requested():
