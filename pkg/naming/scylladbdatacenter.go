@@ -17,6 +17,10 @@ const (
 	// restart with a new token. The token itself never appears.
 	ScyllaDBManagerAgentAuthTokenHashAnnotation = "scylla-operator.scylladb.com/scylladb-manager-agent-auth-token-hash"
 
+	// PodTemplateHashAnnotation on a rack's StatefulSet holds a hash of the pod template the operator last applied,
+	// so that it can tell which racks a spec change will roll before it writes them.
+	PodTemplateHashAnnotation = "scylla-operator.scylladb.com/pod-template-hash"
+
 	// KubectlRestartedAtAnnotation is the pod template annotation `kubectl rollout restart` sets; the operator keeps
 	// it, so that its next update of a StatefulSet does not restart the pods a second time.
 	KubectlRestartedAtAnnotation = "kubectl.kubernetes.io/restartedAt"

@@ -140,7 +140,22 @@ type rackPlan struct {
 	// decommissioned holds the naming.DecommissionedLabel value of member Services of ordinals below replicas that
 	// carry one.
 	decommissioned map[int32]string
-	progressing    []metav1.Condition
+	// nodeOperation describes the decommission or removal of a node of the rack in progress, "" when there is none:
+	// no pod may be restarted meanwhile (planRollout).
+	nodeOperation string
+	progressing   []metav1.Condition
+}
+
+// nodeOperation describes the node operation the plan of r, whose node ordinal current-1 is its last, is part of.
+func (r *rackObjects) nodeOperation(plan *rackPlan) string {
+	last := naming.MemberServiceName(r.statefulSetName, r.currentReplicas()-1)
+	switch {
+	case len(r.decommissionState()) != 0 || plan.decommissioned[r.currentReplicas()-1] == naming.DecommissionedLabelFalse:
+		return fmt.Sprintf("node %s to be decommissioned and removed", last)
+	case len(r.pendingRemovals()) != 0:
+		return fmt.Sprintf("the removal of %s", strings.Join(r.pendingRemovals(), ", "))
+	}
+	return ""
 }
 
 // rackCondition is a progressing condition about a rack; its message names the rack, since aggregation keeps only
@@ -228,6 +243,7 @@ func planScale(dcName string, racks []*rackObjects) []rackPlan {
 
 		if r.rack == nil {
 			// A removed rack is left as it is; the StatefulSet sync reports it when it still has nodes.
+			plan.nodeOperation = r.nodeOperation(&plan)
 			plans[i] = plan
 			continue
 		}
@@ -285,6 +301,7 @@ func planScale(dcName string, racks []*rackObjects) []rackPlan {
 			plan.progressing = append(plan.progressing, rackCondition(r.name, decommissionRequestedReason,
 				"scaling down from %d to %d nodes: decommissioning node %s", current, desired, last))
 		}
+		plan.nodeOperation = r.nodeOperation(&plan)
 		plans[i] = plan
 	}
 	return plans

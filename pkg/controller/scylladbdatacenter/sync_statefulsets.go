@@ -6,6 +6,7 @@ import (
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/resourceapply"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,6 +27,7 @@ func (c *Controller) syncStatefulSets(ctx context.Context, sdc *scyllav1alpha1.S
 	var progressing []metav1.Condition
 	var errs []error
 	removed := map[string]*appsv1.StatefulSet{}
+	rackRequired := make([]*appsv1.StatefulSet, len(racks))
 	for i, r := range racks {
 		if r.pendingReplicas != nil {
 			// Written already; the plan says what to wait for. Writing again over a stale cache would only conflict.
@@ -64,8 +66,24 @@ func (c *Controller) syncStatefulSets(ctx context.Context, sdc *scyllav1alpha1.S
 			continue
 		}
 		keepRestartedAt(sts, r.statefulSet)
+		templateHash, err := resourceapply.Hash(&sts.Spec.Template)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("can't make StatefulSet %q of rack %q: %w", r.statefulSetName, r.name, err))
+			continue
+		}
+		sts.Annotations = mergeMaps(sts.Annotations, map[string]string{naming.PodTemplateHashAnnotation: templateHash})
 		required = append(required, sts)
+		rackRequired[i] = sts
 	}
+
+	nodeOperation := ""
+	for _, plan := range plans {
+		if len(plan.nodeOperation) != 0 {
+			nodeOperation = plan.nodeOperation
+			break
+		}
+	}
+	progressing = append(progressing, planRollout(racks, rackRequired, nodeOperation)...)
 
 	actual, applyProgressing, err := applyAll(ctx, c, c.kubeClient.AppsV1().StatefulSets(sdc.Namespace), c.statefulSetLister.StatefulSets(sdc.Namespace), required)
 	progressing = append(progressing, applyProgressing...)

@@ -156,10 +156,12 @@ func TestSyncKeepsWhatOtherActorsAddAndRollsOnChanges(t *testing.T) {
 			if sts.Labels["team"] != "db" {
 				t.Errorf("the label another actor added is gone: %v", sts.Labels)
 			}
-			if sts.Spec.UpdateStrategy.Type != appsv1.RollingUpdateStatefulSetStrategyType {
-				t.Errorf("unexpected update strategy %q", sts.Spec.UpdateStrategy.Type)
-			}
 			tc.check(t, &sts.Spec.Template)
+			// Rack a rolls; rack b gets the new template but holds every pod at the old one until rack a is done.
+			checkRollout(t, sts, 0)
+			held := f.written("statefulsets", "basic-dc1-b").(*appsv1.StatefulSet)
+			tc.check(t, &held.Spec.Template)
+			checkRollout(t, held, 3)
 		})
 	}
 }
@@ -348,5 +350,20 @@ func TestSyncReportsSeedsTheSidecarWouldRefuse(t *testing.T) {
 	// The running pods are left alone rather than rolled into a crash loop.
 	if diff := cmp.Diff([]string{"update scylladbdatacenters/status basic"}, f.writes()); diff != "" {
 		t.Errorf("unexpected writes (-want +got):\n%s", diff)
+	}
+}
+
+// checkRollout fails t unless sts rolls its pods with partition (0: all of them).
+func checkRollout(t *testing.T, sts *appsv1.StatefulSet, partition int32) {
+	t.Helper()
+	if sts.Spec.UpdateStrategy.Type != appsv1.RollingUpdateStatefulSetStrategyType {
+		t.Errorf("StatefulSet %s: unexpected update strategy %q", sts.Name, sts.Spec.UpdateStrategy.Type)
+	}
+	var got int32
+	if r := sts.Spec.UpdateStrategy.RollingUpdate; r != nil && r.Partition != nil {
+		got = *r.Partition
+	}
+	if got != partition {
+		t.Errorf("StatefulSet %s: expected partition %d, got %d", sts.Name, partition, got)
 	}
 }
