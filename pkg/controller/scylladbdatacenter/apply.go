@@ -22,11 +22,13 @@ type appliedObjects[T kubeinterfaces.ObjectInterface] struct {
 	written []T
 }
 
-// applyAll applies every required object. An object being deleted to be recreated, because an immutable field
-// changes, is progress rather than an error.
+// applyAll applies every required object but those this sync adopted (ownedObjects.adopted), which wait for the
+// cache to show their controllerRef. An object being deleted to be recreated, because an immutable field changes, is
+// progress rather than an error.
 func applyAll[T kubeinterfaces.ObjectInterface](
 	ctx context.Context,
 	c *Controller,
+	adopted map[string]bool,
 	client kubeinterfaces.CreateUpdateDeleterInterface[T],
 	lister kubeinterfaces.GetterInterface[T],
 	required []T,
@@ -34,11 +36,19 @@ func applyAll[T kubeinterfaces.ObjectInterface](
 	applied := appliedObjects[T]{byName: make(map[string]T, len(required))}
 	var progressing []metav1.Condition
 	var errs []error
+	kind := kindOf[T]()
 	for _, obj := range required {
+		if adopted[adoptedKey[T](obj.GetName())] {
+			progressing = append(progressing, metav1.Condition{
+				Type:    kind + " " + obj.GetName(),
+				Reason:  waitingForAdoptedReason,
+				Message: fmt.Sprintf("waiting for the cache to show %s %s with the controllerRef it was just given", kind, obj.GetName()),
+			})
+			continue
+		}
 		actual, changed, err := resourceapply.Apply(ctx, client, lister, c.eventRecorder, obj, resourceapply.ApplyOptions{})
 		switch {
 		case errors.Is(err, resourceapply.ErrObjectBeingDeleted) || (err == nil && isNil(actual)):
-			kind := kindOf[T]()
 			progressing = append(progressing, metav1.Condition{
 				Type:    kind + " " + obj.GetName(),
 				Reason:  objectBeingRecreatedReason,
@@ -91,10 +101,11 @@ func applyAndPrune[T kubeinterfaces.ObjectInterface](
 	sdc *scyllav1alpha1.ScyllaDBDatacenter,
 	client kubeinterfaces.CreateUpdateDeleterInterface[T],
 	lister kubeinterfaces.GetterInterface[T],
+	owned *ownedObjects,
 	existing map[string]T,
 	required ...T,
 ) (appliedObjects[T], []metav1.Condition, error) {
-	applied, progressing, applyErr := applyAll(ctx, c, client, lister, required)
+	applied, progressing, applyErr := applyAll(ctx, c, owned.adopted, client, lister, required)
 	pruneErr := prune(ctx, c, sdc, client, existing, required)
 	if applyErr != nil || pruneErr != nil {
 		klog.FromContext(ctx).V(4).Info("Applying objects failed", "applyError", applyErr, "pruneError", pruneErr)

@@ -23,4 +23,5 @@ const (
 	waitingForStatefulSetReason      = "WaitingForStatefulSetRollout"
 	waitingForPodRemovalReason       = "WaitingForPodRemoval"
 	objectBeingRecreatedReason       = "ObjectBeingRecreated"
+	waitingForAdoptedReason          = "WaitingForAdoptedObject"
 )

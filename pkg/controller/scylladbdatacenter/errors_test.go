@@ -29,7 +29,7 @@ func TestErrorsNameTheKindAndTheObject(t *testing.T) {
 		{
 			name: "a list that fails",
 			run: func(t *testing.T, f *fixture) error {
-				_, errs := claim(t.Context(), newBasicSDC(), nil, failingLister[*corev1.Service]{}, f.kubeClient.CoreV1().Services(testNamespace), nil)
+				_, errs := claim(t.Context(), newBasicSDC(), nil, failingLister[*corev1.Service]{}, f.kubeClient.CoreV1().Services(testNamespace), map[string]bool{}, nil)
 				return errors.Join(errs...)
 			},
 			want: `can't list Services in namespace "scylla": cache is broken`,
@@ -52,7 +52,7 @@ func TestErrorsNameTheKindAndTheObject(t *testing.T) {
 				sdc := newBasicSDC()
 				racks := collectRacks(sdc, &ownedObjects{}, f.controller.expectations)
 				managedConfig := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "basic-managed-config"}, Data: map[string]string{}}
-				_, err := f.controller.syncStatefulSets(t.Context(), sdc, racks[:1], planScale("dc1", racks[:1]), managedConfig,
+				_, err := f.controller.syncStatefulSets(t.Context(), sdc, nil, racks[:1], planScale("dc1", racks[:1]), managedConfig,
 					statefulSetInputs{operatorImage: testOperatorImage}, map[string]*appsv1.StatefulSet{})
 				return err
 			},

@@ -38,6 +38,14 @@ type ownedObjects struct {
 	pdbs            map[string]*policyv1.PodDisruptionBudget
 	pods            map[string]*corev1.Pod
 	pvcs            map[string]*corev1.PersistentVolumeClaim
+	// adopted holds, as adoptedKey, the objects this sync adopted: the cache has them without their new
+	// controllerRef, so they are not applied before it shows them again.
+	adopted map[string]bool
+}
+
+// adoptedKey is how ownedObjects.adopted names an object of kind T.
+func adoptedKey[T kubeinterfaces.ObjectInterface](name string) string {
+	return kindOf[T]() + "/" + name
 }
 
 // sync makes the objects of the ScyllaDBDatacenter named by key match its spec and writes its status.
@@ -119,7 +127,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 					Message: "waiting for the managed config and the agent auth-token Secret",
 				}}, nil
 			}
-			return c.syncStatefulSets(ctx, sdc, racks, plans, managedConfig, statefulSetInputs{
+			return c.syncStatefulSets(ctx, sdc, owned.adopted, racks, plans, managedConfig, statefulSetInputs{
 				operatorImage: c.operatorImage,
 				authTokenHash: authTokenHash,
 			}, statefulSets)
@@ -216,14 +224,14 @@ func (c *Controller) getOwnedObjects(ctx context.Context, sdc *scyllav1alpha1.Sc
 	})
 
 	var errs []error
-	owned := &ownedObjects{}
-	owned.statefulSets, errs = claim(ctx, sdc, canAdopt, c.statefulSetLister.StatefulSets(ns), c.kubeClient.AppsV1().StatefulSets(ns), errs)
-	owned.services, errs = claim(ctx, sdc, canAdopt, c.serviceLister.Services(ns), c.kubeClient.CoreV1().Services(ns), errs)
-	owned.secrets, errs = claim(ctx, sdc, canAdopt, c.secretLister.Secrets(ns), c.kubeClient.CoreV1().Secrets(ns), errs)
-	owned.configMaps, errs = claim(ctx, sdc, canAdopt, c.configMapLister.ConfigMaps(ns), c.kubeClient.CoreV1().ConfigMaps(ns), errs)
-	owned.serviceAccounts, errs = claim(ctx, sdc, canAdopt, c.serviceAccountLister.ServiceAccounts(ns), c.kubeClient.CoreV1().ServiceAccounts(ns), errs)
-	owned.roleBindings, errs = claim(ctx, sdc, canAdopt, c.roleBindingLister.RoleBindings(ns), c.kubeClient.RbacV1().RoleBindings(ns), errs)
-	owned.pdbs, errs = claim(ctx, sdc, canAdopt, c.pdbLister.PodDisruptionBudgets(ns), c.kubeClient.PolicyV1().PodDisruptionBudgets(ns), errs)
+	owned := &ownedObjects{adopted: map[string]bool{}}
+	owned.statefulSets, errs = claim(ctx, sdc, canAdopt, c.statefulSetLister.StatefulSets(ns), c.kubeClient.AppsV1().StatefulSets(ns), owned.adopted, errs)
+	owned.services, errs = claim(ctx, sdc, canAdopt, c.serviceLister.Services(ns), c.kubeClient.CoreV1().Services(ns), owned.adopted, errs)
+	owned.secrets, errs = claim(ctx, sdc, canAdopt, c.secretLister.Secrets(ns), c.kubeClient.CoreV1().Secrets(ns), owned.adopted, errs)
+	owned.configMaps, errs = claim(ctx, sdc, canAdopt, c.configMapLister.ConfigMaps(ns), c.kubeClient.CoreV1().ConfigMaps(ns), owned.adopted, errs)
+	owned.serviceAccounts, errs = claim(ctx, sdc, canAdopt, c.serviceAccountLister.ServiceAccounts(ns), c.kubeClient.CoreV1().ServiceAccounts(ns), owned.adopted, errs)
+	owned.roleBindings, errs = claim(ctx, sdc, canAdopt, c.roleBindingLister.RoleBindings(ns), c.kubeClient.RbacV1().RoleBindings(ns), owned.adopted, errs)
+	owned.pdbs, errs = claim(ctx, sdc, canAdopt, c.pdbLister.PodDisruptionBudgets(ns), c.kubeClient.PolicyV1().PodDisruptionBudgets(ns), owned.adopted, errs)
 
 	selector := naming.ClusterSelector(sdc.Name)
 	pods, err := c.podLister.Pods(ns).List(selector)
@@ -246,13 +254,14 @@ type listerInterface[T kubeinterfaces.ObjectInterface] interface {
 }
 
 // claim lists every object of a kind in the datacenter's namespace and returns, by name, those it controls after
-// claiming them.
+// claiming them; the ones it just adopted are added to adopted (adoptedKey).
 func claim[T kubeinterfaces.ObjectInterface](
 	ctx context.Context,
 	sdc *scyllav1alpha1.ScyllaDBDatacenter,
 	canAdopt controllerhelpers.CanAdoptFunc,
 	lister listerInterface[T],
 	client kubeinterfaces.PatcherInterface[T],
+	adopted map[string]bool,
 	errs []error,
 ) (map[string]T, []error) {
 	kind := kindOf[T]()
@@ -264,6 +273,12 @@ func claim[T kubeinterfaces.ObjectInterface](
 	claimed, err := claimer.Claim(ctx, objects)
 	if err != nil {
 		errs = append(errs, fmt.Errorf("can't claim %ss for ScyllaDBDatacenter %q: %w", kind, klog.KObj(sdc), err))
+	}
+	for _, obj := range claimed {
+		// Claim returns an adopted object as the cache has it: without a controller.
+		if metav1.GetControllerOfNoCopy(obj) == nil {
+			adopted[adoptedKey[T](obj.GetName())] = true
+		}
 	}
 	return byName(claimed), errs
 }

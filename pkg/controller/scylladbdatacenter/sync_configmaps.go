@@ -17,6 +17,6 @@ func (c *Controller) syncConfigMaps(ctx context.Context, sdc *scyllav1alpha1.Scy
 	}
 	_, progressing, err := applyAndPrune(ctx, c, sdc,
 		c.kubeClient.CoreV1().ConfigMaps(sdc.Namespace), c.configMapLister.ConfigMaps(sdc.Namespace),
-		owned.configMaps, managedConfig)
+		owned, owned.configMaps, managedConfig)
 	return progressing, utilerrors.NewAggregate([]error{err, unservableAlternatorError(sdc)})
 }

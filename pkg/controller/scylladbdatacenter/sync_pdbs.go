@@ -11,6 +11,6 @@ import (
 func (c *Controller) syncPodDisruptionBudgets(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, owned *ownedObjects) ([]metav1.Condition, error) {
 	_, progressing, err := applyAndPrune(ctx, c, sdc,
 		c.kubeClient.PolicyV1().PodDisruptionBudgets(sdc.Namespace), c.pdbLister.PodDisruptionBudgets(sdc.Namespace),
-		owned.pdbs, makePodDisruptionBudget(sdc))
+		owned, owned.pdbs, makePodDisruptionBudget(sdc))
 	return progressing, err
 }

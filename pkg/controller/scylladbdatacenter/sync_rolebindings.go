@@ -11,6 +11,6 @@ import (
 func (c *Controller) syncRoleBindings(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, owned *ownedObjects) ([]metav1.Condition, error) {
 	_, progressing, err := applyAndPrune(ctx, c, sdc,
 		c.kubeClient.RbacV1().RoleBindings(sdc.Namespace), c.roleBindingLister.RoleBindings(sdc.Namespace),
-		owned.roleBindings, makeRoleBinding(sdc))
+		owned, owned.roleBindings, makeRoleBinding(sdc))
 	return progressing, err
 }

@@ -76,7 +76,7 @@ func (c *Controller) syncSecrets(ctx context.Context, sdc *scyllav1alpha1.Scylla
 	}
 	actual, progressing, err := applyAndPrune(ctx, c, sdc,
 		c.kubeClient.CoreV1().Secrets(sdc.Namespace), c.secretLister.Secrets(sdc.Namespace),
-		owned.secrets, authTokenSecret)
+		owned, owned.secrets, authTokenSecret)
 	_, *applied = actual.byName[authTokenSecret.Name]
 	return progressing, err
 }

@@ -11,6 +11,6 @@ import (
 func (c *Controller) syncServiceAccounts(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, owned *ownedObjects) ([]metav1.Condition, error) {
 	_, progressing, err := applyAndPrune(ctx, c, sdc,
 		c.kubeClient.CoreV1().ServiceAccounts(sdc.Namespace), c.serviceAccountLister.ServiceAccounts(sdc.Namespace),
-		owned.serviceAccounts, makeServiceAccount(sdc))
+		owned, owned.serviceAccounts, makeServiceAccount(sdc))
 	return progressing, err
 }
