@@ -25,6 +25,20 @@ import (
 // a failure (errors.Is).
 var ErrObjectBeingDeleted = errors.New("object is being deleted")
 
+// ErrOwnershipConflict is wrapped by the error Apply returns when the existing object may not be written on behalf of
+// the required object's controller: it belongs to another controller, or it is an orphan Apply may not adopt.
+// Retrying does not help until someone changes or removes that object (errors.Is).
+var ErrOwnershipConflict = errors.New("the object is owned by someone else")
+
+// ownershipConflictError is an ownership conflict; its message is the one of its cause alone.
+type ownershipConflictError struct {
+	err error
+}
+
+func (e *ownershipConflictError) Error() string        { return e.err.Error() }
+func (e *ownershipConflictError) Unwrap() error        { return e.err }
+func (e *ownershipConflictError) Is(target error) bool { return target == ErrOwnershipConflict }
+
 // ApplyOptions tune Apply. The zero value is the safe default.
 type ApplyOptions struct {
 	// AdoptOrphans lets Apply take over an existing object that has no controller while the required object has one.
@@ -41,7 +55,8 @@ type ApplyOptions struct {
 // annotations Apply adds itself. Apply stores a hash of it in naming.ManagedHashAnnotation and:
 //   - creates the object when lister does not have it;
 //   - refuses to touch an object whose controller differs from required's (or, unless options.AdoptOrphans, that has
-//     no controller while required has one): it returns an error and records a Warning event;
+//     no controller while required has one): it returns an error wrapping ErrOwnershipConflict and records a Warning
+//     event;
 //   - writes nothing when the hash matches and the labels, annotations, owner references and finalizers required asks
 //     for are all present;
 //   - otherwise updates it: labels and annotations other actors added survive, the ones the operator set before but
@@ -91,7 +106,7 @@ func Apply[T kubeinterfaces.ObjectInterface](
 	}
 
 	if err := checkControllerRef(existing, required, options); err != nil {
-		err = fmt.Errorf("can't apply %s %q: %w", kind, key, err)
+		err = &ownershipConflictError{err: fmt.Errorf("can't apply %s %q: %w", kind, key, err)}
 		recorder.Event(eventTarget(required, existing), corev1.EventTypeWarning, kind+"OwnershipConflict", err.Error())
 		return zero, false, err
 	}

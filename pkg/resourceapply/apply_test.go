@@ -274,6 +274,9 @@ func TestApplyRefusesObjectsItDoesNotControl(t *testing.T) {
 				if err == nil || err.Error() != tc.wantError {
 					t.Fatalf("expected error %q, got %v", tc.wantError, err)
 				}
+				if !errors.Is(err, ErrOwnershipConflict) {
+					t.Errorf("the error is not an ErrOwnershipConflict: %v", err)
+				}
 				if actual != nil || changed {
 					t.Errorf("expected no object and no change on error, got %v, %v", actual, changed)
 				}
