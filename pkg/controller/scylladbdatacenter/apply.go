@@ -10,6 +10,7 @@ import (
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/kubeinterfaces"
 	"github.com/scyllakube/scylla-operator/pkg/resourceapply"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/klog/v2"
@@ -22,14 +23,32 @@ type appliedObjects[T kubeinterfaces.ObjectInterface] struct {
 	written []T
 }
 
+// clientInterface is the part of a typed client applyAll needs.
+type clientInterface[T kubeinterfaces.ObjectInterface] interface {
+	kubeinterfaces.CreateUpdateDeleterInterface[T]
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
+}
+
+// liveGetter reads objects from the API server, for the objects the informer caches do not hold.
+type liveGetter[T kubeinterfaces.ObjectInterface] struct {
+	ctx    context.Context
+	client clientInterface[T]
+}
+
+func (g liveGetter[T]) Get(name string) (T, error) {
+	return g.client.Get(g.ctx, name, metav1.GetOptions{})
+}
+
 // applyAll applies every required object but those this sync adopted (ownedObjects.adopted), which wait for the
 // cache to show their controllerRef. An object being deleted to be recreated, because an immutable field changes, is
-// progress rather than an error.
+// progress rather than an error. An object whose name is taken by someone else's is a permanent error (specError),
+// reported by one event as long as that object stays as it is (ownershipConflicts); an object the cache does not
+// hold, like one without the operator's labels, is read from the API server to find out.
 func applyAll[T kubeinterfaces.ObjectInterface](
 	ctx context.Context,
 	c *Controller,
-	adopted map[string]bool,
-	client kubeinterfaces.CreateUpdateDeleterInterface[T],
+	owned *ownedObjects,
+	client clientInterface[T],
 	lister kubeinterfaces.GetterInterface[T],
 	required []T,
 ) (appliedObjects[T], []metav1.Condition, error) {
@@ -37,8 +56,10 @@ func applyAll[T kubeinterfaces.ObjectInterface](
 	var progressing []metav1.Condition
 	var errs []error
 	kind := kindOf[T]()
+	live := liveGetter[T]{ctx: ctx, client: client}
 	for _, obj := range required {
-		if adopted[adoptedKey[T](obj.GetName())] {
+		objectKey := adoptedKey[T](obj.GetName())
+		if owned.adopted[objectKey] {
 			progressing = append(progressing, metav1.Condition{
 				Type:    kind + " " + obj.GetName(),
 				Reason:  waitingForAdoptedReason,
@@ -46,7 +67,30 @@ func applyAll[T kubeinterfaces.ObjectInterface](
 			})
 			continue
 		}
+		if conflict, ok := c.conflicts.get(owned.key, objectKey); ok {
+			existing, err := live.Get(obj.GetName())
+			switch {
+			case err == nil && objectVersion(existing) == conflict.version:
+				errs = append(errs, conflict.err)
+				continue
+			case err != nil && !apierrors.IsNotFound(err):
+				errs = append(errs, fmt.Errorf("can't get %s %q: %w", kind, klog.KObj(obj), err))
+				continue
+			}
+			c.conflicts.resolve(owned.key, objectKey)
+		}
+
 		actual, changed, err := resourceapply.Apply(ctx, client, lister, c.eventRecorder, obj, resourceapply.ApplyOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			// The cache does not have it: it is too late, or the object is not the operator's.
+			actual, changed, err = resourceapply.Apply(ctx, client, live, c.eventRecorder, obj, resourceapply.ApplyOptions{})
+		}
+		if errors.Is(err, resourceapply.ErrOwnershipConflict) {
+			if existing, getErr := live.Get(obj.GetName()); getErr == nil {
+				err = &specError{err: err}
+				c.conflicts.record(owned.key, objectKey, ownershipConflict{version: objectVersion(existing), err: err})
+			}
+		}
 		switch {
 		case errors.Is(err, resourceapply.ErrObjectBeingDeleted) || (err == nil && isNil(actual)):
 			progressing = append(progressing, metav1.Condition{
@@ -99,13 +143,13 @@ func applyAndPrune[T kubeinterfaces.ObjectInterface](
 	ctx context.Context,
 	c *Controller,
 	sdc *scyllav1alpha1.ScyllaDBDatacenter,
-	client kubeinterfaces.CreateUpdateDeleterInterface[T],
+	client clientInterface[T],
 	lister kubeinterfaces.GetterInterface[T],
 	owned *ownedObjects,
 	existing map[string]T,
 	required ...T,
 ) (appliedObjects[T], []metav1.Condition, error) {
-	applied, progressing, applyErr := applyAll(ctx, c, owned.adopted, client, lister, required)
+	applied, progressing, applyErr := applyAll(ctx, c, owned, client, lister, required)
 	pruneErr := prune(ctx, c, sdc, client, existing, required)
 	if applyErr != nil || pruneErr != nil {
 		klog.FromContext(ctx).V(4).Info("Applying objects failed", "applyError", applyErr, "pruneError", pruneErr)

@@ -78,6 +78,10 @@ type Controller struct {
 
 	// expectations are the writes the caches may not show yet.
 	expectations *expectations
+	// conflicts are the objects in the way of the ones datacenters need, and conflictRecheckInterval how often a
+	// datacenter with one is synced again.
+	conflicts               *ownershipConflicts
+	conflictRecheckInterval time.Duration
 
 	// generateAuthToken makes a new agent auth token; tests replace it.
 	generateAuthToken func() (string, error)
@@ -139,10 +143,13 @@ func NewController(
 		eventBroadcaster: eventBroadcaster,
 		eventRecorder:    eventBroadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "scylladbdatacenter-controller"}),
 
-		queue:             controllerhelpers.NewQueue(ControllerName),
-		expectations:      newExpectations(time.Now),
-		generateAuthToken: generateAuthToken,
-		now:               metav1.Now,
+		queue:        controllerhelpers.NewQueue(ControllerName),
+		expectations: newExpectations(time.Now),
+		conflicts:    newOwnershipConflicts(),
+
+		conflictRecheckInterval: defaultConflictRecheckInterval,
+		generateAuthToken:       generateAuthToken,
+		now:                     metav1.Now,
 	}
 	c.handlers = controllerhelpers.NewHandlers(klog.Background(), c.queue, scyllaDBDatacenterGVK,
 		func(namespace, name string) (*scyllav1alpha1.ScyllaDBDatacenter, error) {

@@ -150,13 +150,17 @@ func (f *fixture) cache(objects ...runtime.Object) {
 func (f *fixture) uncache(obj runtime.Object) {
 	f.t.Helper()
 	// Only the kinds the tests need to see disappear.
+	var informer cache.SharedIndexInformer
 	switch obj.(type) {
 	case *appsv1.StatefulSet:
-		if err := f.kubeInformers.Apps().V1().StatefulSets().Informer().GetIndexer().Delete(obj); err != nil {
-			f.t.Fatal(err)
-		}
+		informer = f.kubeInformers.Apps().V1().StatefulSets().Informer()
+	case *corev1.Service:
+		informer = f.kubeInformers.Core().V1().Services().Informer()
 	default:
 		f.t.Fatalf("the fixture can't remove a %T", obj)
+	}
+	if err := informer.GetIndexer().Delete(obj); err != nil {
+		f.t.Fatal(err)
 	}
 }
 

@@ -46,8 +46,9 @@ const (
 	agentPrometheusPort  = 5090
 )
 
-// specError marks a problem with the ScyllaDBDatacenter's spec: retrying does not help until the user changes it,
-// so the sync reports it in the conditions and does not requeue.
+// specError marks a problem with the ScyllaDBDatacenter's spec, or with the objects around it, that retrying does
+// not help with until a user changes something (an object of someone else's in the way of one the datacenter needs,
+// say): the sync reports it in the conditions and does not requeue.
 type specError struct {
 	err error
 }

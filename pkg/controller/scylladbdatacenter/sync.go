@@ -38,6 +38,8 @@ type ownedObjects struct {
 	pdbs            map[string]*policyv1.PodDisruptionBudget
 	pods            map[string]*corev1.Pod
 	pvcs            map[string]*corev1.PersistentVolumeClaim
+	// key is the datacenter's key.
+	key string
 	// adopted holds, as adoptedKey, the objects this sync adopted: the cache has them without their new
 	// controllerRef, so they are not applied before it shows them again.
 	adopted map[string]bool
@@ -68,6 +70,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if apierrors.IsNotFound(err) {
 		logger.V(2).Info("ScyllaDBDatacenter is gone")
 		c.expectations.forget(key)
+		c.conflicts.forget(key)
 		return nil
 	}
 	if err != nil {
@@ -127,7 +130,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 					Message: "waiting for the managed config and the agent auth-token Secret",
 				}}, nil
 			}
-			return c.syncStatefulSets(ctx, sdc, owned.adopted, racks, plans, managedConfig, statefulSetInputs{
+			return c.syncStatefulSets(ctx, sdc, owned, racks, plans, managedConfig, statefulSetInputs{
 				operatorImage: c.operatorImage,
 				authTokenHash: authTokenHash,
 			}, statefulSets)
@@ -154,6 +157,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return errors.Join(syncErr, err)
 	}
 
+	if c.conflicts.any(key) {
+		c.queue.AddAfter(key, c.conflictRecheckInterval)
+	}
 	if syncErr != nil && isSpecOnly(syncErr) {
 		// Retrying can't fix the spec; its next change, reported in the conditions meanwhile, triggers a sync.
 		logger.V(2).Info("ScyllaDBDatacenter spec can't be fully applied", "reason", syncErr.Error())
@@ -224,7 +230,7 @@ func (c *Controller) getOwnedObjects(ctx context.Context, sdc *scyllav1alpha1.Sc
 	})
 
 	var errs []error
-	owned := &ownedObjects{adopted: map[string]bool{}}
+	owned := &ownedObjects{key: cache.MetaObjectToName(sdc).String(), adopted: map[string]bool{}}
 	owned.statefulSets, errs = claim(ctx, sdc, canAdopt, c.statefulSetLister.StatefulSets(ns), c.kubeClient.AppsV1().StatefulSets(ns), owned.adopted, errs)
 	owned.services, errs = claim(ctx, sdc, canAdopt, c.serviceLister.Services(ns), c.kubeClient.CoreV1().Services(ns), owned.adopted, errs)
 	owned.secrets, errs = claim(ctx, sdc, canAdopt, c.secretLister.Secrets(ns), c.kubeClient.CoreV1().Secrets(ns), owned.adopted, errs)

@@ -14,8 +14,8 @@ import (
 func TestSyncAdoptsOrphansQuietly(t *testing.T) {
 	t.Parallel()
 
-	// The datacenter was deleted with --cascade=orphan and created again (or the operator died between creating an
-	// object and ...): its objects carry its labels but no controller.
+	// The datacenter was deleted with --cascade=orphan and created again: its objects carry its labels but no
+	// controller.
 	w := withNodes(convergedWorld(t))
 	for _, obj := range []metav1.Object{
 		object[*appsv1.StatefulSet](t, w, "basic-dc1-a"),

@@ -54,7 +54,7 @@ func (c *Controller) syncServices(ctx context.Context, sdc *scyllav1alpha1.Scyll
 		}
 	}
 
-	applied, progressing, applyErr := applyAll(ctx, c, owned.adopted, c.kubeClient.CoreV1().Services(sdc.Namespace), c.serviceLister.Services(sdc.Namespace), required)
+	applied, progressing, applyErr := applyAll(ctx, c, owned, c.kubeClient.CoreV1().Services(sdc.Namespace), c.serviceLister.Services(sdc.Namespace), required)
 	errs := []error{applyErr}
 	key := cache.MetaObjectToName(sdc).String()
 	for _, svc := range applied.written {

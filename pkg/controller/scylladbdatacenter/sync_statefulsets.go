@@ -18,7 +18,7 @@ import (
 // the StatefulSet of a rack removed from the spec once it runs no node. A removed rack that still runs nodes is a
 // spec error: its nodes must be decommissioned first, by scaling the rack to 0. The StatefulSets the API server
 // returned are put into applied, by name.
-func (c *Controller) syncStatefulSets(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, adopted map[string]bool, racks []*rackObjects, plans []rackPlan, managedConfig *corev1.ConfigMap, in statefulSetInputs, applied map[string]*appsv1.StatefulSet) ([]metav1.Condition, error) {
+func (c *Controller) syncStatefulSets(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, owned *ownedObjects, racks []*rackObjects, plans []rackPlan, managedConfig *corev1.ConfigMap, in statefulSetInputs, applied map[string]*appsv1.StatefulSet) ([]metav1.Condition, error) {
 	// Reported once for the datacenter rather than once per rack; every rack's pods would get them.
 	if err := validateExternalSeeds(sdc); err != nil {
 		return nil, err
@@ -85,7 +85,7 @@ func (c *Controller) syncStatefulSets(ctx context.Context, sdc *scyllav1alpha1.S
 	}
 	progressing = append(progressing, planRollout(racks, rackRequired, nodeOperation)...)
 
-	actual, applyProgressing, err := applyAll(ctx, c, adopted, c.kubeClient.AppsV1().StatefulSets(sdc.Namespace), c.statefulSetLister.StatefulSets(sdc.Namespace), required)
+	actual, applyProgressing, err := applyAll(ctx, c, owned, c.kubeClient.AppsV1().StatefulSets(sdc.Namespace), c.statefulSetLister.StatefulSets(sdc.Namespace), required)
 	progressing = append(progressing, applyProgressing...)
 	errs = append(errs, err)
 	key := cache.MetaObjectToName(sdc).String()
