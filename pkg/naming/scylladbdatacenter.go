@@ -13,8 +13,9 @@ const MemberClusterRoleName = "scylla-operator-member"
 const (
 	// ManagedConfigHashAnnotation holds a hash of the managed scylla.yaml ConfigMap's data.
 	ManagedConfigHashAnnotation = "scylla-operator.scylladb.com/managed-config-hash"
-	// ScyllaDBManagerAgentAuthTokenHashAnnotation holds a hash of the agent auth-token Secret's data, so that agents
-	// restart with a new token. The token itself never appears.
+	// ScyllaDBManagerAgentAuthTokenHashAnnotation holds an HMAC of the agent auth token, keyed with the random key
+	// the auth-token Secret keeps (ScyllaDBManagerAgentAuthTokenHMACKeyKey), so that agents restart with a new token.
+	// Neither the token nor a plain hash of it, which could be brute-forced, ever appears.
 	ScyllaDBManagerAgentAuthTokenHashAnnotation = "scylla-operator.scylladb.com/scylladb-manager-agent-auth-token-hash"
 
 	// PodTemplateHashAnnotation on a rack's StatefulSet holds a hash of the pod template the operator last applied,
@@ -69,6 +70,9 @@ const (
 	// ScyllaDBManagerAgentAuthTokenKey is the key of the auth-token Secret (AgentAuthTokenSecretName) and of the
 	// Secret named by ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot.
 	ScyllaDBManagerAgentAuthTokenKey = "auth-token.yaml"
+	// ScyllaDBManagerAgentAuthTokenHMACKeyKey is the key of the auth-token Secret (AgentAuthTokenSecretName) holding
+	// the random per-datacenter key of ScyllaDBManagerAgentAuthTokenHashAnnotation's HMAC.
+	ScyllaDBManagerAgentAuthTokenHMACKeyKey = "auth-token-hmac-key"
 	// ScyllaDBManagerAgentConfigKey is the key of a user's custom agent config Secret (customConfigSecretRef).
 	ScyllaDBManagerAgentConfigKey = "scylla-manager-agent.yaml"
 )

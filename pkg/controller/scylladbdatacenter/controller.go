@@ -85,6 +85,8 @@ type Controller struct {
 
 	// generateAuthToken makes a new agent auth token; tests replace it.
 	generateAuthToken func() (string, error)
+	// generateAuthTokenHMACKey makes a new key for the HMAC of the auth token pods carry; tests replace it.
+	generateAuthTokenHMACKey func() ([]byte, error)
 	// now is the clock of condition transitions; tests replace it.
 	now func() metav1.Time
 }
@@ -147,9 +149,10 @@ func NewController(
 		expectations: newExpectations(time.Now),
 		conflicts:    newOwnershipConflicts(),
 
-		conflictRecheckInterval: defaultConflictRecheckInterval,
-		generateAuthToken:       generateAuthToken,
-		now:                     metav1.Now,
+		conflictRecheckInterval:  defaultConflictRecheckInterval,
+		generateAuthToken:        generateAuthToken,
+		generateAuthTokenHMACKey: generateAuthTokenHMACKey,
+		now:                      metav1.Now,
 	}
 	c.handlers = controllerhelpers.NewHandlers(klog.Background(), c.queue, scyllaDBDatacenterGVK,
 		func(namespace, name string) (*scyllav1alpha1.ScyllaDBDatacenter, error) {
@@ -366,4 +369,16 @@ func generateAuthToken() (string, error) {
 		token[i] = authTokenAlphabet[n.Int64()]
 	}
 	return string(token), nil
+}
+
+// authTokenHMACKeyLength is the length in bytes of the key of the auth token's HMAC.
+const authTokenHMACKeyLength = 32
+
+// generateAuthTokenHMACKey returns a new random key for the HMAC of the agent auth token.
+func generateAuthTokenHMACKey() ([]byte, error) {
+	key := make([]byte, authTokenHMACKeyLength)
+	if _, err := rand.Read(key); err != nil {
+		return nil, fmt.Errorf("can't read random bytes: %w", err)
+	}
+	return key, nil
 }

@@ -77,6 +77,7 @@ func newFixture(t *testing.T, w world) *fixture {
 	recorder := record.NewFakeRecorder(1000)
 	c.eventRecorder = recorder
 	c.generateAuthToken = func() (string, error) { return testToken, nil }
+	c.generateAuthTokenHMACKey = func() ([]byte, error) { return []byte("test-hmac-key"), nil }
 	c.now = func() metav1.Time { return testNow }
 
 	f := &fixture{t: t, kubeClient: kubeClient, scyllaClient: scyllaClient, kubeInformers: kubeInformers, scyllaInformers: scyllaInformers, controller: c, recorder: recorder}

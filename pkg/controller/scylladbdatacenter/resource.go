@@ -1,6 +1,9 @@
 package scylladbdatacenter
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -297,8 +300,12 @@ func chooseAuthToken(sources authTokenSources, generate func() (string, error)) 
 	return token, nil
 }
 
-// makeAgentAuthTokenSecret returns the Secret holding the agent configuration file with the auth token.
-func makeAgentAuthTokenSecret(sdc *scyllav1alpha1.ScyllaDBDatacenter, token string) (*corev1.Secret, error) {
+// makeAgentAuthTokenSecret returns the Secret holding the agent configuration file with the auth token, and the key
+// of the token's HMAC that pods carry (authTokenHMAC).
+func makeAgentAuthTokenSecret(sdc *scyllav1alpha1.ScyllaDBDatacenter, token string, hmacKey []byte) (*corev1.Secret, error) {
+	if len(hmacKey) == 0 {
+		return nil, errors.New("can't make the agent auth-token Secret: the HMAC key is empty")
+	}
 	data, err := yaml.Marshal(agentConfigAuthToken{AuthToken: token})
 	if err != nil {
 		return nil, errors.New("can't marshal the agent auth token file")
@@ -306,8 +313,20 @@ func makeAgentAuthTokenSecret(sdc *scyllav1alpha1.ScyllaDBDatacenter, token stri
 	return &corev1.Secret{
 		ObjectMeta: objectMeta(sdc, naming.AgentAuthTokenSecretName(sdc.Name), naming.ClusterLabels(sdc.Name)),
 		Type:       corev1.SecretTypeOpaque,
-		Data:       map[string][]byte{naming.ScyllaDBManagerAgentAuthTokenKey: data},
+		Data: map[string][]byte{
+			naming.ScyllaDBManagerAgentAuthTokenKey:        data,
+			naming.ScyllaDBManagerAgentAuthTokenHMACKeyKey: slices.Clone(hmacKey),
+		},
 	}, nil
+}
+
+// authTokenHMAC returns the HMAC-SHA256, in hex, of the token file of an auth-token Secret (makeAgentAuthTokenSecret)
+// keyed with the key it holds: pods carry it so that a new token restarts them, and it tells nothing about the token
+// to whoever can read pods but not the Secret.
+func authTokenHMAC(secret *corev1.Secret) string {
+	mac := hmac.New(sha256.New, secret.Data[naming.ScyllaDBManagerAgentAuthTokenHMACKeyKey])
+	mac.Write(secret.Data[naming.ScyllaDBManagerAgentAuthTokenKey])
+	return hex.EncodeToString(mac.Sum(nil))
 }
 
 // dataHash returns a digest of a ConfigMap's or Secret's data for a pod template annotation.

@@ -533,12 +533,15 @@ func TestAuthTokenFromAgentConfig(t *testing.T) {
 func TestMakeAgentAuthTokenSecretRoundTrips(t *testing.T) {
 	t.Parallel()
 	for _, token := range []string{"plain", "with: colon", "'quoted' \"both\"", "#hash"} {
-		secret, err := makeAgentAuthTokenSecret(newBasicSDC(), token)
+		secret, err := makeAgentAuthTokenSecret(newBasicSDC(), token, []byte("key"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if secret.Name != "basic-auth-token" || secret.Type != corev1.SecretTypeOpaque || len(secret.Data) != 1 {
+		if secret.Name != "basic-auth-token" || secret.Type != corev1.SecretTypeOpaque || len(secret.Data) != 2 {
 			t.Errorf("unexpected Secret %s of type %s with %d keys", secret.Name, secret.Type, len(secret.Data))
+		}
+		if got := string(secret.Data["auth-token-hmac-key"]); got != "key" {
+			t.Errorf("unexpected HMAC key %q", got)
 		}
 		got, err := authTokenFromAgentConfig(secret.Data["auth-token.yaml"])
 		if err != nil {
@@ -642,7 +645,7 @@ func TestDatacenterMetadataReachesOnlyThePods(t *testing.T) {
 	clientService, err := makeClientService(sdc)
 	memberService, memberErr := makeMemberService(sdc, rack, "basic-dc1-a-0", "")
 	configMap, configErr := makeManagedConfigMap(sdc, nil)
-	secret, secretErr := makeAgentAuthTokenSecret(sdc, testToken)
+	secret, secretErr := makeAgentAuthTokenSecret(sdc, testToken, []byte("key"))
 	sts, stsErr := makeStatefulSet(sdc, rack, statefulSetInputs{operatorImage: testOperatorImage, replicas: 3})
 	objects := []metav1.Object{
 		build(clientService, err),

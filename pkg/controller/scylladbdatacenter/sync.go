@@ -100,7 +100,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	authTokenSecret, tokenErr := c.makeAuthTokenSecret(ctx, sdc, owned)
 	var authTokenHash string
 	if tokenErr == nil {
-		authTokenHash, tokenErr = dataHash(authTokenSecret.Data)
+		authTokenHash = authTokenHMAC(authTokenSecret)
 	}
 
 	statefulSets := map[string]*appsv1.StatefulSet{}

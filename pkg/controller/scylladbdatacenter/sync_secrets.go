@@ -52,7 +52,8 @@ func (c *Controller) makeAuthTokenSecret(ctx context.Context, sdc *scyllav1alpha
 		sources.override = token
 	}
 
-	if existing, ok := owned.secrets[naming.AgentAuthTokenSecretName(sdc.Name)]; ok && len(sources.customConfig) == 0 && len(sources.override) == 0 {
+	existing, hasExisting := owned.secrets[naming.AgentAuthTokenSecretName(sdc.Name)]
+	if hasExisting && len(sources.customConfig) == 0 && len(sources.override) == 0 {
 		token, err := authTokenFromAgentConfig(existing.Data[naming.ScyllaDBManagerAgentAuthTokenKey])
 		if err != nil {
 			// Our own Secret is unreadable: a new token replaces it.
@@ -65,7 +66,16 @@ func (c *Controller) makeAuthTokenSecret(ctx context.Context, sdc *scyllav1alpha
 	if err != nil {
 		return nil, err
 	}
-	return makeAgentAuthTokenSecret(sdc, token)
+	var hmacKey []byte
+	if hasExisting {
+		hmacKey = existing.Data[naming.ScyllaDBManagerAgentAuthTokenHMACKeyKey]
+	}
+	if len(hmacKey) == 0 {
+		if hmacKey, err = c.generateAuthTokenHMACKey(); err != nil {
+			return nil, fmt.Errorf("can't make the agent auth-token Secret: %w", err)
+		}
+	}
+	return makeAgentAuthTokenSecret(sdc, token, hmacKey)
 }
 
 // syncSecrets applies the agent auth-token Secret; makeErr is why it could not be built, if it could not. applied
