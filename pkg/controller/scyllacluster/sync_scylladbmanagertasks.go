@@ -53,6 +53,10 @@ func (c *Controller) syncScyllaDBManagerTasks(ctx context.Context, sc *scyllav1.
 				Reason:  waitingForDeletionReason,
 				Message: fmt.Sprintf("ScyllaDBManagerTask %q is being deleted; it is created again once it is gone", klog.KObj(t.task)),
 			})
+		case errors.Is(err, resourceapply.ErrOwnershipConflict):
+			// Only whoever owns that object can resolve it: report it and don't retry in a hot loop.
+			state.taskErrors[t.name] = err
+			permanentErrs = append(permanentErrs, err)
 		case err != nil:
 			state.taskErrors[t.name] = err
 			transientErrs = append(transientErrs, err)

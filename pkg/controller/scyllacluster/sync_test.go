@@ -565,3 +565,55 @@ func TestSyncWaitsForOwnedObjectsBeingDeletedBeforeCreatingThemAgain(t *testing.
 		}
 	}
 }
+
+// A task name taken by an object another controller owns can only be resolved by a person: the task's status says
+// so and the key is not retried in a hot loop, while the other tasks are still applied.
+func TestSyncReportsATaskTakenBySomeoneElseWithoutRetrying(t *testing.T) {
+	t.Parallel()
+
+	sc := newScyllaClusterWithTasks()
+	foreign := &scyllav1alpha1.ScyllaDBManagerTask{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: testNamespace,
+			Name:      dailyBackupTaskName,
+			UID:       "foreign-uid",
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "scylla.scylladb.com/v1", Kind: "ScyllaCluster", Name: "other", UID: "other-uid", Controller: new(true),
+			}},
+		},
+		Spec: scyllav1alpha1.ScyllaDBManagerTaskSpec{
+			ScyllaDBClusterRef: scyllav1alpha1.LocalScyllaDBReference{Kind: "ScyllaDBDatacenter", Name: "other"},
+			Type:               scyllav1alpha1.ScyllaDBManagerTaskTypeRepair,
+			Repair:             &scyllav1alpha1.ScyllaDBManagerRepairTaskOptions{},
+		},
+	}
+	f := newSyncFixture(t, sc, foreign)
+
+	if err := f.sync(t, sc); err != nil {
+		t.Fatalf("expected no error to requeue with, got %v", err)
+	}
+	wantWrites := []string{
+		"create scylladbdatacenters basic",
+		"create scylladbmanagertasks " + weeklyBackupTaskName,
+		"create scylladbmanagertasks " + nightlyRepairTaskName,
+		"update scyllaclusters/status basic",
+	}
+	if diff := cmp.Diff(wantWrites, f.takeWrites()); diff != "" {
+		t.Errorf("unexpected writes (-want +got):\n%s", diff)
+	}
+
+	status := f.getScyllaCluster(t, sc).Status
+	if status.Backups[0].Error == nil || !strings.Contains(*status.Backups[0].Error, "controlled by ScyllaCluster \"other\"") {
+		t.Errorf("expected the daily backup's status to name the other controller, got %+v", status.Backups[0])
+	}
+	if c := meta.FindStatusCondition(status.Conditions, "ScyllaDBManagerTaskControllerDegraded"); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("expected ScyllaDBManagerTaskControllerDegraded True, got %+v", c)
+	}
+	got, err := f.scyllaClient.ScyllaV1alpha1().ScyllaDBManagerTasks(testNamespace).Get(t.Context(), dailyBackupTaskName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.UID != "foreign-uid" || got.Spec.Type != scyllav1alpha1.ScyllaDBManagerTaskTypeRepair {
+		t.Errorf("the other controller's task was changed: %+v", got)
+	}
+}
