@@ -1,6 +1,10 @@
 package naming
 
-import "fmt"
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/labels"
+)
 
 // Names the ScyllaDBDatacenter controller gives to what it puts into ScyllaDB pods and to the objects beside them.
 // The sidecar receives the paths below through its flags, so changing one here changes both ends.
@@ -87,4 +91,10 @@ func MemberRoleBindingName(sdcName string) string {
 // the rack's custom config with the settings the operator manages on top.
 func ScyllaDBManagedConfigKey(rackName string) string {
 	return fmt.Sprintf("scylla-%s.yaml", rackName)
+}
+
+// ManagedObjectsSelector selects every object the operator creates or manages for a datacenter (ClusterLabels carry
+// ManagedByLabel; a StatefulSet's claims get it from its selector): the operator's informers watch only these.
+func ManagedObjectsSelector() labels.Selector {
+	return labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedByLabelValue})
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -29,5 +30,18 @@ func TestMemberRoleBindingIsNamedLikeItsServiceAccount(t *testing.T) {
 		if errs := validation.IsDNS1123Subdomain(MemberRoleBindingName(sdc)); len(errs) != 0 {
 			t.Errorf("invalid name for %q: %v", sdc, errs)
 		}
+	}
+}
+
+func TestManagedObjectsSelectorSelectsEveryDatacenterObject(t *testing.T) {
+	t.Parallel()
+	selector := ManagedObjectsSelector()
+	for _, set := range []map[string]string{ClusterLabels("basic"), NodePodLabels("basic"), RackLabels("basic", "dc1", "a")} {
+		if !selector.Matches(labels.Set(set)) {
+			t.Errorf("%q does not select %v", selector, set)
+		}
+	}
+	if selector.Matches(labels.Set{ClusterNameLabel: "basic"}) {
+		t.Errorf("%q selects objects the operator does not manage", selector)
 	}
 }

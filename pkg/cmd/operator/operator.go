@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
@@ -22,6 +23,7 @@ import (
 	"github.com/scyllakube/scylla-operator/pkg/controller/scyllacluster"
 	"github.com/scyllakube/scylla-operator/pkg/controller/scylladbdatacenter"
 	"github.com/scyllakube/scylla-operator/pkg/genericclioptions"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/serving"
 )
 
@@ -131,8 +133,17 @@ func (o *OperatorOptions) Run(ctx context.Context) error {
 	return errors.Join(err, <-servingErr)
 }
 
+// newManagedObjectsInformerFactory returns an informer factory that sees only the objects the operator manages
+// (naming.ManagedObjectsSelector), rather than every Secret, Pod, Service, ConfigMap and claim of the cluster. The
+// objects users own and controllers read by name are read from the API server.
+func newManagedObjectsInformerFactory(client kubernetes.Interface, resync time.Duration) kubeinformers.SharedInformerFactory {
+	return kubeinformers.NewSharedInformerFactoryWithOptions(client, resync, kubeinformers.WithTweakListOptions(func(options *metav1.ListOptions) {
+		options.LabelSelector = naming.ManagedObjectsSelector().String()
+	}))
+}
+
 func (o *OperatorOptions) runControllers(ctx context.Context, onSynced func()) error {
-	kubeInformers := kubeinformers.NewSharedInformerFactory(o.kubeClient, o.ResyncPeriod)
+	kubeInformers := newManagedObjectsInformerFactory(o.kubeClient, o.ResyncPeriod)
 	scyllaInformers := scyllainformers.NewSharedInformerFactory(o.scyllaClient, o.ResyncPeriod)
 
 	scController, err := scyllacluster.NewController(

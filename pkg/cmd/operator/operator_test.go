@@ -1,9 +1,17 @@
 package operator
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	kubefake "k8s.io/client-go/kubernetes/fake"
 )
 
 func TestOperatorOptionsValidate(t *testing.T) {
@@ -38,5 +46,49 @@ func TestOperatorOptionsValidate(t *testing.T) {
 				t.Fatalf("want an error containing %q, got %v", tc.wantErr, err)
 			}
 		})
+	}
+}
+
+func TestManagedInformersSeeOnlyTheOperatorsObjects(t *testing.T) {
+	t.Parallel()
+
+	managed := map[string]string{"app.kubernetes.io/managed-by": "scylla-operator", "scylla/cluster": "basic"}
+	client := kubefake.NewClientset(
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "scylla", Name: "basic-auth-token", Labels: managed}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "scylla", Name: "someone-elses"}},
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "scylla", Name: "basic-dc1-a-0", Labels: managed}},
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "other", Name: "web-0", Labels: map[string]string{"scylla/cluster": "basic"}}},
+	)
+	factory := newManagedObjectsInformerFactory(client, 0)
+	secrets := factory.Core().V1().Secrets().Lister()
+	pods := factory.Core().V1().Pods().Lister()
+	ctx, cancel := context.WithCancel(t.Context())
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+	defer cancel()
+	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			t.Fatalf("the cache of %v did not sync", typ)
+		}
+	}
+
+	var got []string
+	cachedSecrets, err := secrets.List(labels.Everything())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cachedPods, err := pods.List(labels.Everything())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range cachedSecrets {
+		got = append(got, "Secret "+s.Name)
+	}
+	for _, p := range cachedPods {
+		got = append(got, "Pod "+p.Name)
+	}
+	slices.Sort(got)
+	if diff := cmp.Diff([]string{"Pod basic-dc1-a-0", "Secret basic-auth-token"}, got); diff != "" {
+		t.Errorf("unexpected cached objects (-want +got):\n%s", diff)
 	}
 }

@@ -7,9 +7,9 @@ import (
 	"github.com/scyllakube/scylla-operator/pkg/kubeinterfaces"
 )
 
-// defaultConflictRecheckInterval is how often a datacenter with an ownership conflict is synced again: the object in
-// the way may be outside the informer caches, whose changes never enqueue the datacenter.
-const defaultConflictRecheckInterval = time.Minute
+// defaultRecheckInterval is how often a datacenter that depends on objects outside the informer caches is synced
+// again (Controller.recheckInterval).
+const defaultRecheckInterval = time.Minute
 
 // ownershipConflicts remember, per datacenter key, the objects the datacenter needs whose names are taken by objects
 // that belong to someone else (resourceapply.ErrOwnershipConflict): by adoptedKey, the version (UID and

@@ -78,10 +78,11 @@ type Controller struct {
 
 	// expectations are the writes the caches may not show yet.
 	expectations *expectations
-	// conflicts are the objects in the way of the ones datacenters need, and conflictRecheckInterval how often a
-	// datacenter with one is synced again.
-	conflicts               *ownershipConflicts
-	conflictRecheckInterval time.Duration
+	// conflicts are the objects in the way of the ones datacenters need.
+	conflicts *ownershipConflicts
+	// recheckInterval is how often a datacenter that depends on objects outside the informer caches (the user's
+	// Secrets and ConfigMaps it reads, objects in the way of its own) is synced again: their changes never enqueue it.
+	recheckInterval time.Duration
 
 	// generateAuthToken makes a new agent auth token; tests replace it.
 	generateAuthToken func() (string, error)
@@ -145,11 +146,11 @@ func NewController(
 		eventBroadcaster: eventBroadcaster,
 		eventRecorder:    eventBroadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "scylladbdatacenter-controller"}),
 
-		queue:        controllerhelpers.NewQueue(ControllerName),
-		expectations: newExpectations(time.Now),
-		conflicts:    newOwnershipConflicts(),
+		queue:           controllerhelpers.NewQueue(ControllerName),
+		expectations:    newExpectations(time.Now),
+		conflicts:       newOwnershipConflicts(),
+		recheckInterval: defaultRecheckInterval,
 
-		conflictRecheckInterval:  defaultConflictRecheckInterval,
 		generateAuthToken:        generateAuthToken,
 		generateAuthTokenHMACKey: generateAuthTokenHMACKey,
 		now:                      metav1.Now,
@@ -237,6 +238,20 @@ func readsSecret(sdc *scyllav1alpha1.ScyllaDBDatacenter, name string) bool {
 	}
 	for _, rack := range effectiveRacks(sdc) {
 		if agentCustomConfigSecretRef(&rack) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// readsUserObjects tells whether sdc reads Secrets or ConfigMaps it does not own (readsSecret, readsConfigMap):
+// they carry no operator label, so the informer caches do not hold them, and they are read from the API server.
+func readsUserObjects(sdc *scyllav1alpha1.ScyllaDBDatacenter) bool {
+	if _, ok := sdc.Annotations[naming.ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot]; ok {
+		return true
+	}
+	for _, rack := range effectiveRacks(sdc) {
+		if len(agentCustomConfigSecretRef(&rack)) != 0 || len(customConfigMapRef(&rack)) != 0 {
 			return true
 		}
 	}

@@ -90,7 +90,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	plans := planScale(datacenterName(sdc), racks)
 
 	var managedConfig *corev1.ConfigMap
-	customConfigs, configErr := c.getCustomConfigs(sdc)
+	customConfigs, configErr := c.getCustomConfigs(ctx, sdc)
 	if configErr == nil {
 		managedConfig, configErr = makeManagedConfigMap(sdc, customConfigs)
 	}
@@ -157,8 +157,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return errors.Join(syncErr, err)
 	}
 
-	if c.conflicts.any(key) {
-		c.queue.AddAfter(key, c.conflictRecheckInterval)
+	if c.conflicts.any(key) || readsUserObjects(sdc) {
+		c.queue.AddAfter(key, c.recheckInterval)
 	}
 	if syncErr != nil && isSpecOnly(syncErr) {
 		// Retrying can't fix the spec; its next change, reported in the conditions meanwhile, triggers a sync.
@@ -182,15 +182,16 @@ func keepRemovedRacksConfig(managedConfig, existing *corev1.ConfigMap, racks []*
 	}
 }
 
-// getCustomConfigs returns the scylla.yaml of every custom config ConfigMap the racks name, by ConfigMap name.
-func (c *Controller) getCustomConfigs(sdc *scyllav1alpha1.ScyllaDBDatacenter) (map[string][]byte, error) {
+// getCustomConfigs returns the scylla.yaml of every custom config ConfigMap the racks name, by ConfigMap name. They
+// are the user's and outside the informer caches (readsUserObjects): each is read from the API server.
+func (c *Controller) getCustomConfigs(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter) (map[string][]byte, error) {
 	configs := map[string][]byte{}
 	for _, rack := range effectiveRacks(sdc) {
 		ref := customConfigMapRef(&rack)
 		if _, ok := configs[ref]; ok || len(ref) == 0 {
 			continue
 		}
-		cm, err := c.configMapLister.ConfigMaps(sdc.Namespace).Get(ref)
+		cm, err := c.kubeClient.CoreV1().ConfigMaps(sdc.Namespace).Get(ctx, ref, metav1.GetOptions{})
 		if err != nil {
 			return nil, fmt.Errorf("can't get the custom config ConfigMap %q of rack %q: %w", ref, rack.Name, err)
 		}

@@ -58,7 +58,7 @@ func TestSyncReportsAnOwnershipConflictOnce(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, world{sdc: newBasicSDC()})
-			f.controller.conflictRecheckInterval = 0
+			f.controller.recheckInterval = 0
 			svc := foreignClientService(clusterLabels())
 			tc.seed(f, svc)
 

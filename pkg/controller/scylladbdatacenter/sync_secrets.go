@@ -14,7 +14,8 @@ import (
 // makeAuthTokenSecret returns the agent auth-token Secret with the token manager-integration.md ("Auth tokens")
 // asks for: the one the custom agent config sets (the first rack's, in spec order, that sets one), else the one in
 // the Secret named by naming.ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot, else the one already generated,
-// else a new one. Sources are read only as far as needed. Errors never include Secret data.
+// else a new one. Sources are read only as far as needed; the user's Secrets are outside the informer caches
+// (readsUserObjects) and read from the API server. Errors never include Secret data.
 func (c *Controller) makeAuthTokenSecret(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, owned *ownedObjects) (*corev1.Secret, error) {
 	var sources authTokenSources
 
@@ -23,7 +24,7 @@ func (c *Controller) makeAuthTokenSecret(ctx context.Context, sdc *scyllav1alpha
 		if len(ref) == 0 {
 			continue
 		}
-		secret, err := c.secretLister.Secrets(sdc.Namespace).Get(ref)
+		secret, err := c.kubeClient.CoreV1().Secrets(sdc.Namespace).Get(ctx, ref, metav1.GetOptions{})
 		if err != nil {
 			return nil, fmt.Errorf("can't get the custom agent config Secret %q of rack %q: %w", ref, rack.Name, err)
 		}
@@ -38,7 +39,7 @@ func (c *Controller) makeAuthTokenSecret(ctx context.Context, sdc *scyllav1alpha
 	}
 
 	if ref, ok := sdc.Annotations[naming.ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot]; ok && len(sources.customConfig) == 0 {
-		secret, err := c.secretLister.Secrets(sdc.Namespace).Get(ref)
+		secret, err := c.kubeClient.CoreV1().Secrets(sdc.Namespace).Get(ctx, ref, metav1.GetOptions{})
 		if err != nil {
 			return nil, fmt.Errorf("can't get the agent auth-token Secret %q named by annotation %q: %w", ref, naming.ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot, err)
 		}

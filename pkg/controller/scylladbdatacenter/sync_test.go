@@ -208,7 +208,7 @@ func TestSyncAuthTokenPrecedence(t *testing.T) {
 		{
 			name:    "a missing override Secret is an error that is retried",
 			modify:  withOverride,
-			wantErr: `SecretController: can't get the agent auth-token Secret "cluster-token" named by annotation "internal.scylla-operator.scylladb.com/scylladb-manager-agent-auth-token-override-secret-ref": secret "cluster-token" not found`,
+			wantErr: `SecretController: can't get the agent auth-token Secret "cluster-token" named by annotation "internal.scylla-operator.scylladb.com/scylladb-manager-agent-auth-token-override-secret-ref": secrets "cluster-token" not found`,
 		},
 	}
 	for _, tc := range tt {
