@@ -57,8 +57,8 @@ type ApplyOptions struct {
 //   - refuses to touch an object whose controller differs from required's (or, unless options.AdoptOrphans, that has
 //     no controller while required has one): it returns an error wrapping ErrOwnershipConflict and records a Warning
 //     event;
-//   - writes nothing when the hash matches and the labels, annotations, owner references and finalizers required asks
-//     for are all present;
+//   - writes nothing when the hash matches, the labels, annotations, owner references and finalizers required asks
+//     for are all present, and no field others change behind the hash's back drifted (a StatefulSet's replicas);
 //   - otherwise updates it: labels and annotations other actors added survive, the ones the operator set before but
 //     no longer wants are removed, and fields the API server allocated (a Service's cluster IPs and node ports) are
 //     kept when required leaves them unset;
@@ -111,7 +111,7 @@ func Apply[T kubeinterfaces.ObjectInterface](
 		return zero, false, err
 	}
 
-	if isUpToDate(existing, required, hash) {
+	if isUpToDate(existing, required, hash) && !specDrifted(existing, required) {
 		if logger := klog.FromContext(ctx).V(5); logger.Enabled() {
 			logger.Info("Object is up to date", "kind", kind, "object", key)
 		}

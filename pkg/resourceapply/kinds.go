@@ -43,3 +43,15 @@ func immutableFieldChange(existing, required any) (string, metav1.DeletionPropag
 
 	return field, propagation, changed
 }
+
+// specDrifted tells whether existing has a field that other actors commonly change without touching the metadata
+// Apply compares, and that differs from required's: the hash alone can't see such a change. A StatefulSet's replicas
+// change through the scale subresource (kubectl scale, autoscalers), and the controller that applies it decides them.
+func specDrifted(existing, required any) bool {
+	switch required := required.(type) {
+	case *appsv1.StatefulSet:
+		existing := existing.(*appsv1.StatefulSet)
+		return required.Spec.Replicas != nil && (existing.Spec.Replicas == nil || *existing.Spec.Replicas != *required.Spec.Replicas)
+	}
+	return false
+}

@@ -557,3 +557,23 @@ func TestApplyRecreatesOtherKindsOnImmutableChanges(t *testing.T) {
 		}
 	})
 }
+
+func TestApplyRestoresStatefulSetReplicasScaledBehindItsBack(t *testing.T) {
+	t.Parallel()
+
+	// kubectl scale writes the scale subresource: the replica count changes, the bookkeeping does not.
+	required := newTestStatefulSet()
+	t.Run("replicas scaled down", updateOrRecreateCase[*appsv1.StatefulSet]{
+		existing: stored(t, newTestStatefulSet(), func(sts *appsv1.StatefulSet) {
+			defaultStatefulSet(sts)
+			sts.Spec.Replicas = new(*required.Spec.Replicas - 1)
+		}),
+		required: required,
+		checkUpdated: func(t *testing.T, updated *appsv1.StatefulSet) {
+			if *updated.Spec.Replicas != *required.Spec.Replicas {
+				t.Errorf("expected %d replicas, got %d", *required.Spec.Replicas, *updated.Spec.Replicas)
+			}
+		},
+		wantEvent: "Normal StatefulSetUpdated StatefulSet scylla/basic-us-east-1-us-east-1a updated",
+	}.run(statefulSetKind))
+}

@@ -176,7 +176,10 @@ func TestSyncKeepsTheServiceOfANodeWhoseDataIsKept(t *testing.T) {
 	settle(sts)
 	w = without[*corev1.Pod](w, "basic-dc1-a-2")
 
-	// Its Service stays for when the node comes back.
-	w, _ = step(t, "node removed behind the operator's back", w)
+	// The node comes back with its Service and data.
+	w, f := step(t, "node removed behind the operator's back", w, "update statefulsets basic-dc1-a")
+	if got := *f.written("statefulsets", "basic-dc1-a").(*appsv1.StatefulSet).Spec.Replicas; got != 3 {
+		t.Errorf("expected 3 replicas, got %d", got)
+	}
 	object[*corev1.Service](t, w, "basic-dc1-a-2")
 }
