@@ -58,7 +58,7 @@ func applyAll[T kubeinterfaces.ObjectInterface](
 	kind := kindOf[T]()
 	live := liveGetter[T]{ctx: ctx, client: client}
 	for _, obj := range required {
-		objectKey := adoptedKey[T](obj.GetName())
+		objectKey := kindNameKey[T](obj.GetName())
 		if owned.adopted[objectKey] {
 			progressing = append(progressing, metav1.Condition{
 				Type:    kind + " " + obj.GetName(),

@@ -12,7 +12,7 @@ import (
 const defaultRecheckInterval = time.Minute
 
 // ownershipConflicts remember, per datacenter key, the objects the datacenter needs whose names are taken by objects
-// that belong to someone else (resourceapply.ErrOwnershipConflict): by adoptedKey, the version (UID and
+// that belong to someone else (resourceapply.ErrOwnershipConflict): by kindNameKey, the version (UID and
 // resourceVersion) of the object in the way when the conflict was found, and the error reporting it. While that
 // object stays as it was, the conflict is reported again without another attempt to apply, and so without another
 // event. They live in memory only: after a restart a conflict is reported once more.

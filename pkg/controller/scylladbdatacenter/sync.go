@@ -40,13 +40,13 @@ type ownedObjects struct {
 	pvcs            map[string]*corev1.PersistentVolumeClaim
 	// key is the datacenter's key.
 	key string
-	// adopted holds, as adoptedKey, the objects this sync adopted: the cache has them without their new
+	// adopted holds, as kindNameKey, the objects this sync adopted: the cache has them without their new
 	// controllerRef, so they are not applied before it shows them again.
 	adopted map[string]bool
 }
 
-// adoptedKey is how ownedObjects.adopted names an object of kind T.
-func adoptedKey[T kubeinterfaces.ObjectInterface](name string) string {
+// kindNameKey names an object of kind T in ownedObjects.adopted and ownershipConflicts.
+func kindNameKey[T kubeinterfaces.ObjectInterface](name string) string {
 	return kindOf[T]() + "/" + name
 }
 
@@ -261,7 +261,7 @@ type listerInterface[T kubeinterfaces.ObjectInterface] interface {
 }
 
 // claim lists every object of a kind in the datacenter's namespace and returns, by name, those it controls after
-// claiming them; the ones it just adopted are added to adopted (adoptedKey).
+// claiming them; the ones it just adopted are added to adopted (kindNameKey).
 func claim[T kubeinterfaces.ObjectInterface](
 	ctx context.Context,
 	sdc *scyllav1alpha1.ScyllaDBDatacenter,
@@ -284,7 +284,7 @@ func claim[T kubeinterfaces.ObjectInterface](
 	for _, obj := range claimed {
 		// Claim returns an adopted object as the cache has it: without a controller.
 		if metav1.GetControllerOfNoCopy(obj) == nil {
-			adopted[adoptedKey[T](obj.GetName())] = true
+			adopted[kindNameKey[T](obj.GetName())] = true
 		}
 	}
 	return byName(claimed), errs
