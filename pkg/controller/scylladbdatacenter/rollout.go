@@ -32,10 +32,11 @@ func inFlux(r *rackObjects) (bool, string) {
 	sts := r.statefulSet
 	switch {
 	case sts == nil:
-		if r.highestOrdinal() < 0 {
+		if r.observed() {
+			// Nothing of the rack exists yet.
 			return false, ""
 		}
-		return true, fmt.Sprintf("StatefulSet %s to be recreated", r.statefulSetName)
+		return true, fmt.Sprintf("StatefulSet %s to show up", r.statefulSetName)
 	case !r.observed() || !statefulSetObserved(sts):
 		return true, fmt.Sprintf("StatefulSet %s to be observed", sts.Name)
 	}
