@@ -353,7 +353,9 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	}
 
 	start := time.Now()
-	err := c.sync(ctx, key)
+	// The sync runs to its end even when ctx is cancelled meanwhile (SIGTERM, lost lease), so that no datacenter is
+	// left half created; the worker then takes no new key.
+	err := c.sync(context.WithoutCancel(ctx), key)
 	metrics.ObserveSync(ControllerName, start, err)
 	if err == nil {
 		c.queue.Forget(key)
