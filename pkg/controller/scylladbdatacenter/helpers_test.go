@@ -19,7 +19,8 @@ const (
 )
 
 // newBasicSDC returns a datacenter "basic" (DC "dc1", cluster "cluster") of two racks, "a" and "b", with three
-// nodes each from the rack template.
+// nodes each from the rack template. It allows parallel node operations, so one sync creates both racks at full
+// size; tests of scaling up one rack at a time turn them off (newSequentialSDC).
 func newBasicSDC() *scyllav1alpha1.ScyllaDBDatacenter {
 	return &scyllav1alpha1.ScyllaDBDatacenter{
 		ObjectMeta: metav1.ObjectMeta{
@@ -29,8 +30,9 @@ func newBasicSDC() *scyllav1alpha1.ScyllaDBDatacenter {
 			Generation: 2,
 		},
 		Spec: scyllav1alpha1.ScyllaDBDatacenterSpec{
-			ClusterName:    "cluster",
-			DatacenterName: new("dc1"),
+			ClusterName:                  "cluster",
+			DatacenterName:               new("dc1"),
+			EnableParallelNodeOperations: new(true),
 			ScyllaDB: scyllav1alpha1.ScyllaDB{
 				Image: testScyllaImage,
 			},

@@ -23,6 +23,7 @@ const (
 	waitingForRolloutToScaleReason      = "WaitingForRolloutBeforeScalingDown"
 	waitingForNodeMaintenanceReason     = "WaitingForNodeMaintenance"
 	waitingForStatefulSetObservedReason = "WaitingForStatefulSetObserved"
+	waitingForNodesToJoinReason         = "WaitingForNodesToJoin"
 )
 
 // rackObjects are what exists of one rack, from the informer caches: the rack's StatefulSet and, by ordinal, its
@@ -197,6 +198,12 @@ func statefulSetSettled(sts *appsv1.StatefulSet) bool {
 		s.CurrentRevision == s.UpdateRevision
 }
 
+// parallelNodeOperations tells whether ScyllaDB of sdc may run several node operations, such as bootstraps, at once;
+// off unless spec.enableParallelNodeOperations says so.
+func parallelNodeOperations(sdc *scyllav1alpha1.ScyllaDBDatacenter) bool {
+	return sdc.Spec.EnableParallelNodeOperations != nil && *sdc.Spec.EnableParallelNodeOperations
+}
+
 // planScale decides, for every rack (in spec order, removed racks after), the StatefulSet's replicas and which
 // member Services carry naming.DecommissionedLabel. It adds nodes by raising replicas, and removes them one at a time
 // per datacenter: label the last node's member Service "false", wait for the sidecar to decommission the node and set
@@ -206,10 +213,19 @@ func statefulSetSettled(sts *appsv1.StatefulSet) bool {
 // A node operation never starts while another one runs in the datacenter: no new decommission while a node is
 // decommissioning, a removed node is being cleaned up, a node is in maintenance (naming.NodeMaintenanceLabel) or any
 // StatefulSet is not settled, and no scale-up while a node is decommissioning. A rack whose StatefulSet is not
-// observed (rackObjects.observed) keeps the nodes it has until it is, and counts as not settled. A rack whose removed nodes are not cleaned up yet does not scale up.
-func planScale(dcName string, racks []*rackObjects) []rackPlan {
+// observed (rackObjects.observed) keeps the nodes it has until it is, and counts as not settled. A rack whose removed
+// nodes are not cleaned up yet does not scale up.
+//
+// Unless parallelNodeOperations (spec.enableParallelNodeOperations) allows ScyllaDB to bootstrap several nodes at
+// once, racks scale up one at a time, in spec order: a rack grows only while every StatefulSet of the datacenter is
+// settled and no rack before it grows in the same plan. Within the growing rack, the StatefulSet's OrderedReady
+// policy starts the new pods one by one.
+func planScale(dcName string, parallelNodeOperations bool, racks []*rackObjects) []rackPlan {
 	decommissioning := false
 	settled := true
+	// nodesReady tells whether every node of the datacenter runs ready: every StatefulSet is settled, racks without
+	// a StatefulSet or nodes aside.
+	nodesReady := true
 	maintenance := ""
 	for _, r := range racks {
 		if name := r.inMaintenance(); len(name) != 0 && len(maintenance) == 0 {
@@ -222,15 +238,22 @@ func planScale(dcName string, racks []*rackObjects) []rackPlan {
 		if r.rack != nil {
 			desired = rackNodes(r.rack)
 		}
-		// A rack that is not there yet and has no nodes to run is settled.
-		if r.statefulSet == nil && r.observed() && desired == 0 {
+		// A rack that is not there yet and has no nodes is no node that could be down, but one about to get nodes is
+		// not settled for a scale-down.
+		if r.statefulSet == nil && r.observed() {
+			if desired != 0 {
+				settled = false
+			}
 			continue
 		}
 		if !r.observed() || !statefulSetSettled(r.statefulSet) {
 			settled = false
+			nodesReady = false
 		}
 	}
 
+	// growing is the rack this plan scales up, "" when none does; only used without parallel node operations.
+	growing := ""
 	plans := make([]rackPlan, len(racks))
 	for i, r := range racks {
 		current := r.currentReplicas()
@@ -279,9 +302,18 @@ func planScale(dcName string, racks []*rackObjects) []rackPlan {
 			plan.progressing = append(plan.progressing, rackCondition(r.name, waitingForOtherOperationReason,
 				"waiting for a decommission in datacenter %q to finish before scaling up from %d to %d nodes", dcName, current, desired))
 
+		case desired > current && !parallelNodeOperations && len(growing) != 0:
+			plan.progressing = append(plan.progressing, rackCondition(r.name, waitingForNodesToJoinReason,
+				"waiting for rack %q to finish scaling up before scaling up from %d to %d nodes", growing, current, desired))
+
+		case desired > current && !parallelNodeOperations && !nodesReady:
+			plan.progressing = append(plan.progressing, rackCondition(r.name, waitingForNodesToJoinReason,
+				"waiting for every node of datacenter %q to be ready before scaling up from %d to %d nodes", dcName, current, desired))
+
 		case desired > current:
 			// The StatefulSet's rollout conditions tell how far the new nodes are.
 			plan.replicas = desired
+			growing = r.name
 
 		case desired < current && decommissioning:
 			plan.progressing = append(plan.progressing, rackCondition(r.name, waitingForOtherOperationReason,

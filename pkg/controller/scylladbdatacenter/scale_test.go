@@ -54,6 +54,11 @@ func testRack(name string, desired *int32, sts *appsv1.StatefulSet, services int
 	return r
 }
 
+// withNewRacks returns first followed by racks "b" and "c" of three nodes each, not created yet.
+func withNewRacks(first *rackObjects) []*rackObjects {
+	return []*rackObjects{first, testRack("b", new(int32(3)), nil, 0, ""), testRack("c", new(int32(3)), nil, 0, "")}
+}
+
 func progressingReasons(plan rackPlan) []string {
 	var reasons []string
 	for _, c := range plan.progressing {
@@ -71,9 +76,10 @@ func TestPlanScale(t *testing.T) {
 		reasons        []string
 	}
 	tt := []struct {
-		name  string
-		racks func() []*rackObjects
-		want  []wantPlan
+		name     string
+		parallel bool
+		racks    func() []*rackObjects
+		want     []wantPlan
 	}{
 		{
 			name: "a new rack scales up to its nodes",
@@ -278,6 +284,64 @@ func TestPlanScale(t *testing.T) {
 			want: []wantPlan{{replicas: 1, decommissioned: map[int32]string{0: "false"}, reasons: []string{decommissionRequestedReason}}},
 		},
 		{
+			name: "a new datacenter grows its first rack only",
+			racks: func() []*rackObjects {
+				return withNewRacks(testRack("a", new(int32(3)), nil, 0, ""))
+			},
+			want: []wantPlan{
+				{replicas: 3},
+				{replicas: 0, reasons: []string{waitingForNodesToJoinReason}},
+				{replicas: 0, reasons: []string{waitingForNodesToJoinReason}},
+			},
+		},
+		{
+			name: "the next rack waits while the growing rack's nodes join",
+			racks: func() []*rackObjects {
+				joining := settledStatefulSet("basic-dc1-a", 3)
+				joining.Status.ReadyReplicas = 1
+				joining.Status.AvailableReplicas = 1
+				return withNewRacks(testRack("a", new(int32(3)), joining, 3, ""))
+			},
+			want: []wantPlan{
+				{replicas: 3},
+				{replicas: 0, reasons: []string{waitingForNodesToJoinReason}},
+				{replicas: 0, reasons: []string{waitingForNodesToJoinReason}},
+			},
+		},
+		{
+			name: "the second rack grows once the first has settled",
+			racks: func() []*rackObjects {
+				return withNewRacks(testRack("a", new(int32(3)), settledStatefulSet("basic-dc1-a", 3), 3, ""))
+			},
+			want: []wantPlan{
+				{replicas: 3},
+				{replicas: 3},
+				{replicas: 0, reasons: []string{waitingForNodesToJoinReason}},
+			},
+		},
+		{
+			name: "a node that is not ready in another rack blocks scaling up",
+			racks: func() []*rackObjects {
+				notReady := settledStatefulSet("basic-dc1-b", 3)
+				notReady.Status.ReadyReplicas = 2
+				return []*rackObjects{
+					testRack("a", new(int32(4)), settledStatefulSet("basic-dc1-a", 3), 3, ""),
+					testRack("b", new(int32(3)), notReady, 3, ""),
+				}
+			},
+			want: []wantPlan{{replicas: 3, reasons: []string{waitingForNodesToJoinReason}}, {replicas: 3}},
+		},
+		{
+			name:     "with parallel node operations every rack grows at once",
+			parallel: true,
+			racks: func() []*rackObjects {
+				notReady := settledStatefulSet("basic-dc1-a", 3)
+				notReady.Status.ReadyReplicas = 2
+				return withNewRacks(testRack("a", new(int32(4)), notReady, 3, ""))
+			},
+			want: []wantPlan{{replicas: 4}, {replicas: 3}, {replicas: 3}},
+		},
+		{
 			name: "a rack at zero nodes without a StatefulSet counts as settled",
 			racks: func() []*rackObjects {
 				return []*rackObjects{
@@ -295,7 +359,7 @@ func TestPlanScale(t *testing.T) {
 	for _, tc := range tt {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			plans := planScale("dc1", tc.racks())
+			plans := planScale("dc1", tc.parallel, tc.racks())
 			if len(plans) != len(tc.want) {
 				t.Fatalf("expected %d plans, got %d", len(tc.want), len(plans))
 			}
@@ -315,7 +379,38 @@ func TestPlanScale(t *testing.T) {
 
 func TestPlanScaleExplainsItself(t *testing.T) {
 	t.Parallel()
-	plans := planScale("dc1", []*rackObjects{testRack("a", new(int32(2)), settledStatefulSet("basic-dc1-a", 3), 3, "")})
+	t.Run("waiting to scale up", func(t *testing.T) {
+		t.Parallel()
+		notReady := settledStatefulSet("basic-dc1-a", 3)
+		notReady.Status.ReadyReplicas = 2
+		plans := planScale("dc1", false, []*rackObjects{
+			testRack("a", new(int32(3)), notReady, 3, ""),
+			testRack("b", new(int32(2)), settledStatefulSet("basic-dc1-b", 1), 1, ""),
+		})
+		want := []metav1.Condition{{
+			Type:    `rack "b"`,
+			Status:  metav1.ConditionTrue,
+			Reason:  waitingForNodesToJoinReason,
+			Message: `rack "b": waiting for every node of datacenter "dc1" to be ready before scaling up from 1 to 2 nodes`,
+		}}
+		if diff := cmp.Diff(want, plans[1].progressing); diff != "" {
+			t.Errorf("unexpected conditions (-want +got):\n%s", diff)
+		}
+		plans = planScale("dc1", false, []*rackObjects{
+			testRack("a", new(int32(3)), nil, 0, ""),
+			testRack("b", new(int32(2)), nil, 0, ""),
+		})
+		want = []metav1.Condition{{
+			Type:    `rack "b"`,
+			Status:  metav1.ConditionTrue,
+			Reason:  waitingForNodesToJoinReason,
+			Message: `rack "b": waiting for rack "a" to finish scaling up before scaling up from 0 to 2 nodes`,
+		}}
+		if diff := cmp.Diff(want, plans[1].progressing); diff != "" {
+			t.Errorf("unexpected conditions (-want +got):\n%s", diff)
+		}
+	})
+	plans := planScale("dc1", false, []*rackObjects{testRack("a", new(int32(2)), settledStatefulSet("basic-dc1-a", 3), 3, "")})
 	want := []metav1.Condition{{
 		Type:    `rack "a"`,
 		Status:  metav1.ConditionTrue,

@@ -87,7 +87,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 
 	racks := collectRacks(sdc, owned, c.expectations)
-	plans := planScale(datacenterName(sdc), racks)
+	plans := planScale(datacenterName(sdc), parallelNodeOperations(sdc), racks)
 
 	var managedConfig *corev1.ConfigMap
 	customConfigs, configErr := c.getCustomConfigs(ctx, sdc)

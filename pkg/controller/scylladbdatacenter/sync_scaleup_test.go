@@ -1,0 +1,105 @@
+package scylladbdatacenter
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+)
+
+// newSequentialSDC returns newBasicSDC with a third rack "c" and without parallel node operations, as for a ScyllaDB
+// that can't bootstrap several nodes at once.
+func newSequentialSDC() *scyllav1alpha1.ScyllaDBDatacenter {
+	sdc := newBasicSDC()
+	sdc.Spec.EnableParallelNodeOperations = nil
+	sdc.Spec.Racks = append(sdc.Spec.Racks, scyllav1alpha1.RackSpec{Name: "c"})
+	return sdc
+}
+
+// replicas returns the replicas of every StatefulSet of w, by name.
+func replicas(w world) map[string]int32 {
+	out := map[string]int32{}
+	for _, obj := range w.objects {
+		if sts, ok := obj.(*appsv1.StatefulSet); ok {
+			out[sts.Name] = *sts.Spec.Replicas
+		}
+	}
+	return out
+}
+
+// checkReplicas fails the test unless the StatefulSets of w have the replicas want.
+func checkReplicas(t *testing.T, name string, w world, want map[string]int32) {
+	t.Helper()
+	if diff := cmp.Diff(want, replicas(w)); diff != "" {
+		t.Fatalf("%s: unexpected StatefulSet replicas (-want +got):\n%s", name, diff)
+	}
+}
+
+// checkProgressingMessage fails the test unless the last status f wrote is Progressing with a message containing
+// want.
+func (f *fixture) checkProgressingMessage(name, want string) {
+	f.t.Helper()
+	status := f.written("scylladbdatacenters", f.sdcName()).(*scyllav1alpha1.ScyllaDBDatacenter).Status
+	c := meta.FindStatusCondition(status.Conditions, "Progressing")
+	if c == nil || c.Status != "True" || !strings.Contains(c.Message, want) {
+		f.t.Errorf("%s: expected Progressing True with a message containing %q, got %+v", name, want, c)
+	}
+}
+
+func TestSyncScalesUpOneRackAtATimeWithoutParallelNodeOperations(t *testing.T) {
+	t.Parallel()
+
+	// Creation: only the first rack gets its StatefulSet; the others wait for its nodes to join.
+	f := newFixture(t, world{sdc: newSequentialSDC()})
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	w := f.world()
+	checkReplicas(t, "creation", w, map[string]int32{"basic-dc1-a": 3, "basic-dc1-b": 0, "basic-dc1-c": 0})
+	f.checkProgressingMessage("creation", `rack "b": waiting for rack "a" to finish scaling up before scaling up from 0 to 3 nodes`)
+
+	// While rack a's nodes join, no other rack grows, however often the operator syncs.
+	a := object[*appsv1.StatefulSet](t, w, "basic-dc1-a")
+	settle(a)
+	a.Status.ReadyReplicas = 1
+	a.Status.AvailableReplicas = 1
+	f = newFixture(t, w)
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	w = f.world()
+	checkReplicas(t, "rack a joining", w, map[string]int32{"basic-dc1-a": 3, "basic-dc1-b": 0, "basic-dc1-c": 0})
+	f.checkProgressingMessage("rack a joining", `rack "b": waiting for every node of datacenter "dc1" to be ready before scaling up from 0 to 3 nodes`)
+
+	// Rack a has settled: rack b grows, rack c still waits.
+	f = newFixture(t, withNodes(w))
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	w = f.world()
+	checkReplicas(t, "rack a settled", w, map[string]int32{"basic-dc1-a": 3, "basic-dc1-b": 3, "basic-dc1-c": 0})
+	f.checkProgressingMessage("rack a settled", `rack "c": waiting for rack "b" to finish scaling up before scaling up from 0 to 3 nodes`)
+
+	// Rack b has settled: rack c grows last.
+	settle(object[*appsv1.StatefulSet](t, w, "basic-dc1-b"))
+	f = newFixture(t, w)
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	checkReplicas(t, "rack b settled", f.world(), map[string]int32{"basic-dc1-a": 3, "basic-dc1-b": 3, "basic-dc1-c": 3})
+}
+
+func TestSyncScalesUpEveryRackAtOnceWithParallelNodeOperations(t *testing.T) {
+	t.Parallel()
+
+	sdc := newSequentialSDC()
+	sdc.Spec.EnableParallelNodeOperations = new(true)
+	f := newFixture(t, world{sdc: sdc})
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	checkReplicas(t, "creation", f.world(), map[string]int32{"basic-dc1-a": 3, "basic-dc1-b": 3, "basic-dc1-c": 3})
+}
