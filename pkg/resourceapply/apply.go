@@ -251,3 +251,9 @@ func controllerReference(ref *metav1.OwnerReference, namespace string) *corev1.O
 func isStaleCacheError(err error) bool {
 	return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) || apierrors.IsNotFound(err)
 }
+
+// isNamespaceTerminatingError tells whether err refuses a create because its namespace is being deleted: the owner
+// goes away with the namespace, and a Warning event could not even be written there.
+func isNamespaceTerminatingError(err error) bool {
+	return apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause)
+}

@@ -586,6 +586,13 @@ func TestApplyReportsFailures(t *testing.T) {
 			},
 		},
 		{
+			// The namespace and everything in it, events included, are going away: there is nobody to tell.
+			name:      "create in a namespace being deleted",
+			verb:      "create",
+			err:       namespaceTerminatingError(serviceResource, "basic-client"),
+			wantError: `can't create Service "scylla/basic-client": services "basic-client" is forbidden: unable to create new content in namespace scylla because it is being terminated`,
+		},
+		{
 			name:      "update conflicting with a newer version",
 			existing:  outdated,
 			verb:      "update",
@@ -646,4 +653,15 @@ func testApplyEventTarget[T kubeinterfaces.ObjectInterface](kind kindClient[T], 
 			t.Errorf("unexpected events (-want +got):\n%s", diff)
 		}
 	}
+}
+
+// namespaceTerminatingError is the error the API server returns for a create in a namespace being deleted.
+func namespaceTerminatingError(resource schema.GroupResource, name string) error {
+	err := apierrors.NewForbidden(resource, name, errors.New("unable to create new content in namespace scylla because it is being terminated"))
+	err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{
+		Type:    corev1.NamespaceTerminatingCause,
+		Message: "namespace scylla is being terminated",
+		Field:   "metadata.namespace",
+	})
+	return err
 }

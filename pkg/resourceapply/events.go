@@ -21,7 +21,8 @@ const (
 
 // reportWrite logs the outcome of writing the object key of kind and records it as an event on target: Normal
 // "<Kind>Created" (Updated, Deleted) on success, Warning "<Kind>CreateFailed" (UpdateFailed, DeleteFailed) on failure,
-// except for failures that only mean the cache is stale (isStaleCacheError). why, when set, ends every message. It
+// except for failures that only mean the cache is stale (isStaleCacheError) or that the namespace is being deleted
+// (isNamespaceTerminatingError). why, when set, ends every message. It
 // returns err wrapped as "can't <verb> <Kind> <key><why>: <err>", or nil.
 func reportWrite(ctx context.Context, recorder record.EventRecorder, target runtime.Object, verb writeVerb, kind string, key klog.ObjectRef, why string, err error) error {
 	var reasonVerb, past string
@@ -35,7 +36,7 @@ func reportWrite(ctx context.Context, recorder record.EventRecorder, target runt
 	}
 
 	if err != nil {
-		if !isStaleCacheError(err) {
+		if !isStaleCacheError(err) && !isNamespaceTerminatingError(err) {
 			recorder.Eventf(target, corev1.EventTypeWarning, kind+reasonVerb+"Failed", "Failed to %s %s %s%s: %v", verb, kind, key, why, err)
 		}
 		return fmt.Errorf("can't %s %s %q%s: %w", verb, kind, key, why, err)
