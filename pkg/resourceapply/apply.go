@@ -45,6 +45,12 @@ type ApplyOptions struct {
 	// By default such an object is left alone and Apply fails, because the name may be used by something the
 	// operator never created.
 	AdoptOrphans bool
+
+	// Precondition, when set, is called with the existing object Apply is about to update, as Apply read it: an
+	// error stops Apply before it writes anything (no event) and is returned wrapped. The update carries that
+	// object's resourceVersion, so a caller can refuse to overwrite what another actor wrote after the caller's own
+	// snapshot, such as a label both the operator and a node's sidecar write.
+	Precondition func(existing metav1.Object) error
 }
 
 // Apply makes the object named like required match required and returns the object as the API server (or, when
@@ -116,6 +122,12 @@ func Apply[T kubeinterfaces.ObjectInterface](
 			logger.Info("Object is up to date", "kind", kind, "object", key)
 		}
 		return existing, false, nil
+	}
+
+	if options.Precondition != nil {
+		if err := options.Precondition(existing); err != nil {
+			return zero, false, fmt.Errorf("can't apply %s %q: %w", kind, key, err)
+		}
 	}
 
 	obj := required.DeepCopyObject().(T)

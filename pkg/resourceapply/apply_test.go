@@ -665,3 +665,51 @@ func namespaceTerminatingError(resource schema.GroupResource, name string) error
 	})
 	return err
 }
+
+// A precondition sees the object Apply is about to update and can stop the write: a decision made on an older
+// snapshot must not overwrite what another actor wrote since.
+func TestApplyPreconditionStopsTheUpdate(t *testing.T) {
+	t.Parallel()
+
+	movedOn := errors.New("moved on")
+	for _, tc := range []struct {
+		name        string
+		refuse      bool
+		wantActions []string
+	}{
+		{name: "a precondition that holds lets the update through", wantActions: []string{"update services"}},
+		{name: "a precondition that fails stops it", refuse: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+
+			f := newApplyFixture(serviceKind, storedService(t))
+			required := newTestService()
+			required.Spec.Ports = append(required.Spec.Ports, corev1.ServicePort{Name: "alternator", Port: 8000})
+			var seen string
+			_, changed, err := f.apply(t, required, ApplyOptions{Precondition: func(existing metav1.Object) error {
+				seen = existing.GetResourceVersion()
+				if tc.refuse {
+					return movedOn
+				}
+				return nil
+			}})
+			if seen != "42" {
+				t.Errorf("the precondition saw resourceVersion %q, want the existing object's 42", seen)
+			}
+			if tc.refuse {
+				if !errors.Is(err, movedOn) || changed {
+					t.Errorf("want the precondition's error and no change, got %v, %v", err, changed)
+				}
+				if events := f.takeEvents(); len(events) != 0 {
+					t.Errorf("a refused precondition recorded events: %q", events)
+				}
+			} else if err != nil || !changed {
+				t.Errorf("want an update, got %v, %v", err, changed)
+			}
+			if diff := cmp.Diff(tc.wantActions, f.takeActions()); diff != "" {
+				t.Errorf("unexpected actions (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

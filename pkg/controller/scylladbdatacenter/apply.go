@@ -9,6 +9,7 @@ import (
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/kubeinterfaces"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/resourceapply"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -80,10 +81,11 @@ func applyAll[T kubeinterfaces.ObjectInterface](
 			c.conflicts.resolve(owned.key, objectKey)
 		}
 
-		actual, changed, err := resourceapply.Apply(ctx, client, lister, c.eventRecorder, obj, resourceapply.ApplyOptions{})
+		options := resourceapply.ApplyOptions{Precondition: keepsDecommissionProgress(obj)}
+		actual, changed, err := resourceapply.Apply(ctx, client, lister, c.eventRecorder, obj, options)
 		if apierrors.IsAlreadyExists(err) {
 			// The cache does not have it: it is too late, or the object is not the operator's.
-			actual, changed, err = resourceapply.Apply(ctx, client, live, c.eventRecorder, obj, resourceapply.ApplyOptions{})
+			actual, changed, err = resourceapply.Apply(ctx, client, live, c.eventRecorder, obj, options)
 		}
 		if errors.Is(err, resourceapply.ErrOwnershipConflict) {
 			if existing, getErr := live.Get(obj.GetName()); getErr == nil {
@@ -155,4 +157,23 @@ func applyAndPrune[T kubeinterfaces.ObjectInterface](
 		klog.FromContext(ctx).V(4).Info("Applying objects failed", "applyError", applyErr, "pruneError", pruneErr)
 	}
 	return applied, progressing, utilerrors.NewAggregate([]error{applyErr, pruneErr})
+}
+
+// errDecommissionMovedOn stops a write built from a snapshot older than the sidecar's last word on a decommission.
+var errDecommissionMovedOn = errors.New("the node's sidecar has moved its decommission further since this sync's snapshot; syncing again")
+
+// keepsDecommissionProgress returns, for a member Service that asks for a decommission ("false"), the Apply
+// precondition that refuses to write it over a Service whose sidecar already reported the decommission done
+// ("true"): the operator writes "false" and the sidecar "true", and a sync that started before the sidecar's write
+// must not undo it. Other objects get none.
+func keepsDecommissionProgress(required metav1.Object) func(existing metav1.Object) error {
+	if required.GetLabels()[naming.DecommissionedLabel] != naming.DecommissionedLabelFalse {
+		return nil
+	}
+	return func(existing metav1.Object) error {
+		if existing.GetLabels()[naming.DecommissionedLabel] == naming.DecommissionedLabelTrue {
+			return errDecommissionMovedOn
+		}
+		return nil
+	}
 }
