@@ -17,7 +17,6 @@ import (
 	scyllav1listers "github.com/scyllakube/client/scylla/listers/scylla/v1"
 	scyllav1alpha1listers "github.com/scyllakube/client/scylla/listers/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
-	"github.com/scyllakube/scylla-operator/pkg/metrics"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -194,32 +193,9 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 	<-ctx.Done()
 }
 
-// processNextWorkItem syncs one key from the queue and tells whether the worker should go on.
+// processNextWorkItem syncs the next key of the queue and reports whether the worker should go on.
 func (c *Controller) processNextWorkItem(ctx context.Context) bool {
-	key, shutdown := c.queue.Get()
-	if shutdown {
-		return false
-	}
-	defer c.queue.Done(key)
-
-	if ctx.Err() != nil {
-		// Shutting down: the key is left to whoever leads next.
-		return false
-	}
-
-	start := time.Now()
-	// The sync runs to its end even when ctx is cancelled meanwhile, so that no item is left half done.
-	err := c.sync(context.WithoutCancel(ctx), key)
-	metrics.ObserveSync(ControllerName, start, err)
-	klog.FromContext(ctx).V(4).Info("Finished syncing", "key", key, "duration", time.Since(start))
-	if err == nil {
-		c.queue.Forget(key)
-		return true
-	}
-
-	utilruntime.HandleErrorWithContext(ctx, err, "Can't sync ScyllaCluster, requeuing", "key", key)
-	c.queue.AddRateLimited(key)
-	return true
+	return controllerhelpers.ProcessNextWorkItem(ctx, ControllerName, c.queue, c.sync)
 }
 
 // isControlledBy tells whether obj's controller is sc (same UID, kind and group).

@@ -18,7 +18,6 @@ import (
 	scyllav1alpha1informers "github.com/scyllakube/client/scylla/informers/externalversions/scylla/v1alpha1"
 	scyllav1alpha1listers "github.com/scyllakube/client/scylla/listers/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
-	"github.com/scyllakube/scylla-operator/pkg/metrics"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -337,34 +336,9 @@ func (c *Controller) runWorker(ctx context.Context) {
 	}
 }
 
-// processNextWorkItem syncs the next key of the queue and reports whether the worker should go on. Once ctx is done
-// it syncs nothing more: a shut-down queue still hands out the keys it holds, and each would only fail.
+// processNextWorkItem syncs the next key of the queue and reports whether the worker should go on.
 func (c *Controller) processNextWorkItem(ctx context.Context) bool {
-	if ctx.Err() != nil {
-		return false
-	}
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
-	if ctx.Err() != nil {
-		return false
-	}
-
-	start := time.Now()
-	// The sync runs to its end even when ctx is cancelled meanwhile (SIGTERM, lost lease), so that no datacenter is
-	// left half created; the worker then takes no new key.
-	err := c.sync(context.WithoutCancel(ctx), key)
-	metrics.ObserveSync(ControllerName, start, err)
-	if err == nil {
-		c.queue.Forget(key)
-		return true
-	}
-
-	utilruntime.HandleErrorWithContext(ctx, err, "Syncing failed; requeuing", "key", key)
-	c.queue.AddRateLimited(key)
-	return true
+	return controllerhelpers.ProcessNextWorkItem(ctx, ControllerName, c.queue, c.sync)
 }
 
 // authTokenAlphabet and authTokenLength shape generated agent auth tokens: 128 alphanumeric characters, about 762
