@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Installs the system packages the build and tests need, when they are missing. Safe to run repeatedly.
+# Installs the system packages the build and tests need (git, make), when they are missing. Certificates for the
+# local control plane are generated in Go, so nothing else is needed. Safe to run repeatedly.
 source "$(dirname "${BASH_SOURCE[0]}")/lib/init.sh"
 
 missing=()
-command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v git >/dev/null 2>&1 || missing+=(git)
 command -v make >/dev/null 2>&1 || missing+=(make)
 
