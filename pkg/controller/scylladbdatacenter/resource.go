@@ -14,6 +14,7 @@ import (
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/resourceapply"
+	"github.com/scyllakube/scylla-operator/pkg/scyllaagent"
 	"github.com/scyllakube/scylla-operator/pkg/sidecar"
 	"go.yaml.in/yaml/v3"
 	appsv1 "k8s.io/api/apps/v1"
@@ -257,21 +258,6 @@ func makeManagedConfigMap(sdc *scyllav1alpha1.ScyllaDBDatacenter, customConfigs 
 	}, nil
 }
 
-// agentConfigAuthToken is the part of a ScyllaDB Manager agent configuration file that holds the auth token.
-type agentConfigAuthToken struct {
-	AuthToken string `yaml:"auth_token"`
-}
-
-// authTokenFromAgentConfig returns the auth_token an agent configuration file sets, or "" when it sets none. The
-// error never quotes the file: it may hold credentials.
-func authTokenFromAgentConfig(data []byte) (string, error) {
-	var config agentConfigAuthToken
-	if err := yaml.Unmarshal(data, &config); err != nil {
-		return "", errors.New("it is not a valid YAML agent configuration")
-	}
-	return config.AuthToken, nil
-}
-
 // authTokenSources are the places the agent auth token can come from, in the order of precedence of
 // manager-integration.md ("Auth tokens").
 type authTokenSources struct {
@@ -306,9 +292,9 @@ func makeAgentAuthTokenSecret(sdc *scyllav1alpha1.ScyllaDBDatacenter, token stri
 	if len(hmacKey) == 0 {
 		return nil, errors.New("can't make the agent auth-token Secret: the HMAC key is empty")
 	}
-	data, err := yaml.Marshal(agentConfigAuthToken{AuthToken: token})
+	data, err := scyllaagent.MakeAuthTokenConfig(token)
 	if err != nil {
-		return nil, errors.New("can't marshal the agent auth token file")
+		return nil, fmt.Errorf("can't make the agent auth-token Secret: %w", err)
 	}
 	return &corev1.Secret{
 		ObjectMeta: objectMeta(sdc, naming.AgentAuthTokenSecretName(sdc.Name), naming.ClusterLabels(sdc.Name)),

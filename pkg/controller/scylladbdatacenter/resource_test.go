@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/scyllaagent"
 	"github.com/scyllakube/scylla-operator/pkg/sidecar"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -503,33 +504,6 @@ func TestChooseAuthTokenPrecedence(t *testing.T) {
 	}
 }
 
-func TestAuthTokenFromAgentConfig(t *testing.T) {
-	t.Parallel()
-	tt := []struct {
-		name    string
-		data    string
-		want    string
-		wantErr string
-	}{
-		{name: "a config setting the token", data: "auth_token: secret\nhttps: 0.0.0.0:10001\n", want: "secret"},
-		{name: "a config without a token", data: "s3:\n  region: us-east-1\n"},
-		{name: "an empty file", data: ""},
-		{name: "not YAML, and the error does not quote it", data: "auth_token: [secret", wantErr: "it is not a valid YAML agent configuration"},
-	}
-	for _, tc := range tt {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			got, err := authTokenFromAgentConfig([]byte(tc.data))
-			if checkError(t, err, tc.wantErr, false) {
-				return
-			}
-			if got != tc.want {
-				t.Errorf("expected %q, got %q", tc.want, got)
-			}
-		})
-	}
-}
-
 func TestMakeAgentAuthTokenSecretRoundTrips(t *testing.T) {
 	t.Parallel()
 	for _, token := range []string{"plain", "with: colon", "'quoted' \"both\"", "#hash"} {
@@ -543,7 +517,7 @@ func TestMakeAgentAuthTokenSecretRoundTrips(t *testing.T) {
 		if got := string(secret.Data["auth-token-hmac-key"]); got != "key" {
 			t.Errorf("unexpected HMAC key %q", got)
 		}
-		got, err := authTokenFromAgentConfig(secret.Data["auth-token.yaml"])
+		got, err := scyllaagent.AuthTokenFromConfig(secret.Data["auth-token.yaml"])
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/scyllaagent"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,7 +38,7 @@ func TestSyncReadsTheUsersObjectsOutsideTheCache(t *testing.T) {
 	if got := f.written("configmaps", "basic-managed-config").(*corev1.ConfigMap).Data["scylla-b.yaml"]; !strings.Contains(got, "compaction_throughput_mb_per_sec: 0") {
 		t.Errorf("rack b's scylla.yaml lacks its custom config: %q", got)
 	}
-	if got, _ := authTokenFromAgentConfig(f.written("secrets", "basic-auth-token").(*corev1.Secret).Data["auth-token.yaml"]); got != "custom" {
+	if got, _ := scyllaagent.AuthTokenFromConfig(f.written("secrets", "basic-auth-token").(*corev1.Secret).Data["auth-token.yaml"]); got != "custom" {
 		t.Errorf("expected the custom agent config's token, got %q", got)
 	}
 	// Their changes do not reach the caches: the datacenter is synced again later.

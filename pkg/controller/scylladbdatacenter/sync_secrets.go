@@ -6,6 +6,7 @@ import (
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/scyllaagent"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
@@ -28,7 +29,7 @@ func (c *Controller) makeAuthTokenSecret(ctx context.Context, sdc *scyllav1alpha
 		if err != nil {
 			return nil, fmt.Errorf("can't get the custom agent config Secret %q of rack %q: %w", ref, rack.Name, err)
 		}
-		token, err := authTokenFromAgentConfig(secret.Data[naming.ScyllaDBManagerAgentConfigKey])
+		token, err := scyllaagent.AuthTokenFromConfig(secret.Data[naming.ScyllaDBManagerAgentConfigKey])
 		if err != nil {
 			return nil, newSpecError("can't read key %q of the custom agent config Secret %q: %w", naming.ScyllaDBManagerAgentConfigKey, ref, err)
 		}
@@ -43,7 +44,7 @@ func (c *Controller) makeAuthTokenSecret(ctx context.Context, sdc *scyllav1alpha
 		if err != nil {
 			return nil, fmt.Errorf("can't get the agent auth-token Secret %q named by annotation %q: %w", ref, naming.ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot, err)
 		}
-		token, err := authTokenFromAgentConfig(secret.Data[naming.ScyllaDBManagerAgentAuthTokenKey])
+		token, err := scyllaagent.AuthTokenFromConfig(secret.Data[naming.ScyllaDBManagerAgentAuthTokenKey])
 		if err != nil {
 			return nil, fmt.Errorf("can't read key %q of the agent auth-token Secret %q: %w", naming.ScyllaDBManagerAgentAuthTokenKey, ref, err)
 		}
@@ -55,7 +56,7 @@ func (c *Controller) makeAuthTokenSecret(ctx context.Context, sdc *scyllav1alpha
 
 	existing, hasExisting := owned.secrets[naming.AgentAuthTokenSecretName(sdc.Name)]
 	if hasExisting && len(sources.customConfig) == 0 && len(sources.override) == 0 {
-		token, err := authTokenFromAgentConfig(existing.Data[naming.ScyllaDBManagerAgentAuthTokenKey])
+		token, err := scyllaagent.AuthTokenFromConfig(existing.Data[naming.ScyllaDBManagerAgentAuthTokenKey])
 		if err != nil {
 			// Our own Secret is unreadable: a new token replaces it.
 			klog.FromContext(ctx).V(2).Info("Replacing an unreadable agent auth token", "secret", klog.KObj(existing))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/scyllaagent"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -239,7 +240,7 @@ func TestSyncAuthTokenPrecedence(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := authTokenFromAgentConfig(f.written("secrets", "basic-auth-token").(*corev1.Secret).Data["auth-token.yaml"])
+			got, err := scyllaagent.AuthTokenFromConfig(f.written("secrets", "basic-auth-token").(*corev1.Secret).Data["auth-token.yaml"])
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"testing"
 
+	"github.com/scyllakube/scylla-operator/pkg/scyllaagent"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 )
@@ -54,7 +55,7 @@ func TestSyncAddsAnHMACKeyToAnAuthTokenSecretWithoutOne(t *testing.T) {
 	}
 	// The token is kept; the pods roll once for the new annotation.
 	w, f := step(t, "upgrade", w, "update secrets basic-auth-token", "update statefulsets basic-dc1-a", "update statefulsets basic-dc1-b")
-	if got, _ := authTokenFromAgentConfig(f.written("secrets", "basic-auth-token").(*corev1.Secret).Data["auth-token.yaml"]); got != testToken {
+	if got, _ := scyllaagent.AuthTokenFromConfig(f.written("secrets", "basic-auth-token").(*corev1.Secret).Data["auth-token.yaml"]); got != testToken {
 		t.Errorf("the token changed to %q", got)
 	}
 	_, _ = step(t, "steady", w)

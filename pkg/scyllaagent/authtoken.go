@@ -1,0 +1,32 @@
+package scyllaagent
+
+import (
+	"errors"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// authTokenConfig is the part of a ScyllaDB Manager agent configuration file that holds the auth token.
+type authTokenConfig struct {
+	AuthToken string `yaml:"auth_token"`
+}
+
+// AuthTokenFromConfig returns the auth_token an agent configuration file sets, or "" when it sets none. The error
+// never quotes the file: it may hold credentials.
+func AuthTokenFromConfig(data []byte) (string, error) {
+	var config authTokenConfig
+	if err := yaml.Unmarshal(data, &config); err != nil {
+		return "", errors.New("it is not a valid YAML agent configuration")
+	}
+	return config.AuthToken, nil
+}
+
+// MakeAuthTokenConfig returns an agent configuration file that sets only the auth token, which AuthTokenFromConfig
+// reads back unchanged. The error never quotes the token.
+func MakeAuthTokenConfig(token string) ([]byte, error) {
+	data, err := yaml.Marshal(authTokenConfig{AuthToken: token})
+	if err != nil {
+		return nil, errors.New("can't marshal the agent auth token file")
+	}
+	return data, nil
+}
