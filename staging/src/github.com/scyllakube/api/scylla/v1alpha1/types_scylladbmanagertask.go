@@ -221,6 +221,35 @@ type ScyllaDBManagerTaskStatus struct {
 	// taskID is the ID ScyllaDB Manager gave the task.
 	// +optional
 	TaskID *string `json:"taskID,omitempty"`
+
+	// The fields below reflect ScyllaDB Manager's view of the task's runs, as its task list last reported it. They
+	// are refreshed whenever the task is synced, so they can lag behind ScyllaDB Manager by up to the controller's
+	// resync period.
+
+	// lastRunStatus is the status of the task's last run as ScyllaDB Manager reports it: NEW (never ran), RUNNING,
+	// STOPPING, STOPPED, WAITING, DONE, ERROR or ABORTED.
+	// +optional
+	LastRunStatus *string `json:"lastRunStatus,omitempty"`
+
+	// nextActivation is when ScyllaDB Manager runs the task next; unset when it is not scheduled to run again.
+	// +optional
+	NextActivation *metav1.Time `json:"nextActivation,omitempty"`
+
+	// lastSuccess is when a run of the task last succeeded.
+	// +optional
+	LastSuccess *metav1.Time `json:"lastSuccess,omitempty"`
+
+	// lastError is when a run of the task last failed.
+	// +optional
+	LastError *metav1.Time `json:"lastError,omitempty"`
+
+	// successCount is how many runs of the task succeeded.
+	// +optional
+	SuccessCount *int64 `json:"successCount,omitempty"`
+
+	// errorCount is how many runs of the task failed.
+	// +optional
+	ErrorCount *int64 `json:"errorCount,omitempty"`
 }
 
 // ScyllaDBManagerTask schedules a backup or repair with ScyllaDB Manager for a ScyllaDBCluster or
@@ -232,6 +261,10 @@ type ScyllaDBManagerTaskStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:storageversion
 // +kubebuilder:resource:scope=Namespaced
+// +kubebuilder:printcolumn:name="TASKID",type=string,JSONPath=".status.taskID",priority=1
+// +kubebuilder:printcolumn:name="STATUS",type=string,JSONPath=".status.lastRunStatus"
+// +kubebuilder:printcolumn:name="NEXT",type=date,JSONPath=".status.nextActivation"
+// +kubebuilder:printcolumn:name="LAST SUCCESS",type=date,JSONPath=".status.lastSuccess"
 // +kubebuilder:printcolumn:name="DEGRADED",type=string,JSONPath=".status.conditions[?(@.type=='Degraded')].status"
 // +kubebuilder:printcolumn:name="AGE",type=date,JSONPath=".metadata.creationTimestamp"
 type ScyllaDBManagerTask struct {

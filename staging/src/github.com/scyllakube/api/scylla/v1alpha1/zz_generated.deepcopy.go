@@ -1601,6 +1601,33 @@ func (in *ScyllaDBManagerTaskStatus) DeepCopyInto(out *ScyllaDBManagerTaskStatus
 		*out = new(string)
 		**out = **in
 	}
+	if in.LastRunStatus != nil {
+		in, out := &in.LastRunStatus, &out.LastRunStatus
+		*out = new(string)
+		**out = **in
+	}
+	if in.NextActivation != nil {
+		in, out := &in.NextActivation, &out.NextActivation
+		*out = (*in).DeepCopy()
+	}
+	if in.LastSuccess != nil {
+		in, out := &in.LastSuccess, &out.LastSuccess
+		*out = (*in).DeepCopy()
+	}
+	if in.LastError != nil {
+		in, out := &in.LastError, &out.LastError
+		*out = (*in).DeepCopy()
+	}
+	if in.SuccessCount != nil {
+		in, out := &in.SuccessCount, &out.SuccessCount
+		*out = new(int64)
+		**out = **in
+	}
+	if in.ErrorCount != nil {
+		in, out := &in.ErrorCount, &out.ErrorCount
+		*out = new(int64)
+		**out = **in
+	}
 	return
 }
 

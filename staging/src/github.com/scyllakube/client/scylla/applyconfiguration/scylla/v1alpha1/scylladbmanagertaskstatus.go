@@ -17,6 +17,7 @@
 package v1alpha1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	v1 "k8s.io/client-go/applyconfigurations/meta/v1"
 )
 
@@ -31,6 +32,19 @@ type ScyllaDBManagerTaskStatusApplyConfiguration struct {
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 	// taskID is the ID ScyllaDB Manager gave the task.
 	TaskID *string `json:"taskID,omitempty"`
+	// lastRunStatus is the status of the task's last run as ScyllaDB Manager reports it: NEW (never ran), RUNNING,
+	// STOPPING, STOPPED, WAITING, DONE, ERROR or ABORTED.
+	LastRunStatus *string `json:"lastRunStatus,omitempty"`
+	// nextActivation is when ScyllaDB Manager runs the task next; unset when it is not scheduled to run again.
+	NextActivation *metav1.Time `json:"nextActivation,omitempty"`
+	// lastSuccess is when a run of the task last succeeded.
+	LastSuccess *metav1.Time `json:"lastSuccess,omitempty"`
+	// lastError is when a run of the task last failed.
+	LastError *metav1.Time `json:"lastError,omitempty"`
+	// successCount is how many runs of the task succeeded.
+	SuccessCount *int64 `json:"successCount,omitempty"`
+	// errorCount is how many runs of the task failed.
+	ErrorCount *int64 `json:"errorCount,omitempty"`
 }
 
 // ScyllaDBManagerTaskStatusApplyConfiguration constructs a declarative configuration of the ScyllaDBManagerTaskStatus type for use with
@@ -65,5 +79,53 @@ func (b *ScyllaDBManagerTaskStatusApplyConfiguration) WithConditions(values ...*
 // If called multiple times, the TaskID field is set to the value of the last call.
 func (b *ScyllaDBManagerTaskStatusApplyConfiguration) WithTaskID(value string) *ScyllaDBManagerTaskStatusApplyConfiguration {
 	b.TaskID = &value
+	return b
+}
+
+// WithLastRunStatus sets the LastRunStatus field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LastRunStatus field is set to the value of the last call.
+func (b *ScyllaDBManagerTaskStatusApplyConfiguration) WithLastRunStatus(value string) *ScyllaDBManagerTaskStatusApplyConfiguration {
+	b.LastRunStatus = &value
+	return b
+}
+
+// WithNextActivation sets the NextActivation field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the NextActivation field is set to the value of the last call.
+func (b *ScyllaDBManagerTaskStatusApplyConfiguration) WithNextActivation(value metav1.Time) *ScyllaDBManagerTaskStatusApplyConfiguration {
+	b.NextActivation = &value
+	return b
+}
+
+// WithLastSuccess sets the LastSuccess field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LastSuccess field is set to the value of the last call.
+func (b *ScyllaDBManagerTaskStatusApplyConfiguration) WithLastSuccess(value metav1.Time) *ScyllaDBManagerTaskStatusApplyConfiguration {
+	b.LastSuccess = &value
+	return b
+}
+
+// WithLastError sets the LastError field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LastError field is set to the value of the last call.
+func (b *ScyllaDBManagerTaskStatusApplyConfiguration) WithLastError(value metav1.Time) *ScyllaDBManagerTaskStatusApplyConfiguration {
+	b.LastError = &value
+	return b
+}
+
+// WithSuccessCount sets the SuccessCount field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the SuccessCount field is set to the value of the last call.
+func (b *ScyllaDBManagerTaskStatusApplyConfiguration) WithSuccessCount(value int64) *ScyllaDBManagerTaskStatusApplyConfiguration {
+	b.SuccessCount = &value
+	return b
+}
+
+// WithErrorCount sets the ErrorCount field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ErrorCount field is set to the value of the last call.
+func (b *ScyllaDBManagerTaskStatusApplyConfiguration) WithErrorCount(value int64) *ScyllaDBManagerTaskStatusApplyConfiguration {
+	b.ErrorCount = &value
 	return b
 }
