@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -101,36 +99,13 @@ func (o *OperatorOptions) Complete() error {
 // Run serves health and metrics, then reconciles once this replica leads, until ctx is done.
 func (o *OperatorOptions) Run(ctx context.Context) error {
 	klog.InfoS("Starting the operator", "image", o.OperatorImage, "concurrentSyncs", o.ConcurrentSyncs)
-
-	// A standby replica is ready to take over; the leader is ready once its informer caches are synced.
-	var leading, synced atomic.Bool
-	readyz := serving.CheckFunc{CheckName: "informers-synced", F: func() error {
-		if leading.Load() && !synced.Load() {
-			return errors.New("informer caches are not synced yet")
-		}
-		return nil
-	}}
-	healthz := []serving.Checker{o.LeaderElection.HealthzAdaptor}
-
-	var wg sync.WaitGroup
-	servingCtx, stopServing := context.WithCancel(context.Background())
-	defer stopServing()
-	servingErr := make(chan error, 1)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		servingErr <- o.Serving.Run(servingCtx, serving.Handler(healthz, []serving.Checker{readyz}))
-	}()
-
-	err := o.LeaderElection.Run(ctx, o.kubeClient, func(ctx context.Context) {
-		leading.Store(true)
-		if err := o.runControllers(ctx, func() { synced.Store(true) }); err != nil {
-			klog.ErrorS(err, "Controllers stopped")
-		}
-	})
-	stopServing()
-	wg.Wait()
-	return errors.Join(err, <-servingErr)
+	p := &controllerProgram{
+		serving:        &o.Serving,
+		leaderElection: &o.LeaderElection,
+		kubeClient:     o.kubeClient,
+		newControllers: o.newControllers,
+	}
+	return p.run(ctx)
 }
 
 // newManagedObjectsInformerFactory returns an informer factory that sees only the objects the operator manages
@@ -142,7 +117,8 @@ func newManagedObjectsInformerFactory(client kubernetes.Interface, resync time.D
 	}))
 }
 
-func (o *OperatorOptions) runControllers(ctx context.Context, onSynced func()) error {
+// newControllers builds the operator's controllers on informers of its own factories.
+func (o *OperatorOptions) newControllers() (*controllerSet, error) {
 	kubeInformers := newManagedObjectsInformerFactory(o.kubeClient, o.ResyncPeriod)
 	scyllaInformers := scyllainformers.NewSharedInformerFactory(o.scyllaClient, o.ResyncPeriod)
 
@@ -154,7 +130,7 @@ func (o *OperatorOptions) runControllers(ctx context.Context, onSynced func()) e
 		scyllaInformers.Scylla().V1alpha1().ScyllaDBManagerTasks(),
 	)
 	if err != nil {
-		return fmt.Errorf("can't create the ScyllaCluster controller: %w", err)
+		return nil, fmt.Errorf("can't create the ScyllaCluster controller: %w", err)
 	}
 
 	sdcController, err := scylladbdatacenter.NewController(
@@ -173,33 +149,16 @@ func (o *OperatorOptions) runControllers(ctx context.Context, onSynced func()) e
 		o.OperatorImage,
 	)
 	if err != nil {
-		return fmt.Errorf("can't create the ScyllaDBDatacenter controller: %w", err)
+		return nil, fmt.Errorf("can't create the ScyllaDBDatacenter controller: %w", err)
 	}
 
-	// The factories start after every controller registered its handlers.
-	kubeInformers.Start(ctx.Done())
-	scyllaInformers.Start(ctx.Done())
-	defer kubeInformers.Shutdown()
-	defer scyllaInformers.Shutdown()
-
-	for t, ok := range kubeInformers.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			return fmt.Errorf("can't sync the informer cache of %v", t)
-		}
-	}
-	for t, ok := range scyllaInformers.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			return fmt.Errorf("can't sync the informer cache of %v", t)
-		}
-	}
-	onSynced()
-
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); scController.Run(ctx, o.ConcurrentSyncs) }()
-	go func() { defer wg.Done(); sdcController.Run(ctx, o.ConcurrentSyncs) }()
-	wg.Wait()
-	return nil
+	return &controllerSet{
+		informerFactories: []informerFactory{kubeInformers, scyllaInformers},
+		runs: []func(ctx context.Context){
+			func(ctx context.Context) { scController.Run(ctx, o.ConcurrentSyncs) },
+			func(ctx context.Context) { sdcController.Run(ctx, o.ConcurrentSyncs) },
+		},
+	}, nil
 }
 
 // NewOperatorCommand returns the operator subcommand.

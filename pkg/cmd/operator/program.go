@@ -1,0 +1,111 @@
+package operator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"sync/atomic"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+
+	"github.com/scyllakube/scylla-operator/pkg/genericclioptions"
+	"github.com/scyllakube/scylla-operator/pkg/serving"
+)
+
+// informerFactory is what the Kubernetes and the scylla.scylladb.com shared informer factories have in common.
+type informerFactory interface {
+	Start(stopCh <-chan struct{})
+	WaitForCacheSync(stopCh <-chan struct{}) map[reflect.Type]bool
+	Shutdown()
+}
+
+// controllerSet is what a program runs once it leads: the informer factories its controllers registered their
+// handlers with, and the controllers' Run functions, each returning once its workers finished.
+type controllerSet struct {
+	informerFactories []informerFactory
+	runs              []func(ctx context.Context)
+}
+
+// controllerProgram is what the controller programs (operator, manager-controller) share: they serve /healthz,
+// /readyz and /metrics, elect a leader, and only the leader builds its controllers, syncs their caches and runs them.
+type controllerProgram struct {
+	serving        *serving.Options
+	leaderElection *genericclioptions.LeaderElection
+	kubeClient     kubernetes.Interface
+	// newControllers builds the controllers once this replica leads, so that a standby replica holds no caches.
+	newControllers func() (*controllerSet, error)
+}
+
+// run serves health and metrics, then runs the controllers once this replica leads, until ctx is done. On shutdown
+// every worker finishes the object it is syncing before the lease is released and run returns.
+func (p *controllerProgram) run(ctx context.Context) error {
+	var leading, synced atomic.Bool
+	healthz := []serving.Checker{p.leaderElection.HealthzAdaptor}
+	readyz := []serving.Checker{cachesSyncedCheck(&leading, &synced)}
+
+	var wg sync.WaitGroup
+	servingCtx, stopServing := context.WithCancel(context.Background())
+	defer stopServing()
+	servingErr := make(chan error, 1)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		servingErr <- p.serving.Run(servingCtx, serving.Handler(healthz, readyz))
+	}()
+
+	err := p.leaderElection.Run(ctx, p.kubeClient, func(ctx context.Context) {
+		leading.Store(true)
+		if err := p.runControllers(ctx, func() { synced.Store(true) }); err != nil {
+			klog.ErrorS(err, "Controllers stopped")
+		}
+	})
+	stopServing()
+	wg.Wait()
+	return errors.Join(err, <-servingErr)
+}
+
+// cachesSyncedCheck is the readiness check: a standby replica is ready to take over; the leader is ready once its
+// informer caches are synced.
+func cachesSyncedCheck(leading, synced *atomic.Bool) serving.Checker {
+	return serving.CheckFunc{CheckName: "informers-synced", F: func() error {
+		if leading.Load() && !synced.Load() {
+			return errors.New("informer caches are not synced yet")
+		}
+		return nil
+	}}
+}
+
+// runControllers builds the controllers, starts the informer factories after every controller registered its
+// handlers, waits for their caches, calls onSynced and runs the controllers until ctx is done and each returned.
+func (p *controllerProgram) runControllers(ctx context.Context, onSynced func()) error {
+	set, err := p.newControllers()
+	if err != nil {
+		return err
+	}
+	for _, f := range set.informerFactories {
+		f.Start(ctx.Done())
+		defer f.Shutdown()
+	}
+	for _, f := range set.informerFactories {
+		for t, ok := range f.WaitForCacheSync(ctx.Done()) {
+			if !ok {
+				return fmt.Errorf("can't sync the informer cache of %v", t)
+			}
+		}
+	}
+	onSynced()
+
+	var wg sync.WaitGroup
+	for _, run := range set.runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run(ctx)
+		}()
+	}
+	wg.Wait()
+	return nil
+}
