@@ -8,7 +8,9 @@ import (
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	scyllafake "github.com/scyllakube/client/scylla/clientset/versioned/fake"
+	scyllascheme "github.com/scyllakube/client/scylla/clientset/versioned/scheme"
 	scyllainformers "github.com/scyllakube/client/scylla/informers/externalversions"
+	"github.com/scyllakube/scylla-operator/pkg/test/apiserverfields"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -38,9 +40,11 @@ type world struct {
 // fixture is a controller over fake clientsets whose informer caches hold a world, as sample-controller's tests
 // build it: the objects are put straight into the indexers and the informers are never started.
 type fixture struct {
-	t               *testing.T
-	kubeClient      *kubefake.Clientset
-	scyllaClient    *scyllafake.Clientset
+	t            *testing.T
+	kubeClient   *kubefake.Clientset
+	scyllaClient *scyllafake.Clientset
+	// scyllaTracker is what scyllaClient holds.
+	scyllaTracker   clienttesting.ObjectTracker
 	kubeInformers   kubeinformers.SharedInformerFactory
 	scyllaInformers scyllainformers.SharedInformerFactory
 	controller      *Controller
@@ -52,7 +56,10 @@ func newFixture(t *testing.T, w world) *fixture {
 	kubeClient := kubefake.NewClientset(w.objects...)
 	kubeClient.PrependReactor("create", "statefulsets", countGenerations(kubeClient))
 	kubeClient.PrependReactor("update", "statefulsets", countGenerations(kubeClient))
-	scyllaClient := scyllafake.NewClientset(w.sdc)
+	scyllaClient, scyllaTracker, err := apiserverfields.NewScyllaClientset(w.sdc)
+	if err != nil {
+		t.Fatal(err)
+	}
 	kubeInformers := kubeinformers.NewSharedInformerFactory(kubeClient, 0)
 	scyllaInformers := scyllainformers.NewSharedInformerFactory(scyllaClient, 0)
 
@@ -80,7 +87,7 @@ func newFixture(t *testing.T, w world) *fixture {
 	c.generateAuthTokenHMACKey = func() ([]byte, error) { return []byte("test-hmac-key"), nil }
 	c.now = func() metav1.Time { return testNow }
 
-	f := &fixture{t: t, kubeClient: kubeClient, scyllaClient: scyllaClient, kubeInformers: kubeInformers, scyllaInformers: scyllaInformers, controller: c, recorder: recorder}
+	f := &fixture{t: t, kubeClient: kubeClient, scyllaClient: scyllaClient, scyllaTracker: scyllaTracker, kubeInformers: kubeInformers, scyllaInformers: scyllaInformers, controller: c, recorder: recorder}
 	f.cache(w.sdc)
 	f.cache(w.objects...)
 	return f
@@ -172,7 +179,7 @@ func (f *fixture) sync() error {
 }
 
 func (f *fixture) sdcName() string {
-	list, err := f.scyllaClient.Tracker().List(
+	list, err := f.scyllaTracker.List(
 		scyllav1alpha1.SchemeGroupVersion.WithResource("scylladbdatacenters"),
 		scyllav1alpha1.SchemeGroupVersion.WithKind("ScyllaDBDatacenter"), testNamespace)
 	if err != nil {
@@ -204,7 +211,11 @@ func (f *fixture) writes() []string {
 		case clienttesting.PatchAction:
 			name = a.GetName()
 		}
-		writes = append(writes, fmt.Sprintf("%s %s %s", action.GetVerb(), resource, name))
+		verb := action.GetVerb()
+		if patch, ok := action.(clienttesting.PatchAction); ok && patch.GetPatchType() == types.ApplyPatchType {
+			verb = "apply"
+		}
+		writes = append(writes, fmt.Sprintf("%s %s %s", verb, resource, name))
 	}
 	return writes
 }
@@ -217,7 +228,7 @@ func objectName(obj runtime.Object) string {
 	return accessor.GetName()
 }
 
-// written returns the object the last create or update of resource name sent.
+// written returns the object the last create, update or apply of resource name sent.
 func (f *fixture) written(resource, name string) runtime.Object {
 	f.t.Helper()
 	actions := append(f.kubeClient.Actions(), f.scyllaClient.Actions()...)
@@ -231,6 +242,15 @@ func (f *fixture) written(resource, name string) runtime.Object {
 			obj = a.GetObject()
 		case clienttesting.UpdateAction:
 			obj = a.GetObject()
+		case clienttesting.PatchAction:
+			if a.GetPatchType() != types.ApplyPatchType {
+				continue
+			}
+			decoded, _, err := scyllascheme.Codecs.UniversalDeserializer().Decode(a.GetPatch(), nil, nil)
+			if err != nil {
+				f.t.Fatalf("can't decode the apply patch of %s %s: %v", resource, a.GetName(), err)
+			}
+			obj = decoded
 		default:
 			continue
 		}
@@ -379,10 +399,10 @@ func newDataClaim(sts *appsv1.StatefulSet, ordinal int32) *corev1.PersistentVolu
 	}
 }
 
-// kubeWrites returns f's writes to Kubernetes objects, leaving out status updates of the datacenter.
+// kubeWrites returns f's writes to Kubernetes objects, leaving out status applies of the datacenter.
 func (f *fixture) kubeWrites() []string {
 	return slices.DeleteFunc(f.writes(), func(w string) bool {
-		return strings.HasPrefix(w, "update scylladbdatacenters/status ")
+		return strings.HasPrefix(w, "apply scylladbdatacenters/status ")
 	})
 }
 

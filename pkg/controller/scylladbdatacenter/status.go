@@ -2,15 +2,21 @@ package scylladbdatacenter
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	scyllav1alpha1applyconfigurations "github.com/scyllakube/client/scylla/applyconfiguration/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
 )
 
@@ -141,16 +147,59 @@ func availableCondition(sdc *scyllav1alpha1.ScyllaDBDatacenter, racks []*rackObj
 	return condition
 }
 
-// updateStatus writes status unless the datacenter already has it.
+// updateStatus applies status, the part of the datacenter's status the operator owns, unless the datacenter already
+// has it. Other programs write the status too (the manager-controller its ScyllaDB Manager conditions): a server-side
+// apply under naming.OperatorFieldManager sends only the operator's fields, so theirs are neither dropped nor
+// rebuilt from a stale cache, and needs no resourceVersion, so a stale cache can't make it conflict. A condition the
+// operator sent before and no longer computes is removed by the apply, as the operator owns it alone.
+//
+// Before the first apply, the status fields earlier operator versions wrote with Update are handed to the apply's
+// field manager (controllerhelpers.UpgradeStatusManagedFields), so that those the operator no longer sends go too.
 func (c *Controller) updateStatus(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, status *scyllav1alpha1.ScyllaDBDatacenterStatus) error {
-	if apiequality.Semantic.DeepEqual(&sdc.Status, status) {
-		return nil
+	logger := klog.FromContext(ctx)
+	client := c.scyllaClient.ScyllaV1alpha1().ScyllaDBDatacenters(sdc.Namespace)
+
+	var upgradeErr error
+	managedFields := sdc.ManagedFields
+	patch, upgraded, err := controllerhelpers.UpgradeStatusManagedFields(sdc)
+	switch {
+	case err != nil:
+		upgradeErr = fmt.Errorf("can't compute the status field ownership of ScyllaDBDatacenter %q for field manager %q: %w", klog.KObj(sdc), naming.OperatorFieldManager, err)
+	case patch != nil:
+		if _, err := client.Patch(ctx, sdc.Name, types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
+			// The status is still applied; the next sync retries the hand-over.
+			upgradeErr = fmt.Errorf("can't hand the status fields of ScyllaDBDatacenter %q written by earlier operator versions to field manager %q: %w", klog.KObj(sdc), naming.OperatorFieldManager, err)
+		} else {
+			managedFields = upgraded
+			logger.V(2).Info("Handed status fields written by earlier operator versions to the operator's field manager", "fieldManager", naming.OperatorFieldManager)
+		}
 	}
-	updated := sdc.DeepCopy()
-	updated.Status = *status
-	if _, err := c.scyllaClient.ScyllaV1alpha1().ScyllaDBDatacenters(sdc.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{}); err != nil {
-		return fmt.Errorf("can't update the status of ScyllaDBDatacenter %q: %w", klog.KObj(sdc), err)
+
+	owned := controllerhelpers.AppliedStatusConditionTypes(managedFields, naming.OperatorFieldManager)
+	for _, condition := range status.Conditions {
+		owned.Insert(condition.Type)
 	}
-	klog.FromContext(ctx).V(2).Info("Updated status")
-	return nil
+	if apiequality.Semantic.DeepEqual(ownedStatus(&sdc.Status, owned), ownedStatus(status, owned)) {
+		return upgradeErr
+	}
+
+	statusConfiguration, err := controllerhelpers.ApplyConfigurationFrom[scyllav1alpha1applyconfigurations.ScyllaDBDatacenterStatusApplyConfiguration](status)
+	if err != nil {
+		return errors.Join(upgradeErr, fmt.Errorf("can't apply the status of ScyllaDBDatacenter %q: %w", klog.KObj(sdc), err))
+	}
+	applyConfiguration := scyllav1alpha1applyconfigurations.ScyllaDBDatacenter(sdc.Name, sdc.Namespace).WithStatus(statusConfiguration)
+	if _, err := client.ApplyStatus(ctx, applyConfiguration, metav1.ApplyOptions{FieldManager: naming.OperatorFieldManager, Force: true}); err != nil {
+		return errors.Join(upgradeErr, fmt.Errorf("can't apply the status of ScyllaDBDatacenter %q: %w", klog.KObj(sdc), err))
+	}
+	logger.V(2).Info("Applied status")
+	return upgradeErr
+}
+
+// ownedStatus returns a copy of status with only the conditions of the types in owned, sorted by type: the API server
+// keeps the conditions of several appliers in an order none of them decides.
+func ownedStatus(status *scyllav1alpha1.ScyllaDBDatacenterStatus, owned sets.Set[string]) *scyllav1alpha1.ScyllaDBDatacenterStatus {
+	out := status.DeepCopy()
+	out.Conditions = slices.DeleteFunc(out.Conditions, func(c metav1.Condition) bool { return !owned.Has(c.Type) })
+	slices.SortFunc(out.Conditions, func(a, b metav1.Condition) int { return strings.Compare(a.Type, b.Type) })
+	return out
 }

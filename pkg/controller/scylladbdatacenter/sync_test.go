@@ -31,7 +31,7 @@ var basicCreates = []string{
 	"create statefulsets basic-dc1-a",
 	"create statefulsets basic-dc1-b",
 	"create poddisruptionbudgets basic",
-	"update scylladbdatacenters/status basic",
+	"apply scylladbdatacenters/status basic",
 }
 
 // convergedWorld returns the world after newBasicSDC's first sync.
@@ -280,7 +280,7 @@ func TestSyncRemovesARackOnlyAtZeroNodes(t *testing.T) {
 
 	f := syncSpecError(t, w, `StatefulSetControllerDegraded: rack "b" was removed from spec.racks while its StatefulSet "basic-dc1-b" still runs 3 nodes: `+
 		`add the rack back with nodes: 0, wait until its nodes are decommissioned, then remove it`)
-	if diff := cmp.Diff([]string{"update scylladbdatacenters/status basic"}, f.writes()); diff != "" {
+	if diff := cmp.Diff([]string{"apply scylladbdatacenters/status basic"}, f.writes()); diff != "" {
 		t.Errorf("unexpected writes (-want +got):\n%s", diff)
 	}
 
@@ -349,7 +349,7 @@ func TestSyncReportsSeedsTheSidecarWouldRefuse(t *testing.T) {
 	w.sdc.Generation++
 	f := syncSpecError(t, w, `StatefulSetControllerDegraded: invalid spec.scyllaDB.externalSeeds[0]: "10.0.0.1:7000" is neither an IP address nor a DNS name`)
 	// The running pods are left alone rather than rolled into a crash loop.
-	if diff := cmp.Diff([]string{"update scylladbdatacenters/status basic"}, f.writes()); diff != "" {
+	if diff := cmp.Diff([]string{"apply scylladbdatacenters/status basic"}, f.writes()); diff != "" {
 		t.Errorf("unexpected writes (-want +got):\n%s", diff)
 	}
 }
