@@ -1,0 +1,44 @@
+package scylladbmanagertask
+
+// The controller writes the Available, Progressing and Degraded conditions (controllerhelpers) of a
+// ScyllaDBManagerTask directly, without sub-sync conditions to aggregate: a task is one object in ScyllaDB Manager,
+// and the ScyllaCluster translator copies the Degraded message into status.backups[].error and
+// status.repairs[].error, where it must read as ScyllaDB Manager's message rather than a list of sub-syncs.
+//
+//   - Available is True while ScyllaDB Manager holds the task, False when it is known not to, and Unknown when
+//     ScyllaDB Manager could not be read.
+//   - Progressing is True while the task waits for something that happens without a change to it: the registration
+//     of its cluster with ScyllaDB Manager.
+//   - Degraded is True with ScyllaDB Manager's (or the controller's) error message when the task can't be synced.
+
+// Condition and event reasons.
+const (
+	// taskScheduledReason: ScyllaDB Manager holds the task (Available True).
+	taskScheduledReason = "TaskScheduled"
+	// taskNotScheduledReason: ScyllaDB Manager does not hold the task (Available False).
+	taskNotScheduledReason = "TaskNotScheduled"
+	// managerStateUnknownReason: ScyllaDB Manager could not be read (Available Unknown).
+	managerStateUnknownReason = "ScyllaDBManagerStateUnknown"
+
+	// awaitingRegistrationReason: the referenced cluster object is not registered with ScyllaDB Manager yet.
+	awaitingRegistrationReason = "AwaitingRegistration"
+	// clusterNotInManagerReason: the referenced cluster object is registered, but ScyllaDB Manager does not know the
+	// cluster ID (deleted in ScyllaDB Manager, or its database was lost); the registration controller registers it
+	// again under the same ID.
+	clusterNotInManagerReason = "ScyllaDBManagerClusterMissing"
+
+	// managerErrorReason: a ScyllaDB Manager call failed in a way retrying may fix (5xx, connection errors).
+	managerErrorReason = "ScyllaDBManagerError"
+	// managerRejectedReason: ScyllaDB Manager answered 400 to the task; it is not sent again until it changes.
+	managerRejectedReason = "ScyllaDBManagerRejected"
+	// ownershipConflictReason: ScyllaDB Manager holds a task of the same type and name that another object owns.
+	ownershipConflictReason = "OwnershipConflict"
+	// invalidSpecReason: the object can't be turned into a ScyllaDB Manager task.
+	invalidSpecReason = "InvalidSpec"
+
+	// Event reasons of ScyllaDB Manager writes.
+	taskCreatedReason = "ScyllaDBManagerTaskCreated"
+	taskUpdatedReason = "ScyllaDBManagerTaskUpdated"
+	taskDeletedReason = "ScyllaDBManagerTaskDeleted"
+	taskDeleteFailed  = "ScyllaDBManagerTaskDeleteFailed"
+)

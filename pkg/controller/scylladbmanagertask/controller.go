@@ -1,0 +1,322 @@
+// Package scylladbmanagertask holds the manager-controller's controller that schedules the backup and repair of each
+// ScyllaDBManagerTask with ScyllaDB Manager, in the cluster its ScyllaDBDatacenter or ScyllaDBCluster is registered
+// as, and reflects ScyllaDB Manager's view of the task in the object's status and status annotation.
+package scylladbmanagertask
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	scyllaclientset "github.com/scyllakube/client/scylla/clientset/versioned"
+	scyllascheme "github.com/scyllakube/client/scylla/clientset/versioned/scheme"
+	scyllav1alpha1informers "github.com/scyllakube/client/scylla/informers/externalversions/scylla/v1alpha1"
+	scyllav1alpha1listers "github.com/scyllakube/client/scylla/listers/scylla/v1alpha1"
+	"github.com/scyllakube/managerclient"
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+)
+
+// ControllerName names the controller in logs, events, metrics and its workqueue.
+const ControllerName = "ScyllaDBManagerTaskController"
+
+// Kinds a ScyllaDBManagerTask may reference in spec.scyllaDBClusterRef.
+const (
+	scyllaDBDatacenterKind = "ScyllaDBDatacenter"
+	scyllaDBClusterKind    = "ScyllaDBCluster"
+)
+
+const (
+	// defaultStatusRefreshInterval is how often every ScyllaDBManagerTask is synced to refresh the run state in its
+	// status (lastRunStatus, nextActivation, ...), which changes in ScyllaDB Manager without any Kubernetes event.
+	// All tasks are enqueued at once, so this costs one task list read per cluster per interval.
+	defaultStatusRefreshInterval = 5 * time.Minute
+	// defaultClusterMissingRequeueDelay is how long a task whose cluster ScyllaDB Manager does not know waits before
+	// it looks again: the registration controller registers the cluster again under the same ID, which changes
+	// nothing the informers would notice.
+	defaultClusterMissingRequeueDelay = 30 * time.Second
+)
+
+// managerClient is the part of ScyllaDB Manager's API the controller uses; *managerclient.Client implements it.
+type managerClient interface {
+	ListTasks(ctx context.Context, clusterID string, opts managerclient.ListTasksOptions) ([]managerclient.TaskListItem, error)
+	CreateTask(ctx context.Context, clusterID string, task *managerclient.TaskUpdate) (string, error)
+	UpdateTask(ctx context.Context, clusterID string, taskType managerclient.TaskType, taskID string, task *managerclient.TaskUpdate) (*managerclient.Task, error)
+	DeleteTask(ctx context.Context, clusterID string, taskType managerclient.TaskType, taskID string) error
+}
+
+var _ managerClient = &managerclient.Client{}
+
+// Controller schedules ScyllaDBManagerTasks with ScyllaDB Manager.
+type Controller struct {
+	kubeClient    kubernetes.Interface
+	scyllaClient  scyllaclientset.Interface
+	managerClient managerClient
+
+	scyllaDBManagerTaskLister  scyllav1alpha1listers.ScyllaDBManagerTaskLister
+	scyllaDBManagerTaskIndexer cache.Indexer
+	scyllaDBDatacenterLister   scyllav1alpha1listers.ScyllaDBDatacenterLister
+	scyllaDBClusterLister      scyllav1alpha1listers.ScyllaDBClusterLister
+	cachesToSync               []cache.InformerSynced
+
+	eventBroadcaster record.EventBroadcaster
+	eventRecorder    record.EventRecorder
+
+	queue    workqueue.TypedRateLimitingInterface[string]
+	handlers *controllerhelpers.Handlers[*scyllav1alpha1.ScyllaDBManagerTask]
+
+	// taskLists memoises ScyllaDB Manager's task list per cluster.
+	taskLists *taskLists
+	// rejections remembers the tasks ScyllaDB Manager answered 400 to.
+	rejections *rejections
+
+	// clock is the time source of start dates, the task list memo and condition transitions; tests replace it.
+	clock                      func() time.Time
+	statusRefreshInterval      time.Duration
+	clusterMissingRequeueDelay time.Duration
+}
+
+// NewController returns a Controller that reads through the given informers and writes through the clients. The
+// caller starts the informers (after every controller registered its handlers) and then calls Run.
+func NewController(
+	kubeClient kubernetes.Interface,
+	scyllaClient scyllaclientset.Interface,
+	managerClient *managerclient.Client,
+	scyllaDBManagerTaskInformer scyllav1alpha1informers.ScyllaDBManagerTaskInformer,
+	scyllaDBDatacenterInformer scyllav1alpha1informers.ScyllaDBDatacenterInformer,
+	scyllaDBClusterInformer scyllav1alpha1informers.ScyllaDBClusterInformer,
+) (*Controller, error) {
+	if managerClient == nil {
+		return nil, errors.New("can't create the ScyllaDBManagerTask controller without a ScyllaDB Manager client")
+	}
+	return newController(kubeClient, scyllaClient, managerClient, scyllaDBManagerTaskInformer, scyllaDBDatacenterInformer, scyllaDBClusterInformer)
+}
+
+func newController(
+	kubeClient kubernetes.Interface,
+	scyllaClient scyllaclientset.Interface,
+	managerClient managerClient,
+	scyllaDBManagerTaskInformer scyllav1alpha1informers.ScyllaDBManagerTaskInformer,
+	scyllaDBDatacenterInformer scyllav1alpha1informers.ScyllaDBDatacenterInformer,
+	scyllaDBClusterInformer scyllav1alpha1informers.ScyllaDBClusterInformer,
+) (*Controller, error) {
+	// Events refer to our own kinds, so the recorder needs a scheme that knows them; the global one is left alone.
+	eventScheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(eventScheme); err != nil {
+		return nil, fmt.Errorf("can't build the event scheme: %w", err)
+	}
+	if err := scyllascheme.AddToScheme(eventScheme); err != nil {
+		return nil, fmt.Errorf("can't build the event scheme: %w", err)
+	}
+
+	// The index lets a change of a ScyllaDBDatacenter or ScyllaDBCluster reach the tasks that reference it.
+	if err := scyllaDBManagerTaskInformer.Informer().AddIndexers(cache.Indexers{
+		naming.ScyllaDBManagerTaskClusterRefIndex: clusterRefIndexFunc,
+	}); err != nil {
+		return nil, fmt.Errorf("can't add the ScyllaDBManagerTask index %q: %w", naming.ScyllaDBManagerTaskClusterRefIndex, err)
+	}
+
+	eventBroadcaster := record.NewBroadcaster()
+	c := &Controller{
+		kubeClient:    kubeClient,
+		scyllaClient:  scyllaClient,
+		managerClient: managerClient,
+
+		scyllaDBManagerTaskLister:  scyllaDBManagerTaskInformer.Lister(),
+		scyllaDBManagerTaskIndexer: scyllaDBManagerTaskInformer.Informer().GetIndexer(),
+		scyllaDBDatacenterLister:   scyllaDBDatacenterInformer.Lister(),
+		scyllaDBClusterLister:      scyllaDBClusterInformer.Lister(),
+		cachesToSync: []cache.InformerSynced{
+			scyllaDBManagerTaskInformer.Informer().HasSynced,
+			scyllaDBDatacenterInformer.Informer().HasSynced,
+			scyllaDBClusterInformer.Informer().HasSynced,
+		},
+
+		eventBroadcaster: eventBroadcaster,
+		eventRecorder:    eventBroadcaster.NewRecorder(eventScheme, corev1.EventSource{Component: "scylla-manager-controller-" + ControllerName}),
+
+		queue:      controllerhelpers.NewQueue(ControllerName),
+		rejections: newRejections(),
+
+		clock:                      time.Now,
+		statusRefreshInterval:      defaultStatusRefreshInterval,
+		clusterMissingRequeueDelay: defaultClusterMissingRequeueDelay,
+	}
+	c.taskLists = newTaskLists(defaultTaskListTTL, func() time.Time { return c.clock() }, func(ctx context.Context, clusterID string) ([]managerclient.TaskListItem, error) {
+		return c.managerClient.ListTasks(ctx, clusterID, managerclient.ListTasksOptions{All: true})
+	})
+
+	c.handlers = controllerhelpers.NewHandlers(klog.Background().WithName(ControllerName), c.queue,
+		scyllav1alpha1.SchemeGroupVersion.WithKind("ScyllaDBManagerTask"), c.getScyllaDBManagerTask)
+	registrations := []struct {
+		kind     string
+		informer cache.SharedIndexInformer
+		handler  cache.ResourceEventHandler
+	}{
+		{"ScyllaDBManagerTask", scyllaDBManagerTaskInformer.Informer(), c.handlers.ControllerHandlerFuncs()},
+		{scyllaDBDatacenterKind, scyllaDBDatacenterInformer.Informer(), c.referencedClusterHandlerFuncs(scyllaDBDatacenterKind)},
+		{scyllaDBClusterKind, scyllaDBClusterInformer.Informer(), c.referencedClusterHandlerFuncs(scyllaDBClusterKind)},
+	}
+	for _, r := range registrations {
+		if _, err := r.informer.AddEventHandler(r.handler); err != nil {
+			return nil, fmt.Errorf("can't add %s event handler: %w", r.kind, err)
+		}
+	}
+
+	return c, nil
+}
+
+func (c *Controller) getScyllaDBManagerTask(namespace, name string) (*scyllav1alpha1.ScyllaDBManagerTask, error) {
+	return c.scyllaDBManagerTaskLister.ScyllaDBManagerTasks(namespace).Get(name)
+}
+
+// clusterRefIndexFunc indexes a ScyllaDBManagerTask by the cluster object it references.
+func clusterRefIndexFunc(obj any) ([]string, error) {
+	task, ok := obj.(*scyllav1alpha1.ScyllaDBManagerTask)
+	if !ok {
+		return nil, fmt.Errorf("can't index %T: expected a ScyllaDBManagerTask", obj)
+	}
+	ref := task.Spec.ScyllaDBClusterRef
+	return []string{naming.ScyllaDBManagerTaskClusterRefIndexKey(task.Namespace, ref.Kind, ref.Name)}, nil
+}
+
+// referencedClusterHandlerFuncs enqueue the ScyllaDBManagerTasks that reference a ScyllaDBDatacenter or
+// ScyllaDBCluster (kind) when it appears, goes away, or its registration with ScyllaDB Manager changes. Other updates
+// (its status, mostly) and resyncs enqueue nothing: the tasks do not depend on them.
+func (c *Controller) referencedClusterHandlerFuncs(kind string) cache.ResourceEventHandlerFuncs {
+	enqueue := func(obj any) {
+		if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tombstone.Obj
+		}
+		accessor, err := meta.Accessor(obj)
+		if err != nil {
+			utilruntime.HandleError(fmt.Errorf("can't read the metadata of %T: %w", obj, err))
+			return
+		}
+		tasks, err := c.scyllaDBManagerTaskIndexer.ByIndex(naming.ScyllaDBManagerTaskClusterRefIndex,
+			naming.ScyllaDBManagerTaskClusterRefIndexKey(accessor.GetNamespace(), kind, accessor.GetName()))
+		if err != nil {
+			utilruntime.HandleError(fmt.Errorf("can't look up the ScyllaDBManagerTasks of %s %q: %w", kind, klog.KObj(accessor), err))
+			return
+		}
+		for _, task := range tasks {
+			c.handlers.Enqueue(task)
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) { enqueue(obj) },
+		UpdateFunc: func(oldObj, newObj any) {
+			oldAccessor, oldErr := meta.Accessor(oldObj)
+			newAccessor, newErr := meta.Accessor(newObj)
+			if oldErr == nil && newErr == nil && !registrationChanged(oldAccessor, newAccessor) {
+				return
+			}
+			enqueue(newObj)
+		},
+		DeleteFunc: enqueue,
+	}
+}
+
+// registrationChanged tells whether anything the registration of a cluster object depends on differs between two of
+// its versions.
+func registrationChanged(oldObj, newObj metav1.Object) bool {
+	if oldObj.GetResourceVersion() == newObj.GetResourceVersion() {
+		return false
+	}
+	_, oldLabelled := oldObj.GetLabels()[naming.RegisterWithScyllaDBManagerLabel]
+	_, newLabelled := newObj.GetLabels()[naming.RegisterWithScyllaDBManagerLabel]
+	return oldObj.GetUID() != newObj.GetUID() ||
+		oldLabelled != newLabelled ||
+		oldObj.GetAnnotations()[naming.ScyllaDBManagerClusterIDAnnotation] != newObj.GetAnnotations()[naming.ScyllaDBManagerClusterIDAnnotation] ||
+		(oldObj.GetDeletionTimestamp() == nil) != (newObj.GetDeletionTimestamp() == nil)
+}
+
+// Run waits for the informer caches, then syncs ScyllaDBManagerTasks with workers workers until ctx is done. Every
+// statusRefreshInterval it enqueues every ScyllaDBManagerTask to refresh their run state. On shutdown each worker
+// finishes the item it is syncing and takes no other; Run returns once all have stopped.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	defer utilruntime.HandleCrashWithContext(ctx)
+
+	logger := klog.FromContext(ctx).WithValues("controller", ControllerName)
+	ctx = klog.NewContext(ctx, logger)
+
+	c.eventBroadcaster.StartStructuredLogging(4)
+	c.eventBroadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.kubeClient.CoreV1().Events("")})
+	defer c.eventBroadcaster.Shutdown()
+
+	logger.Info("Starting controller", "workers", workers)
+	var wg sync.WaitGroup
+	defer func() {
+		logger.Info("Shutting down controller")
+		c.queue.ShutDown()
+		wg.Wait()
+		logger.Info("Controller shut down")
+	}()
+
+	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.cachesToSync...) {
+		return
+	}
+
+	for range workers {
+		wg.Go(func() {
+			for c.processNextWorkItem(ctx) {
+			}
+		})
+	}
+	wg.Go(func() { c.refreshStatuses(ctx) })
+
+	<-ctx.Done()
+}
+
+// refreshStatuses enqueues every ScyllaDBManagerTask every statusRefreshInterval until ctx is done. ScyllaDB Manager
+// has no push API, so the run state it reports is pulled; enqueuing all tasks at once lets the syncs of a cluster's
+// tasks share one task list read.
+func (c *Controller) refreshStatuses(ctx context.Context) {
+	ticker := time.NewTicker(c.statusRefreshInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+			c.enqueueAll(ctx)
+		}
+	}
+}
+
+func (c *Controller) enqueueAll(ctx context.Context) {
+	tasks, err := c.scyllaDBManagerTaskLister.List(labels.Everything())
+	if err != nil {
+		utilruntime.HandleErrorWithContext(ctx, err, "Can't list ScyllaDBManagerTasks to refresh their status")
+		return
+	}
+	for _, task := range tasks {
+		c.handlers.Enqueue(task)
+	}
+}
+
+// processNextWorkItem syncs the next key of the queue and reports whether the worker should go on.
+func (c *Controller) processNextWorkItem(ctx context.Context) bool {
+	return controllerhelpers.ProcessNextWorkItem(ctx, ControllerName, c.queue, c.sync)
+}
+
+// now returns the time conditions that change status get as lastTransitionTime.
+func (c *Controller) now() metav1.Time {
+	return metav1.NewTime(c.clock().Truncate(time.Second))
+}

@@ -1,0 +1,366 @@
+package scylladbmanagertask
+
+import (
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	scyllafake "github.com/scyllakube/client/scylla/clientset/versioned/fake"
+	scyllainformers "github.com/scyllakube/client/scylla/informers/externalversions"
+	"github.com/scyllakube/managerclient"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/test/fakescyllamanager"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+)
+
+const (
+	testNamespace = "scylla"
+	// testClusterID is the ScyllaDB Manager cluster the test datacenter is registered as.
+	testClusterID = "6f1d3f4e-2b1a-4c7d-9e8f-0a1b2c3d4e5f"
+	testDCName    = "basic"
+)
+
+// testStart is the fixture clock's first reading: a Wednesday noon.
+var testStart = time.Date(2025, time.January, 1, 12, 0, 0, 0, time.UTC)
+
+// testClock is a settable clock shared by the controller and the fake ScyllaDB Manager.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// fixture runs the controller's sync against a fake clientset, with informer caches filled by hand, and the real
+// ScyllaDB Manager client against the in-process fake ScyllaDB Manager.
+type fixture struct {
+	clock         *testClock
+	manager       *fakescyllamanager.Server
+	managerClient *managerclient.Client
+	scyllaClient  *scyllafake.Clientset
+	factory       scyllainformers.SharedInformerFactory
+	controller    *Controller
+	recorder      *record.FakeRecorder
+}
+
+// newFixture returns a fixture whose API server and caches hold objects and whose ScyllaDB Manager holds the
+// cluster testClusterID (without its default repair task).
+func newFixture(t *testing.T, objects ...runtime.Object) *fixture {
+	t.Helper()
+
+	clock := &testClock{now: testStart}
+	manager, err := fakescyllamanager.NewServer(fakescyllamanager.Options{Clock: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := httptest.NewServer(manager)
+	t.Cleanup(server.Close)
+	managerClient, err := managerclient.New(managerclient.Options{URL: server.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := managerClient.CreateCluster(t.Context(), &managerclient.Cluster{
+		ID: testClusterID, Name: "scylla/basic", Host: "basic-client.scylla.svc", AuthToken: "token", WithoutRepair: true,
+	}); err != nil {
+		t.Fatalf("can't register the test cluster: %v", err)
+	}
+	manager.ResetRequests()
+
+	// NewSimpleClientset: the generated apply configurations carry no OpenAPI schema, which NewClientset needs.
+	scyllaClient := scyllafake.NewSimpleClientset(objects...)
+	factory := scyllainformers.NewSharedInformerFactory(scyllaClient, 0)
+	controller, err := NewController(
+		kubefake.NewClientset(),
+		scyllaClient,
+		managerClient,
+		factory.Scylla().V1alpha1().ScyllaDBManagerTasks(),
+		factory.Scylla().V1alpha1().ScyllaDBDatacenters(),
+		factory.Scylla().V1alpha1().ScyllaDBClusters(),
+	)
+	if err != nil {
+		t.Fatalf("can't create controller: %v", err)
+	}
+	t.Cleanup(controller.eventBroadcaster.Shutdown)
+	t.Cleanup(controller.queue.ShutDown)
+	recorder := record.NewFakeRecorder(1000)
+	controller.eventRecorder = recorder
+	controller.clock = clock.Now
+
+	f := &fixture{
+		clock:         clock,
+		manager:       manager,
+		managerClient: managerClient,
+		scyllaClient:  scyllaClient,
+		factory:       factory,
+		controller:    controller,
+		recorder:      recorder,
+	}
+	f.catchUp(t)
+	scyllaClient.ClearActions()
+	return f
+}
+
+// catchUp makes the informer caches hold exactly what the fake API server holds, as caches that caught up with
+// every watch event would.
+func (f *fixture) catchUp(t *testing.T) {
+	t.Helper()
+
+	stores := []struct {
+		resource string
+		kind     string
+		indexer  cache.Indexer
+	}{
+		{"scylladbmanagertasks", "ScyllaDBManagerTask", f.factory.Scylla().V1alpha1().ScyllaDBManagerTasks().Informer().GetIndexer()},
+		{"scylladbdatacenters", "ScyllaDBDatacenter", f.factory.Scylla().V1alpha1().ScyllaDBDatacenters().Informer().GetIndexer()},
+		{"scylladbclusters", "ScyllaDBCluster", f.factory.Scylla().V1alpha1().ScyllaDBClusters().Informer().GetIndexer()},
+	}
+	for _, s := range stores {
+		list, err := f.scyllaClient.Tracker().List(scyllav1alpha1.SchemeGroupVersion.WithResource(s.resource), scyllav1alpha1.SchemeGroupVersion.WithKind(s.kind), "")
+		if err != nil {
+			t.Fatalf("can't list %s: %v", s.resource, err)
+		}
+		items, err := meta.ExtractList(list)
+		if err != nil {
+			t.Fatalf("can't extract %s: %v", s.resource, err)
+		}
+		objects := make([]any, 0, len(items))
+		for _, item := range items {
+			objects = append(objects, item)
+		}
+		if err := s.indexer.Replace(objects, ""); err != nil {
+			t.Fatalf("can't fill the %s cache: %v", s.resource, err)
+		}
+	}
+}
+
+// put stores obj in the fake API server, as another actor would, and catches the caches up.
+func (f *fixture) put(t *testing.T, obj runtime.Object, resource string) {
+	t.Helper()
+	accessor, err := meta.Accessor(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gvr := scyllav1alpha1.SchemeGroupVersion.WithResource(resource)
+	if _, err := f.scyllaClient.Tracker().Get(gvr, accessor.GetNamespace(), accessor.GetName()); err == nil {
+		err = f.scyllaClient.Tracker().Update(gvr, obj, accessor.GetNamespace())
+		if err != nil {
+			t.Fatalf("can't update %s %q: %v", resource, accessor.GetName(), err)
+		}
+	} else if err := f.scyllaClient.Tracker().Add(obj); err != nil {
+		t.Fatalf("can't add %s %q: %v", resource, accessor.GetName(), err)
+	}
+	f.catchUp(t)
+}
+
+// sync runs one sync of the task named name, with the caches caught up afterwards.
+func (f *fixture) sync(t *testing.T, name string) error {
+	t.Helper()
+	err := f.controller.sync(t.Context(), testNamespace+"/"+name)
+	f.catchUp(t)
+	return err
+}
+
+// mustSync runs one sync of the task named name and fails the test on error.
+func (f *fixture) mustSync(t *testing.T, name string) {
+	t.Helper()
+	if err := f.sync(t, name); err != nil {
+		t.Fatalf("unexpected sync error: %v", err)
+	}
+}
+
+// task returns the task named name from the fake API server.
+func (f *fixture) task(t *testing.T, name string) *scyllav1alpha1.ScyllaDBManagerTask {
+	t.Helper()
+	task, err := f.scyllaClient.ScyllaV1alpha1().ScyllaDBManagerTasks(testNamespace).Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return task
+}
+
+// expireMemo moves the clock past the task list memo's TTL, so that the next sync reads ScyllaDB Manager.
+func (f *fixture) expireMemo() {
+	f.clock.Advance(defaultTaskListTTL + time.Second)
+}
+
+// managerRequests returns and forgets the API requests ScyllaDB Manager got.
+func (f *fixture) managerRequests() []fakescyllamanager.Request {
+	requests := f.manager.Requests()
+	f.manager.ResetRequests()
+	return requests
+}
+
+// managerWrites returns the endpoints of the writes among requests.
+func managerWrites(requests []fakescyllamanager.Request) []fakescyllamanager.Endpoint {
+	var writes []fakescyllamanager.Endpoint
+	for _, r := range requests {
+		if r.IsWrite() {
+			writes = append(writes, r.Endpoint)
+		}
+	}
+	return writes
+}
+
+// countEndpoint counts the requests to endpoint.
+func countEndpoint(requests []fakescyllamanager.Request, endpoint fakescyllamanager.Endpoint) int {
+	n := 0
+	for _, r := range requests {
+		if r.Endpoint == endpoint {
+			n++
+		}
+	}
+	return n
+}
+
+// kubeWrites returns and forgets the writes the controller made through the clientset, as "verb resource[/sub]".
+func (f *fixture) kubeWrites() []string {
+	var writes []string
+	for _, a := range f.scyllaClient.Actions() {
+		switch a.GetVerb() {
+		case "get", "list", "watch":
+			continue
+		}
+		w := a.GetVerb() + " " + a.GetResource().Resource
+		if sub := a.GetSubresource(); len(sub) != 0 {
+			w += "/" + sub
+		}
+		if p, ok := a.(clienttesting.PatchAction); ok {
+			w += " " + string(p.GetPatchType())
+		}
+		writes = append(writes, w)
+	}
+	f.scyllaClient.ClearActions()
+	return writes
+}
+
+// ourTasks returns the live tasks ScyllaDB Manager holds in the test cluster, healthchecks left out.
+func (f *fixture) ourTasks() []fakescyllamanager.TaskState {
+	var tasks []fakescyllamanager.TaskState
+	for _, task := range f.manager.State().LiveTasks() {
+		if task.ClusterID == testClusterID && task.Type != "healthcheck" {
+			tasks = append(tasks, task)
+		}
+	}
+	return tasks
+}
+
+// onlyTask returns the one live task of ScyllaDB Manager's test cluster and fails the test unless there is exactly one.
+func (f *fixture) onlyTask(t *testing.T) fakescyllamanager.TaskState {
+	t.Helper()
+	tasks := f.ourTasks()
+	if len(tasks) != 1 {
+		t.Fatalf("expected ScyllaDB Manager to hold one task, got %d: %+v", len(tasks), tasks)
+	}
+	return tasks[0]
+}
+
+// events returns and forgets the recorded events.
+func (f *fixture) events() []string {
+	var events []string
+	for {
+		select {
+		case e := <-f.recorder.Events:
+			events = append(events, e)
+		default:
+			return events
+		}
+	}
+}
+
+// newRegisteredDatacenter returns the ScyllaDBDatacenter named testDCName, registered as testClusterID.
+func newRegisteredDatacenter() *scyllav1alpha1.ScyllaDBDatacenter {
+	return &scyllav1alpha1.ScyllaDBDatacenter{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:       testNamespace,
+			Name:            testDCName,
+			UID:             "sdc-uid",
+			ResourceVersion: "1",
+			Labels:          map[string]string{naming.RegisterWithScyllaDBManagerLabel: "true"},
+			Annotations:     map[string]string{naming.ScyllaDBManagerClusterIDAnnotation: testClusterID},
+		},
+	}
+}
+
+// newBackupTask returns a Backup ScyllaDBManagerTask named name referencing the test datacenter, with the
+// finalizer already on.
+func newBackupTask(name string) *scyllav1alpha1.ScyllaDBManagerTask {
+	return &scyllav1alpha1.ScyllaDBManagerTask{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:       testNamespace,
+			Name:            name,
+			UID:             types.UID(name + "-uid"),
+			ResourceVersion: "1",
+			Generation:      1,
+			Finalizers:      []string{naming.ScyllaDBManagerTaskFinalizer},
+		},
+		Spec: scyllav1alpha1.ScyllaDBManagerTaskSpec{
+			ScyllaDBClusterRef: scyllav1alpha1.LocalScyllaDBReference{Kind: scyllaDBDatacenterKind, Name: testDCName},
+			Type:               scyllav1alpha1.ScyllaDBManagerTaskTypeBackup,
+			Backup: &scyllav1alpha1.ScyllaDBManagerBackupTaskOptions{
+				ScyllaDBManagerTaskSchedule: scyllav1alpha1.ScyllaDBManagerTaskSchedule{
+					Cron:       new("0 2 * * *"),
+					NumRetries: new(int64(3)),
+				},
+				Location:  []string{"s3:backups"},
+				Retention: new(int64(7)),
+			},
+		},
+	}
+}
+
+// newRepairTask returns a Repair ScyllaDBManagerTask named name referencing the test datacenter, with the finalizer
+// already on.
+func newRepairTask(name string) *scyllav1alpha1.ScyllaDBManagerTask {
+	return &scyllav1alpha1.ScyllaDBManagerTask{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:       testNamespace,
+			Name:            name,
+			UID:             types.UID(name + "-uid"),
+			ResourceVersion: "1",
+			Generation:      1,
+			Finalizers:      []string{naming.ScyllaDBManagerTaskFinalizer},
+		},
+		Spec: scyllav1alpha1.ScyllaDBManagerTaskSpec{
+			ScyllaDBClusterRef: scyllav1alpha1.LocalScyllaDBReference{Kind: scyllaDBDatacenterKind, Name: testDCName},
+			Type:               scyllav1alpha1.ScyllaDBManagerTaskTypeRepair,
+			Repair: &scyllav1alpha1.ScyllaDBManagerRepairTaskOptions{
+				ScyllaDBManagerTaskSchedule: scyllav1alpha1.ScyllaDBManagerTaskSchedule{
+					Cron: new("0 3 * * SUN"),
+				},
+				Intensity:           new(int64(2)),
+				SmallTableThreshold: new(resource.MustParse("1Gi")),
+			},
+		},
+	}
+}
+
+// conditionStatuses returns "<type>=<status>/<reason>" of the task's conditions, sorted.
+func conditionStatuses(task *scyllav1alpha1.ScyllaDBManagerTask) []string {
+	var out []string
+	for _, c := range task.Status.Conditions {
+		out = append(out, c.Type+"="+string(c.Status)+"/"+c.Reason)
+	}
+	slices.Sort(out)
+	return out
+}

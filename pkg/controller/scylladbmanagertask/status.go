@@ -1,0 +1,317 @@
+package scylladbmanagertask
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"time"
+
+	scyllav1 "github.com/scyllakube/api/scylla/v1"
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	scyllav1alpha1applyconfigurations "github.com/scyllakube/client/scylla/applyconfiguration/scylla/v1alpha1"
+	"github.com/scyllakube/managerclient"
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	metav1applyconfigurations "k8s.io/client-go/applyconfigurations/meta/v1"
+	"k8s.io/klog/v2"
+)
+
+// conditionTypes are the condition types the controller owns in a ScyllaDBManagerTask's status, in the order it
+// writes them.
+var conditionTypes = []string{
+	controllerhelpers.AvailableCondition,
+	controllerhelpers.ProgressingCondition,
+	controllerhelpers.DegradedCondition,
+}
+
+// calculateStatus returns the status fields the controller owns in task after a sync that ended in o. now is the
+// lastTransitionTime of conditions that change status.
+func calculateStatus(task *scyllav1alpha1.ScyllaDBManagerTask, o *outcome, now metav1.Time) *scyllav1alpha1.ScyllaDBManagerTaskStatus {
+	status := &scyllav1alpha1.ScyllaDBManagerTaskStatus{
+		ObservedGeneration: new(task.Generation),
+	}
+
+	switch {
+	case o.managerTask != nil:
+		setManagerView(status, o.managerTask)
+	case !o.managerRead:
+		// ScyllaDB Manager was not read: what it last said still holds as far as anyone knows.
+		previous := task.Status.DeepCopy()
+		status.TaskID = previous.TaskID
+		status.LastRunStatus = previous.LastRunStatus
+		status.NextActivation = previous.NextActivation
+		status.LastSuccess = previous.LastSuccess
+		status.LastError = previous.LastError
+		status.SuccessCount = previous.SuccessCount
+		status.ErrorCount = previous.ErrorCount
+	}
+
+	available := metav1.Condition{Type: controllerhelpers.AvailableCondition}
+	switch {
+	case o.managerTask != nil:
+		available.Status, available.Reason = metav1.ConditionTrue, taskScheduledReason
+	case o.managerRead || o.waiting != nil:
+		available.Status, available.Reason = metav1.ConditionFalse, taskNotScheduledReason
+		available.Message = "ScyllaDB Manager does not hold the task"
+		if o.waiting != nil {
+			available.Message = o.waiting.Message
+		}
+	default:
+		available.Status, available.Reason = metav1.ConditionUnknown, managerStateUnknownReason
+		available.Message = "ScyllaDB Manager's state of the task is unknown"
+		if o.failure != nil {
+			available.Message = o.failure.Message
+		}
+	}
+
+	progressing := metav1.Condition{Type: controllerhelpers.ProgressingCondition, Status: metav1.ConditionFalse, Reason: controllerhelpers.AsExpectedReason}
+	if o.waiting != nil {
+		progressing.Status, progressing.Reason, progressing.Message = metav1.ConditionTrue, o.waiting.Reason, o.waiting.Message
+	}
+
+	degraded := metav1.Condition{Type: controllerhelpers.DegradedCondition, Status: metav1.ConditionFalse, Reason: controllerhelpers.AsExpectedReason}
+	if o.failure != nil {
+		degraded.Status, degraded.Reason, degraded.Message = metav1.ConditionTrue, o.failure.Reason, o.failure.Message
+	}
+
+	for _, c := range []metav1.Condition{available, progressing, degraded} {
+		c.ObservedGeneration = task.Generation
+		c.LastTransitionTime = now
+		if previous := meta.FindStatusCondition(task.Status.Conditions, c.Type); previous != nil && previous.Status == c.Status {
+			c.LastTransitionTime = previous.LastTransitionTime
+		}
+		status.Conditions = append(status.Conditions, c)
+	}
+	return status
+}
+
+// setManagerView fills the status fields that reflect ScyllaDB Manager's view of the task from item.
+func setManagerView(status *scyllav1alpha1.ScyllaDBManagerTaskStatus, item *managerclient.TaskListItem) {
+	status.TaskID = new(item.ID)
+	if len(item.Status) != 0 {
+		status.LastRunStatus = new(string(item.Status))
+	}
+	status.NextActivation = statusTime(item.NextActivation)
+	status.LastSuccess = statusTime(item.LastSuccess)
+	status.LastError = statusTime(item.LastError)
+	status.SuccessCount = new(int64(item.SuccessCount))
+	status.ErrorCount = new(int64(item.ErrorCount))
+}
+
+// statusTime converts a ScyllaDB Manager time to the precision the API server keeps, so that an unchanged time
+// compares equal to the one read back.
+func statusTime(t *time.Time) *metav1.Time {
+	if t == nil || t.IsZero() {
+		return nil
+	}
+	return new(metav1.NewTime(t.UTC().Truncate(time.Second)))
+}
+
+// ownedStatus returns the fields of status that the controller owns: all but the conditions of other types.
+func ownedStatus(status *scyllav1alpha1.ScyllaDBManagerTaskStatus) *scyllav1alpha1.ScyllaDBManagerTaskStatus {
+	owned := status.DeepCopy()
+	owned.Conditions = nil
+	for _, condType := range conditionTypes {
+		if c := meta.FindStatusCondition(status.Conditions, condType); c != nil {
+			owned.Conditions = append(owned.Conditions, *c)
+		}
+	}
+	return owned
+}
+
+// updateStatus applies status, the fields the controller owns, to task's status with server-side apply under the
+// manager-controller's field manager, unless task already has them. Fields left unset in status are released, and so
+// removed; fields others own stay.
+func (c *Controller) updateStatus(ctx context.Context, task *scyllav1alpha1.ScyllaDBManagerTask, status *scyllav1alpha1.ScyllaDBManagerTaskStatus) error {
+	if apiequality.Semantic.DeepEqual(ownedStatus(&task.Status), ownedStatus(status)) {
+		return nil
+	}
+
+	applied, err := c.scyllaClient.ScyllaV1alpha1().ScyllaDBManagerTasks(task.Namespace).ApplyStatus(ctx, makeStatusApplyConfiguration(task, status), metav1.ApplyOptions{
+		FieldManager: naming.ManagerControllerFieldManager,
+		Force:        true,
+	})
+	if err != nil {
+		return fmt.Errorf("can't apply status of ScyllaDBManagerTask %q: %w", klog.KObj(task), err)
+	}
+	klog.FromContext(ctx).V(2).Info("Applied status", "scyllaDBManagerTask", klog.KObj(task), "resourceVersion", applied.ResourceVersion)
+	return nil
+}
+
+// makeStatusApplyConfiguration returns the apply configuration of task's status with the fields of status.
+func makeStatusApplyConfiguration(task *scyllav1alpha1.ScyllaDBManagerTask, status *scyllav1alpha1.ScyllaDBManagerTaskStatus) *scyllav1alpha1applyconfigurations.ScyllaDBManagerTaskApplyConfiguration {
+	ac := scyllav1alpha1applyconfigurations.ScyllaDBManagerTaskStatus()
+	if status.ObservedGeneration != nil {
+		ac.WithObservedGeneration(*status.ObservedGeneration)
+	}
+	for _, c := range status.Conditions {
+		ac.WithConditions(metav1applyconfigurations.Condition().
+			WithType(c.Type).
+			WithStatus(c.Status).
+			WithReason(c.Reason).
+			WithMessage(c.Message).
+			WithObservedGeneration(c.ObservedGeneration).
+			WithLastTransitionTime(c.LastTransitionTime))
+	}
+	if status.TaskID != nil {
+		ac.WithTaskID(*status.TaskID)
+	}
+	if status.LastRunStatus != nil {
+		ac.WithLastRunStatus(*status.LastRunStatus)
+	}
+	if status.NextActivation != nil {
+		ac.WithNextActivation(*status.NextActivation)
+	}
+	if status.LastSuccess != nil {
+		ac.WithLastSuccess(*status.LastSuccess)
+	}
+	if status.LastError != nil {
+		ac.WithLastError(*status.LastError)
+	}
+	if status.SuccessCount != nil {
+		ac.WithSuccessCount(*status.SuccessCount)
+	}
+	if status.ErrorCount != nil {
+		ac.WithErrorCount(*status.ErrorCount)
+	}
+	return scyllav1alpha1applyconfigurations.ScyllaDBManagerTask(task.Name, task.Namespace).WithStatus(ac)
+}
+
+// makeStatusAnnotation returns the value of naming.ScyllaDBManagerTaskStatusAnnotation for item, task's task as
+// ScyllaDB Manager holds it: a JSON scyllav1.BackupTaskStatus or scyllav1.RepairTaskStatus, the shape the ScyllaCluster
+// controller decodes into status.backups[] and status.repairs[] of the ScyllaCluster the task was translated from.
+// Like the established operator's ScyllaCluster status, it reflects ScyllaDB Manager's view, not the spec. Errors are
+// left out: the ScyllaCluster controller reads them from the Degraded condition.
+func makeStatusAnnotation(item *managerclient.TaskListItem) (string, error) {
+	taskStatus := scyllav1.TaskStatus{
+		SchedulerTaskStatus: makeSchedulerTaskStatus(&item.Schedule),
+		Name:                item.Name,
+		ID:                  new(item.ID),
+	}
+	if len(item.Labels) != 0 {
+		taskStatus.Labels = maps.Clone(item.Labels)
+	}
+
+	var value any
+	switch item.Type {
+	case managerclient.TaskTypeBackup:
+		var p managerclient.BackupProperties
+		if err := decodeProperties(item.Properties, &p); err != nil {
+			return "", fmt.Errorf("can't decode the properties of ScyllaDB Manager task %q: %w", item.ID, err)
+		}
+		value = scyllav1.BackupTaskStatus{
+			TaskStatus:       taskStatus,
+			DC:               nilIfEmpty(p.DC),
+			Keyspace:         nilIfEmpty(p.Keyspace),
+			Location:         nilIfEmpty(p.Location),
+			RateLimit:        nilIfEmpty(p.RateLimit),
+			Retention:        copyPointer(p.Retention),
+			SnapshotParallel: nilIfEmpty(p.SnapshotParallel),
+			UploadParallel:   nilIfEmpty(p.UploadParallel),
+		}
+	case managerclient.TaskTypeRepair:
+		var p managerclient.RepairProperties
+		if err := decodeProperties(item.Properties, &p); err != nil {
+			return "", fmt.Errorf("can't decode the properties of ScyllaDB Manager task %q: %w", item.ID, err)
+		}
+		s := scyllav1.RepairTaskStatus{
+			TaskStatus:      taskStatus,
+			DC:              nilIfEmpty(p.DC),
+			FailFast:        copyPointer(p.FailFast),
+			Parallel:        copyPointer(p.Parallel),
+			Keyspace:        nilIfEmpty(p.Keyspace),
+			IgnoreDownHosts: copyPointer(p.IgnoreDownHosts),
+		}
+		if p.Intensity != nil {
+			s.Intensity = new(strconv.FormatFloat(*p.Intensity, 'f', -1, 64))
+		}
+		if p.SmallTableThreshold != nil {
+			s.SmallTableThreshold = new(formatSize(*p.SmallTableThreshold))
+		}
+		if len(p.Host) != 0 {
+			s.Host = new(p.Host)
+		}
+		value = s
+	default:
+		return "", fmt.Errorf("can't describe ScyllaDB Manager task %q of type %q", item.ID, item.Type)
+	}
+
+	data, err := json.Marshal(value)
+	if err != nil {
+		return "", fmt.Errorf("can't encode the status of ScyllaDB Manager task %q: %w", item.ID, err)
+	}
+	return string(data), nil
+}
+
+// makeSchedulerTaskStatus returns the schedule fields of the status annotation.
+func makeSchedulerTaskStatus(schedule *managerclient.Schedule) scyllav1.SchedulerTaskStatus {
+	s := scyllav1.SchedulerTaskStatus{
+		NumRetries: new(int64(schedule.NumRetries)),
+	}
+	if schedule.StartDate != nil && !schedule.StartDate.IsZero() {
+		s.StartDate = new(schedule.StartDate.UTC().Format(time.RFC3339))
+	}
+	if len(schedule.Interval) != 0 {
+		s.Interval = new(schedule.Interval)
+	}
+	if d, err := parseManagerDuration(schedule.RetryWait); err == nil && d != 0 {
+		s.RetryWait = &metav1.Duration{Duration: d}
+	}
+	if len(schedule.Cron) != 0 {
+		s.Cron = new(schedule.Cron)
+	}
+	if len(schedule.Timezone) != 0 {
+		s.Timezone = new(schedule.Timezone)
+	}
+	return s
+}
+
+// formatSize renders bytes with the largest binary unit that divides them, the way the ScyllaCluster API writes
+// sizes (e.g. 1GiB).
+func formatSize(bytes int64) string {
+	for _, unit := range []string{"PiB", "TiB", "GiB", "MiB", "KiB"} {
+		if size := sizeUnits[unit]; bytes != 0 && bytes%size == 0 {
+			return strconv.FormatInt(bytes/size, 10) + unit
+		}
+	}
+	return strconv.FormatInt(bytes, 10) + "B"
+}
+
+// updateStatusAnnotation writes the status annotation of item, task's task as ScyllaDB Manager holds it, unless task
+// already has that value. A JSON merge patch of the one annotation leaves every other annotation alone.
+func (c *Controller) updateStatusAnnotation(ctx context.Context, task *scyllav1alpha1.ScyllaDBManagerTask, item *managerclient.TaskListItem) error {
+	value, err := makeStatusAnnotation(item)
+	if err != nil {
+		return fmt.Errorf("can't make status annotation of ScyllaDBManagerTask %q: %w", klog.KObj(task), err)
+	}
+	if current, ok := task.Annotations[naming.ScyllaDBManagerTaskStatusAnnotation]; ok && current == value {
+		return nil
+	}
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{
+			"annotations": map[string]string{naming.ScyllaDBManagerTaskStatusAnnotation: value},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("can't make status annotation patch of ScyllaDBManagerTask %q: %w", klog.KObj(task), err)
+	}
+	if _, err := c.scyllaClient.ScyllaV1alpha1().ScyllaDBManagerTasks(task.Namespace).Patch(ctx, task.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("can't patch status annotation of ScyllaDBManagerTask %q: %w", klog.KObj(task), err)
+	}
+	klog.FromContext(ctx).V(2).Info("Patched status annotation", "scyllaDBManagerTask", klog.KObj(task))
+	return nil
+}
+
+func nilIfEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return slices.Clone(s)
+}

@@ -1,0 +1,390 @@
+package scylladbmanagertask
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/managerclient"
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+)
+
+// outcome is what syncing a ScyllaDBManagerTask with ScyllaDB Manager learnt, for calculateStatus.
+type outcome struct {
+	// managerRead tells whether ScyllaDB Manager's state of the task is known: read in this sync, or known absent
+	// because ScyllaDB Manager does not know the cluster. Without it the status keeps its previous view.
+	managerRead bool
+	// managerTask is the task as ScyllaDB Manager holds it after the sync; nil when it holds none (or managerRead is
+	// false).
+	managerTask *managerclient.TaskListItem
+
+	// waiting, when set, is why the task waits for something that happens without a change to it (Progressing).
+	waiting *metav1.Condition
+	// failure, when set, is what went wrong (Degraded).
+	failure *metav1.Condition
+
+	// requeueAfter, when positive, asks for another sync after that long.
+	requeueAfter time.Duration
+}
+
+func (o *outcome) wait(reason, message string) {
+	o.waiting = &metav1.Condition{Reason: reason, Message: message}
+}
+
+func (o *outcome) fail(reason, message string) {
+	o.failure = &metav1.Condition{Reason: reason, Message: message}
+}
+
+// registration is the state of the ScyllaDB cluster object a task references.
+type registration struct {
+	// clusterID is its ScyllaDB Manager cluster ID, empty until it is registered.
+	clusterID string
+	// waiting says why it is not registered, when it is not.
+	waiting string
+}
+
+// getRegistration returns the registration of the cluster object task references. Per the contract with the
+// registration controller, the object is registered when it carries naming.RegisterWithScyllaDBManagerLabel and
+// naming.ScyllaDBManagerClusterIDAnnotation and is not being deleted. The error is permanent: the reference can't be
+// followed until the task changes.
+func (c *Controller) getRegistration(task *scyllav1alpha1.ScyllaDBManagerTask) (registration, error) {
+	ref := task.Spec.ScyllaDBClusterRef
+	var obj metav1.Object
+	var err error
+	switch ref.Kind {
+	case scyllaDBDatacenterKind:
+		obj, err = c.scyllaDBDatacenterLister.ScyllaDBDatacenters(task.Namespace).Get(ref.Name)
+	case scyllaDBClusterKind:
+		obj, err = c.scyllaDBClusterLister.ScyllaDBClusters(task.Namespace).Get(ref.Name)
+	default:
+		return registration{}, fmt.Errorf("spec.scyllaDBClusterRef.kind %q is not supported: use %s or %s", ref.Kind, scyllaDBClusterKind, scyllaDBDatacenterKind)
+	}
+	what := fmt.Sprintf("%s %q", ref.Kind, klog.KRef(task.Namespace, ref.Name))
+	switch {
+	case apierrors.IsNotFound(err):
+		return registration{waiting: fmt.Sprintf("%s does not exist", what)}, nil
+	case err != nil:
+		// Listers only fail on not found; anything else is a bug worth seeing.
+		return registration{}, fmt.Errorf("can't get %s: %w", what, err)
+	case obj.GetDeletionTimestamp() != nil:
+		return registration{waiting: fmt.Sprintf("%s is being deleted", what)}, nil
+	}
+	if _, ok := obj.GetLabels()[naming.RegisterWithScyllaDBManagerLabel]; !ok {
+		return registration{waiting: fmt.Sprintf("%s is not labelled %q for registration with ScyllaDB Manager", what, naming.RegisterWithScyllaDBManagerLabel)}, nil
+	}
+	clusterID := strings.TrimSpace(obj.GetAnnotations()[naming.ScyllaDBManagerClusterIDAnnotation])
+	if len(clusterID) == 0 {
+		return registration{waiting: fmt.Sprintf("%s is not registered with ScyllaDB Manager yet", what)}, nil
+	}
+	return registration{clusterID: clusterID}, nil
+}
+
+// syncManagerTask makes ScyllaDB Manager hold the task that task asks for: it finds the task in its cluster's task
+// list, creates it when it is missing and updates it when it differs. The error is one retrying may fix; permanent
+// failures are only recorded in the outcome.
+func (c *Controller) syncManagerTask(ctx context.Context, key string, task *scyllav1alpha1.ScyllaDBManagerTask) (*outcome, error) {
+	logger := klog.FromContext(ctx).WithValues("scyllaDBManagerTask", klog.KObj(task))
+	o := &outcome{}
+
+	reg, err := c.getRegistration(task)
+	if err != nil {
+		o.fail(invalidSpecReason, err.Error())
+		return o, nil
+	}
+	if len(reg.waiting) != 0 {
+		o.wait(awaitingRegistrationReason, reg.waiting)
+		return o, nil
+	}
+	clusterID := reg.clusterID
+
+	taskType, err := managerTaskType(task.Spec.Type)
+	if err != nil {
+		o.fail(invalidSpecReason, err.Error())
+		return o, nil
+	}
+
+	items, err := c.taskLists.get(ctx, clusterID)
+	if managerclient.IsNotFound(err) {
+		// The cluster is gone from ScyllaDB Manager, and its tasks with it. The registration controller registers it
+		// again under the same ID; nothing the informers see changes then, hence the requeue.
+		o.managerRead = true
+		o.wait(clusterNotInManagerReason, fmt.Sprintf("ScyllaDB Manager does not know cluster %q; waiting for it to be registered again: %s", clusterID, managerclient.ErrorMessage(err)))
+		o.requeueAfter = c.clusterMissingRequeueDelay
+		return o, nil
+	}
+	if err != nil {
+		o.fail(managerErrorReason, fmt.Sprintf("can't list the tasks of ScyllaDB Manager cluster %q: %s", clusterID, managerclient.ErrorMessage(err)))
+		return o, fmt.Errorf("can't list tasks of ScyllaDB Manager cluster %q: %w", clusterID, err)
+	}
+	o.managerRead = true
+
+	existing, err := findManagerTask(items, task, taskType)
+	if err != nil {
+		// Only whoever owns that task can resolve this; the resync looks again.
+		o.fail(ownershipConflictReason, err.Error())
+		return o, nil
+	}
+	o.managerTask = existing
+
+	now := c.clock()
+	desired, err := makeDesiredTask(task, existing, now)
+	if err != nil {
+		o.fail(invalidSpecReason, fmt.Sprintf("can't make the ScyllaDB Manager task of ScyllaDBManagerTask %q: %v", klog.KObj(task), err))
+		return o, nil
+	}
+
+	if message, ok := c.rejections.get(key, task, desired.hash); ok {
+		// ScyllaDB Manager rejected exactly this; it would again.
+		o.fail(managerRejectedReason, message)
+		return o, nil
+	}
+
+	if existing == nil {
+		id, err := c.managerClient.CreateTask(ctx, clusterID, &desired.update)
+		if err != nil {
+			return o, c.handleWriteError(ctx, o, key, task, desired, clusterID, "create", err)
+		}
+		item := itemFromUpdate(clusterID, id, &desired.update)
+		c.taskLists.upsert(clusterID, item)
+		o.managerTask = &item
+		c.rejections.forget(key)
+		logger.V(2).Info("Created ScyllaDB Manager task", "clusterID", clusterID, "taskID", id, "taskName", desired.update.Name)
+		c.eventRecorder.Eventf(task, corev1.EventTypeNormal, taskCreatedReason, "Created %s task %q (%s) in ScyllaDB Manager cluster %s", taskType, desired.update.Name, id, clusterID)
+		return o, nil
+	}
+
+	diff := taskDiff(&desired.update, &existing.Task, now)
+	if existing.Labels[naming.ScyllaDBManagerOwnerUIDLabel] != string(task.UID) {
+		diff = append(diff, "labels."+naming.ScyllaDBManagerOwnerUIDLabel)
+	}
+	if existing.Labels[naming.ScyllaDBManagerManagedHashLabel] != desired.hash {
+		diff = append(diff, "labels."+naming.ScyllaDBManagerManagedHashLabel)
+	}
+	if len(diff) == 0 {
+		c.rejections.forget(key)
+		return o, nil
+	}
+
+	// The labels others put on the task stay; ours are replaced.
+	update := desired.update
+	update.Labels = maps.Clone(existing.Labels)
+	if update.Labels == nil {
+		update.Labels = map[string]string{}
+	}
+	maps.Copy(update.Labels, desired.update.Labels)
+	updated, err := c.managerClient.UpdateTask(ctx, clusterID, taskType, existing.ID, &update)
+	if err != nil {
+		return o, c.handleWriteError(ctx, o, key, task, desired, clusterID, "update", err)
+	}
+	item := itemAfterUpdate(existing, updated)
+	c.taskLists.upsert(clusterID, item)
+	o.managerTask = &item
+	c.rejections.forget(key)
+	logger.V(2).Info("Updated ScyllaDB Manager task", "clusterID", clusterID, "taskID", existing.ID, "taskName", update.Name, "fields", diff)
+	c.eventRecorder.Eventf(task, corev1.EventTypeNormal, taskUpdatedReason, "Updated %s task %q (%s) in ScyllaDB Manager cluster %s: %s", taskType, update.Name, existing.ID, clusterID, strings.Join(diff, ", "))
+	return o, nil
+}
+
+// handleWriteError records a failed create or update (verb) of task's ScyllaDB Manager task in o and returns the
+// error to retry with, nil for a 400: ScyllaDB Manager rejects the task as it is, and sending it again before it
+// changes would fail again.
+func (c *Controller) handleWriteError(ctx context.Context, o *outcome, key string, task *scyllav1alpha1.ScyllaDBManagerTask, desired *desiredTask, clusterID, verb string, err error) error {
+	// The memo may be what made the write wrong (a task deleted or changed behind its back).
+	c.taskLists.drop(clusterID)
+	message := fmt.Sprintf("can't %s ScyllaDB Manager task %q: %s", verb, desired.update.Name, managerclient.ErrorMessage(err))
+	if managerclient.IsBadRequest(err) {
+		c.rejections.set(key, task, desired.hash, message)
+		o.fail(managerRejectedReason, message)
+		klog.FromContext(ctx).V(2).Info("ScyllaDB Manager rejected the task; it is not sent again until it changes", "scyllaDBManagerTask", klog.KObj(task), "err", err)
+		return nil
+	}
+	o.fail(managerErrorReason, message)
+	return fmt.Errorf("can't %s ScyllaDB Manager task %q of ScyllaDBManagerTask %q: %w", verb, desired.update.Name, klog.KObj(task), err)
+}
+
+// findManagerTask returns task's task among items, the task list of its cluster, or nil when there is none: the task
+// of taskType labelled with task's UID (which finds what this controller created, even when it was killed before it
+// could record the ID), else the one named as task's (which adopts what was created before, by the established
+// operator or by hand), else the one with the ID task's status records. A task of that name owned by another object is
+// a conflict, returned as an error.
+func findManagerTask(items []managerclient.TaskListItem, task *scyllav1alpha1.ScyllaDBManagerTask, taskType managerclient.TaskType) (*managerclient.TaskListItem, error) {
+	uid := string(task.UID)
+	name := naming.ScyllaDBManagerTaskNameInManager(task.Name, task.Annotations)
+	var byOwner, byName, byID *managerclient.TaskListItem
+	for i := range items {
+		item := &items[i]
+		if item.Type != taskType {
+			continue
+		}
+		switch owner := item.Labels[naming.ScyllaDBManagerOwnerUIDLabel]; {
+		case owner == uid:
+			// Of two (which only hands could make), the one with the right name.
+			if byOwner == nil || (byOwner.Name != name && item.Name == name) {
+				byOwner = item
+			}
+		case item.Name == name:
+			byName = item
+		case task.Status.TaskID != nil && item.ID == *task.Status.TaskID && len(owner) == 0:
+			byID = item
+		}
+	}
+	switch {
+	case byOwner != nil:
+		return byOwner, nil
+	case byName != nil:
+		if owner := byName.Labels[naming.ScyllaDBManagerOwnerUIDLabel]; len(owner) != 0 {
+			return nil, fmt.Errorf("ScyllaDB Manager %s task %q (%s) belongs to another object (UID %q); delete it or rename this task", taskType, name, byName.ID, owner)
+		}
+		return byName, nil
+	default:
+		return byID, nil
+	}
+}
+
+// itemFromUpdate returns the list item of a task just created from update with id: what ScyllaDB Manager holds until
+// the next read tells more (its start date, run state and next activation).
+func itemFromUpdate(clusterID, id string, update *managerclient.TaskUpdate) managerclient.TaskListItem {
+	item := managerclient.TaskListItem{Task: managerclient.Task{
+		ClusterID:  clusterID,
+		ID:         id,
+		Type:       update.Type,
+		Name:       update.Name,
+		Enabled:    update.Enabled,
+		Labels:     maps.Clone(update.Labels),
+		Properties: slices.Clone(update.Properties),
+		Status:     managerclient.TaskStatusNew,
+	}}
+	if update.Schedule != nil {
+		item.Schedule = *update.Schedule
+		item.Schedule.StartDate = copyTime(update.Schedule.StartDate)
+		item.Schedule.Window = slices.Clone(update.Schedule.Window)
+	}
+	return item
+}
+
+// itemAfterUpdate returns the list item of existing after an update that answered updated. The next activation is
+// kept only when the schedule did not change; the next read tells the new one.
+func itemAfterUpdate(existing *managerclient.TaskListItem, updated *managerclient.Task) managerclient.TaskListItem {
+	item := managerclient.TaskListItem{Task: *updated, Suspended: existing.Suspended, Retry: existing.Retry}
+	if reflect.DeepEqual(existing.Schedule, updated.Schedule) {
+		item.NextActivation = existing.NextActivation
+	}
+	return item
+}
+
+// syncDeletion deletes the ScyllaDB Manager task of task, which is being deleted, and then removes the finalizer.
+// When the referenced cluster object is gone, unregistered or being deleted, or ScyllaDB Manager does not know the
+// cluster, there is nothing to delete: the cluster's removal from ScyllaDB Manager takes its tasks with it.
+func (c *Controller) syncDeletion(ctx context.Context, key string, task *scyllav1alpha1.ScyllaDBManagerTask) error {
+	if !controllerhelpers.HasFinalizer(task, naming.ScyllaDBManagerTaskFinalizer) {
+		return nil
+	}
+	logger := klog.FromContext(ctx).WithValues("scyllaDBManagerTask", klog.KObj(task))
+
+	reg, err := c.getRegistration(task)
+	switch {
+	case err != nil:
+		logger.V(2).Info("Releasing a task whose cluster reference can't be followed", "err", err)
+	case len(reg.waiting) != 0:
+		logger.V(2).Info("Releasing a task whose cluster is not registered with ScyllaDB Manager", "reason", reg.waiting)
+	default:
+		if err := c.deleteManagerTask(ctx, task, reg.clusterID); err != nil {
+			c.eventRecorder.Event(task, corev1.EventTypeWarning, taskDeleteFailed, err.Error())
+			return err
+		}
+	}
+
+	if _, _, err := controllerhelpers.RemoveFinalizer(ctx, c.scyllaClient.ScyllaV1alpha1().ScyllaDBManagerTasks(task.Namespace), task, naming.ScyllaDBManagerTaskFinalizer); err != nil {
+		return fmt.Errorf("can't remove finalizer from ScyllaDBManagerTask %q: %w", key, err)
+	}
+	c.rejections.forget(key)
+	return nil
+}
+
+// deleteManagerTask deletes task's task from ScyllaDB Manager cluster clusterID, if it holds one.
+func (c *Controller) deleteManagerTask(ctx context.Context, task *scyllav1alpha1.ScyllaDBManagerTask, clusterID string) error {
+	logger := klog.FromContext(ctx).WithValues("scyllaDBManagerTask", klog.KObj(task), "clusterID", clusterID)
+
+	items, err := c.taskLists.get(ctx, clusterID)
+	if managerclient.IsNotFound(err) {
+		logger.V(2).Info("Releasing a task whose cluster ScyllaDB Manager does not know")
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("can't list tasks of ScyllaDB Manager cluster %q: %w", clusterID, err)
+	}
+
+	var found *managerclient.TaskListItem
+	if taskType, err := managerTaskType(task.Spec.Type); err == nil {
+		// A task of this name owned by someone else is theirs to delete.
+		found, _ = findManagerTask(items, task, taskType)
+	}
+	if found == nil {
+		return nil
+	}
+
+	err = c.managerClient.DeleteTask(ctx, clusterID, found.Type, found.ID)
+	if err != nil && !managerclient.IsNotFound(err) {
+		c.taskLists.drop(clusterID)
+		return fmt.Errorf("can't delete ScyllaDB Manager task %q (%s) of ScyllaDBManagerTask %q: %w", found.Name, found.ID, klog.KObj(task), err)
+	}
+	c.taskLists.remove(clusterID, found.ID)
+	logger.V(2).Info("Deleted ScyllaDB Manager task", "taskID", found.ID, "taskName", found.Name)
+	c.eventRecorder.Eventf(task, corev1.EventTypeNormal, taskDeletedReason, "Deleted %s task %q (%s) from ScyllaDB Manager cluster %s", found.Type, found.Name, found.ID, clusterID)
+	return nil
+}
+
+// rejections remembers, per ScyllaDBManagerTask key, the task ScyllaDB Manager last answered 400 to: the object's UID
+// and generation and the hash of what was sent. The same task is not sent again until one of them changes (a spec
+// change bumps the generation, an annotation change the hash). It lives in memory: after a restart a rejected task is
+// sent once more, which costs one request and records the same failure.
+type rejections struct {
+	mu      sync.Mutex
+	entries map[string]rejection
+}
+
+type rejection struct {
+	uid        types.UID
+	generation int64
+	hash       string
+	message    string
+}
+
+func newRejections() *rejections {
+	return &rejections{entries: map[string]rejection{}}
+}
+
+// get returns the message of the rejection of exactly task as hash digests it, if ScyllaDB Manager rejected it.
+func (r *rejections) get(key string, task *scyllav1alpha1.ScyllaDBManagerTask, hash string) (string, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, ok := r.entries[key]
+	if !ok || e.uid != task.UID || e.generation != task.Generation || e.hash != hash {
+		return "", false
+	}
+	return e.message, true
+}
+
+func (r *rejections) set(key string, task *scyllav1alpha1.ScyllaDBManagerTask, hash, message string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.entries[key] = rejection{uid: task.UID, generation: task.Generation, hash: hash, message: message}
+}
+
+func (r *rejections) forget(key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.entries, key)
+}

@@ -1,0 +1,841 @@
+package scylladbmanagertask
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/managerclient"
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/test/fakescyllamanager"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+const (
+	mergePatch = "application/merge-patch+json"
+	applyPatch = "application/apply-patch+yaml"
+)
+
+var (
+	// statusWrites are the Kubernetes writes of a sync that changed the task's status and status annotation.
+	statusWrites = []string{"patch scylladbmanagertasks " + mergePatch, "patch scylladbmanagertasks/status " + applyPatch}
+	// onlyStatusApply is the Kubernetes write of a sync that changed only the task's status.
+	onlyStatusApply = []string{"patch scylladbmanagertasks/status " + applyPatch}
+)
+
+// settle syncs the task named name until a sync with a fresh task list writes nothing to ScyllaDB Manager or
+// Kubernetes, which is what a created or updated task reaches once the next read tells what ScyllaDB Manager filled
+// in (its start date, next activation). It fails the test if that takes more than three syncs.
+func settle(t *testing.T, f *fixture, name string) {
+	t.Helper()
+	for range 3 {
+		f.expireMemo()
+		f.managerRequests()
+		f.kubeWrites()
+		f.mustSync(t, name)
+		if len(managerWrites(f.managerRequests())) == 0 && len(f.kubeWrites()) == 0 {
+			return
+		}
+	}
+	t.Fatalf("task %q did not settle in three syncs", name)
+}
+
+func TestSyncAddsTheFinalizerBeforeTalkingToScyllaDBManager(t *testing.T) {
+	t.Parallel()
+
+	task := newBackupTask("daily")
+	task.Finalizers = nil
+	f := newFixture(t, newRegisteredDatacenter(), task)
+
+	f.mustSync(t, "daily")
+
+	if diff := cmp.Diff([]string{"patch scylladbmanagertasks " + mergePatch}, f.kubeWrites()); diff != "" {
+		t.Errorf("unexpected Kubernetes writes (-want +got):\n%s", diff)
+	}
+	if requests := f.managerRequests(); len(requests) != 0 {
+		t.Errorf("expected no ScyllaDB Manager requests before the finalizer is on, got %+v", requests)
+	}
+	if got := f.task(t, "daily").Finalizers; !cmp.Equal(got, []string{naming.ScyllaDBManagerTaskFinalizer}) {
+		t.Errorf("unexpected finalizers %q", got)
+	}
+
+	// The patch brings the object back; the next sync creates the task.
+	f.mustSync(t, "daily")
+	f.onlyTask(t)
+}
+
+func TestSyncWaitsForTheRegistrationOfTheReferencedCluster(t *testing.T) {
+	t.Parallel()
+
+	tt := []struct {
+		name        string
+		dc          func() *scyllav1alpha1.ScyllaDBDatacenter
+		wantMessage string
+	}{
+		{
+			name:        "the datacenter does not exist",
+			dc:          func() *scyllav1alpha1.ScyllaDBDatacenter { return nil },
+			wantMessage: `ScyllaDBDatacenter "scylla/basic" does not exist`,
+		},
+		{
+			name: "the datacenter is not labelled for registration",
+			dc: func() *scyllav1alpha1.ScyllaDBDatacenter {
+				dc := newRegisteredDatacenter()
+				dc.Labels = nil
+				return dc
+			},
+			wantMessage: `ScyllaDBDatacenter "scylla/basic" is not labelled "scylla-operator.scylladb.com/register-with-scylladb-manager" for registration with ScyllaDB Manager`,
+		},
+		{
+			name: "the datacenter has no cluster ID yet",
+			dc: func() *scyllav1alpha1.ScyllaDBDatacenter {
+				dc := newRegisteredDatacenter()
+				dc.Annotations = nil
+				return dc
+			},
+			wantMessage: `ScyllaDBDatacenter "scylla/basic" is not registered with ScyllaDB Manager yet`,
+		},
+		{
+			name: "the datacenter is being deleted",
+			dc: func() *scyllav1alpha1.ScyllaDBDatacenter {
+				dc := newRegisteredDatacenter()
+				dc.DeletionTimestamp = new(metav1.NewTime(testStart))
+				dc.Finalizers = []string{naming.ScyllaDBManagerClusterFinalizer}
+				return dc
+			},
+			wantMessage: `ScyllaDBDatacenter "scylla/basic" is being deleted`,
+		},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+
+			f := newFixture(t, newBackupTask("daily"))
+			if dc := tc.dc(); dc != nil {
+				f.put(t, dc, "scylladbdatacenters")
+			}
+
+			f.mustSync(t, "daily")
+
+			if requests := f.managerRequests(); len(requests) != 0 {
+				t.Errorf("expected no ScyllaDB Manager requests while waiting, got %+v", requests)
+			}
+			if diff := cmp.Diff(onlyStatusApply, f.kubeWrites()); diff != "" {
+				t.Errorf("unexpected Kubernetes writes (-want +got):\n%s", diff)
+			}
+			task := f.task(t, "daily")
+			want := []string{"Available=False/TaskNotScheduled", "Degraded=False/AsExpected", "Progressing=True/AwaitingRegistration"}
+			if diff := cmp.Diff(want, conditionStatuses(task)); diff != "" {
+				t.Errorf("unexpected conditions (-want +got):\n%s", diff)
+			}
+			if c := meta.FindStatusCondition(task.Status.Conditions, controllerhelpers.ProgressingCondition); c.Message != tc.wantMessage {
+				t.Errorf("expected Progressing message %q, got %q", tc.wantMessage, c.Message)
+			}
+
+			// Waiting again writes nothing.
+			f.mustSync(t, "daily")
+			if writes := f.kubeWrites(); len(writes) != 0 {
+				t.Errorf("expected no writes while still waiting, got %q", writes)
+			}
+
+			// Registration ends the wait.
+			f.put(t, newRegisteredDatacenter(), "scylladbdatacenters")
+			f.mustSync(t, "daily")
+			f.onlyTask(t)
+		})
+	}
+}
+
+func TestSyncCreatesTheTaskAndThenWritesNothing(t *testing.T) {
+	t.Parallel()
+
+	f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"))
+
+	f.mustSync(t, "daily")
+
+	requests := f.managerRequests()
+	if diff := cmp.Diff([]fakescyllamanager.Endpoint{fakescyllamanager.EndpointCreateTask}, managerWrites(requests)); diff != "" {
+		t.Errorf("unexpected ScyllaDB Manager writes (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(statusWrites, f.kubeWrites()); diff != "" {
+		t.Errorf("unexpected Kubernetes writes (-want +got):\n%s", diff)
+	}
+
+	got := f.onlyTask(t)
+	task := f.task(t, "daily")
+	desired, err := makeDesiredTask(task, nil, testStart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fakescyllamanager.TaskState{
+		ClusterID: testClusterID,
+		ID:        got.ID,
+		Type:      "backup",
+		Name:      "daily",
+		Enabled:   true,
+		Labels: map[string]string{
+			naming.ScyllaDBManagerOwnerUIDLabel:    "daily-uid",
+			naming.ScyllaDBManagerManagedHashLabel: desired.hash,
+		},
+		Schedule:   fakescyllamanager.ScheduleState{Cron: "0 2 * * *", StartDate: new(testStart), NumRetries: 3},
+		Properties: json.RawMessage(`{"location":["s3:backups"],"retention":7}`),
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("unexpected task in ScyllaDB Manager (-want +got):\n%s", diff)
+	}
+	if task.Status.TaskID == nil || *task.Status.TaskID != got.ID {
+		t.Errorf("expected status.taskID %q, got %v", got.ID, task.Status.TaskID)
+	}
+	if task.Status.ObservedGeneration == nil || *task.Status.ObservedGeneration != 1 {
+		t.Errorf("expected observedGeneration 1, got %v", task.Status.ObservedGeneration)
+	}
+	wantConditions := []string{"Available=True/TaskScheduled", "Degraded=False/AsExpected", "Progressing=False/AsExpected"}
+	if diff := cmp.Diff(wantConditions, conditionStatuses(task)); diff != "" {
+		t.Errorf("unexpected conditions (-want +got):\n%s", diff)
+	}
+
+	// Once a read tells what ScyllaDB Manager filled in, a sync writes nothing and reads one list.
+	settle(t, f, "daily")
+	f.expireMemo()
+	f.mustSync(t, "daily")
+	requests = f.managerRequests()
+	if n := countEndpoint(requests, fakescyllamanager.EndpointListTasks); n != 1 || len(requests) != 1 {
+		t.Errorf("expected exactly one task list read, got %+v", requests)
+	}
+	if writes := f.kubeWrites(); len(writes) != 0 {
+		t.Errorf("expected no Kubernetes writes in steady state, got %q", writes)
+	}
+	task = f.task(t, "daily")
+	wantNext := metav1.NewTime(time.Date(2025, time.January, 2, 2, 0, 0, 0, time.UTC))
+	if task.Status.NextActivation == nil || !task.Status.NextActivation.Equal(&wantNext) {
+		t.Errorf("expected nextActivation %v, got %v", wantNext, task.Status.NextActivation)
+	}
+	if task.Status.LastRunStatus == nil || *task.Status.LastRunStatus != "NEW" {
+		t.Errorf("expected lastRunStatus NEW, got %v", task.Status.LastRunStatus)
+	}
+	if got := f.onlyTask(t).ID; got != *task.Status.TaskID {
+		t.Errorf("the task changed ID from %q to %q", *task.Status.TaskID, got)
+	}
+}
+
+func TestSyncUpdatesTheTaskWhenTheSpecChanges(t *testing.T) {
+	t.Parallel()
+
+	f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"))
+	f.mustSync(t, "daily")
+	settle(t, f, "daily")
+	id := f.onlyTask(t).ID
+
+	task := f.task(t, "daily")
+	task.Spec.Backup.Retention = new(int64(14))
+	task.Spec.Backup.Cron = new("0 4 * * *")
+	task.Generation = 2
+	f.put(t, task, "scylladbmanagertasks")
+	f.mustSync(t, "daily")
+
+	if diff := cmp.Diff([]fakescyllamanager.Endpoint{fakescyllamanager.EndpointUpdateTask}, managerWrites(f.managerRequests())); diff != "" {
+		t.Errorf("unexpected ScyllaDB Manager writes (-want +got):\n%s", diff)
+	}
+	got := f.onlyTask(t)
+	if got.ID != id {
+		t.Errorf("expected the task to keep ID %q, got %q", id, got.ID)
+	}
+	if got.Schedule.Cron != "0 4 * * *" || string(got.Properties) != `{"location":["s3:backups"],"retention":14}` {
+		t.Errorf("the update did not reach ScyllaDB Manager: %+v", got)
+	}
+	// A start date ScyllaDB Manager picked for a task created without one is not reset by an update.
+	if got.Schedule.StartDate == nil || !got.Schedule.StartDate.Equal(testStart) {
+		t.Errorf("expected the start date %v to stay, got %v", testStart, got.Schedule.StartDate)
+	}
+	if g := f.task(t, "daily").Status.ObservedGeneration; g == nil || *g != 2 {
+		t.Errorf("expected observedGeneration 2, got %v", g)
+	}
+	settle(t, f, "daily")
+}
+
+func TestSyncAdoptsATaskOfTheSameNameWithoutOwner(t *testing.T) {
+	t.Parallel()
+
+	task := newBackupTask("basic-backup-daily-abcde")
+	task.Annotations = map[string]string{naming.ScyllaDBManagerTaskNameOverrideAnnotation: "daily"}
+	f := newFixture(t, newRegisteredDatacenter(), task)
+
+	// As the established operator's manager-controller left it: same name, no labels.
+	properties, err := managerclient.BackupProperties{Location: []string{"s3:backups"}}.Raw()
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := f.managerClient.CreateTask(t.Context(), testClusterID, &managerclient.TaskUpdate{
+		Type: managerclient.TaskTypeBackup, Name: "daily", Enabled: true,
+		Schedule: &managerclient.Schedule{Cron: "0 1 * * *"}, Properties: properties,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.managerRequests()
+
+	f.mustSync(t, "basic-backup-daily-abcde")
+
+	if diff := cmp.Diff([]fakescyllamanager.Endpoint{fakescyllamanager.EndpointUpdateTask}, managerWrites(f.managerRequests())); diff != "" {
+		t.Errorf("unexpected ScyllaDB Manager writes (-want +got):\n%s", diff)
+	}
+	got := f.onlyTask(t)
+	if got.ID != id {
+		t.Errorf("expected the task %q to be adopted, got %q", id, got.ID)
+	}
+	if got.Labels[naming.ScyllaDBManagerOwnerUIDLabel] != "basic-backup-daily-abcde-uid" || got.Schedule.Cron != "0 2 * * *" {
+		t.Errorf("the adopted task was not updated: %+v", got)
+	}
+	if got := f.task(t, "basic-backup-daily-abcde").Status.TaskID; got == nil || *got != id {
+		t.Errorf("expected status.taskID %q, got %v", id, got)
+	}
+	settle(t, f, "basic-backup-daily-abcde")
+}
+
+func TestSyncFindsTheTaskItCreatedBeforeItCouldRecordIt(t *testing.T) {
+	t.Parallel()
+
+	f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"))
+	task := f.task(t, "daily")
+	desired, err := makeDesiredTask(task, nil, f.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Created by a previous run that was killed before it wrote the status: only the labels tell it is ours.
+	update := desired.update
+	update.Name = "renamed-by-hand"
+	id, err := f.managerClient.CreateTask(t.Context(), testClusterID, &update)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.managerRequests()
+
+	f.mustSync(t, "daily")
+
+	if diff := cmp.Diff([]fakescyllamanager.Endpoint{fakescyllamanager.EndpointUpdateTask}, managerWrites(f.managerRequests())); diff != "" {
+		t.Errorf("unexpected ScyllaDB Manager writes (-want +got):\n%s", diff)
+	}
+	if got := f.onlyTask(t); got.ID != id || got.Name != "daily" {
+		t.Errorf("expected task %q renamed back to daily, got %+v", id, got)
+	}
+}
+
+func TestSyncReportsATaskOfTheSameNameThatAnotherObjectOwns(t *testing.T) {
+	t.Parallel()
+
+	f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"))
+	properties, err := managerclient.BackupProperties{Location: []string{"s3:backups"}}.Raw()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.managerClient.CreateTask(t.Context(), testClusterID, &managerclient.TaskUpdate{
+		Type: managerclient.TaskTypeBackup, Name: "daily", Enabled: true,
+		Labels:   map[string]string{naming.ScyllaDBManagerOwnerUIDLabel: "someone-else"},
+		Schedule: &managerclient.Schedule{Cron: "0 1 * * *"}, Properties: properties,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f.managerRequests()
+
+	if err := f.sync(t, "daily"); err != nil {
+		t.Fatalf("expected a conflict not to be retried hot, got %v", err)
+	}
+
+	if writes := managerWrites(f.managerRequests()); len(writes) != 0 {
+		t.Errorf("expected no ScyllaDB Manager writes, got %v", writes)
+	}
+	task := f.task(t, "daily")
+	want := []string{"Available=False/TaskNotScheduled", "Degraded=True/OwnershipConflict", "Progressing=False/AsExpected"}
+	if diff := cmp.Diff(want, conditionStatuses(task)); diff != "" {
+		t.Errorf("unexpected conditions (-want +got):\n%s", diff)
+	}
+	if c := meta.FindStatusCondition(task.Status.Conditions, controllerhelpers.DegradedCondition); !strings.Contains(c.Message, `"someone-else"`) {
+		t.Errorf("expected the conflict to name the owner, got %q", c.Message)
+	}
+	if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], "Warning OwnershipConflict") {
+		t.Errorf("expected one OwnershipConflict warning, got %q", events)
+	}
+}
+
+func TestSyncRecreatesATaskDeletedByHand(t *testing.T) {
+	t.Parallel()
+
+	f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"))
+	f.mustSync(t, "daily")
+	settle(t, f, "daily")
+	old := f.onlyTask(t).ID
+	if err := f.managerClient.DeleteTask(t.Context(), testClusterID, managerclient.TaskTypeBackup, old); err != nil {
+		t.Fatal(err)
+	}
+	f.managerRequests()
+
+	f.expireMemo()
+	f.mustSync(t, "daily")
+
+	if diff := cmp.Diff([]fakescyllamanager.Endpoint{fakescyllamanager.EndpointCreateTask}, managerWrites(f.managerRequests())); diff != "" {
+		t.Errorf("unexpected ScyllaDB Manager writes (-want +got):\n%s", diff)
+	}
+	recreated := f.onlyTask(t).ID
+	if recreated == old {
+		t.Errorf("expected a new task")
+	}
+	if got := f.task(t, "daily").Status.TaskID; got == nil || *got != recreated {
+		t.Errorf("expected status.taskID %q, got %v", recreated, got)
+	}
+}
+
+func TestSyncRestoresATaskEditedByHand(t *testing.T) {
+	t.Parallel()
+
+	tt := []struct {
+		name string
+		edit func(u *managerclient.TaskUpdate)
+		// restored adjusts the task as it was to what it is restored to, when that differs.
+		restored func(want *fakescyllamanager.TaskState)
+	}{
+		{name: "properties", edit: func(u *managerclient.TaskUpdate) { u.Properties = json.RawMessage(`{"location":["s3:backups"],"retention":1}`) }},
+		{name: "an unset property", edit: func(u *managerclient.TaskUpdate) {
+			u.Properties = json.RawMessage(`{"location":["s3:backups"],"retention":7,"keyspace":["system_auth"]}`)
+		}},
+		{name: "cron", edit: func(u *managerclient.TaskUpdate) { u.Schedule.Cron = "0 5 * * *" }},
+		{name: "disabled", edit: func(u *managerclient.TaskUpdate) { u.Enabled = false }},
+		{name: "retries", edit: func(u *managerclient.TaskUpdate) { u.Schedule.NumRetries = 9 }},
+		{name: "window", edit: func(u *managerclient.TaskUpdate) { u.Schedule.Window = []string{"Sat-22:00", "Sun-06:00"} }},
+		{name: "timezone", edit: func(u *managerclient.TaskUpdate) { u.Schedule.Timezone = "Europe/Warsaw" }},
+		{name: "name", edit: func(u *managerclient.TaskUpdate) { u.Name = "renamed" }},
+		{
+			name: "a start date in the future",
+			edit: func(u *managerclient.TaskUpdate) { u.Schedule.StartDate = new(testStart.Add(30 * 24 * time.Hour)) },
+			// No start date asks for "right away", which ScyllaDB Manager holds as no start date after an update.
+			restored: func(want *fakescyllamanager.TaskState) { want.Schedule.StartDate = nil },
+		},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+
+			f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"))
+			f.mustSync(t, "daily")
+			settle(t, f, "daily")
+			want := f.onlyTask(t)
+
+			// sctool keeps the labels and sends the whole task back.
+			current, err := f.managerClient.GetTask(t.Context(), testClusterID, managerclient.TaskTypeBackup, want.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			edited := managerclient.TaskUpdate{
+				Type: current.Type, Name: current.Name, Enabled: current.Enabled, Labels: current.Labels,
+				Schedule: &current.Schedule, Properties: current.Properties,
+			}
+			tc.edit(&edited)
+			if _, err := f.managerClient.UpdateTask(t.Context(), testClusterID, managerclient.TaskTypeBackup, want.ID, &edited); err != nil {
+				t.Fatal(err)
+			}
+			f.managerRequests()
+
+			f.expireMemo()
+			f.mustSync(t, "daily")
+
+			if diff := cmp.Diff([]fakescyllamanager.Endpoint{fakescyllamanager.EndpointUpdateTask}, managerWrites(f.managerRequests())); diff != "" {
+				t.Errorf("unexpected ScyllaDB Manager writes (-want +got):\n%s", diff)
+			}
+			if tc.restored != nil {
+				tc.restored(&want)
+			}
+			if diff := cmp.Diff(want, f.onlyTask(t)); diff != "" {
+				t.Errorf("the task was not restored (-want +got):\n%s", diff)
+			}
+			settle(t, f, "daily")
+		})
+	}
+}
+
+func TestSyncWaitsForAClusterMissingFromScyllaDBManagerAndRecreatesTheTask(t *testing.T) {
+	t.Parallel()
+
+	f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"))
+	f.controller.clusterMissingRequeueDelay = time.Millisecond
+	f.mustSync(t, "daily")
+	old := f.onlyTask(t).ID
+	if err := f.managerClient.DeleteCluster(t.Context(), testClusterID); err != nil {
+		t.Fatal(err)
+	}
+	f.managerRequests()
+	f.expireMemo()
+
+	if err := f.sync(t, "daily"); err != nil {
+		t.Fatalf("expected waiting, not an error: %v", err)
+	}
+	if writes := managerWrites(f.managerRequests()); len(writes) != 0 {
+		t.Errorf("expected no ScyllaDB Manager writes, got %v", writes)
+	}
+	task := f.task(t, "daily")
+	want := []string{"Available=False/TaskNotScheduled", "Degraded=False/AsExpected", "Progressing=True/ScyllaDBManagerClusterMissing"}
+	if diff := cmp.Diff(want, conditionStatuses(task)); diff != "" {
+		t.Errorf("unexpected conditions (-want +got):\n%s", diff)
+	}
+	// The key comes back by itself: re-registration under the same ID changes nothing the informers see.
+	deadline := time.Now().Add(10 * time.Second)
+	for f.controller.queue.Len() == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if key, _ := f.controller.queue.Get(); key != testNamespace+"/daily" {
+		t.Errorf("expected the task to be requeued, got %q", key)
+	}
+
+	// Registered again under the same ID, the cluster gets the task again; the 404 dropped the memo.
+	if _, err := f.managerClient.CreateCluster(t.Context(), &managerclient.Cluster{ID: testClusterID, Name: "scylla/basic", Host: "basic-client.scylla.svc", WithoutRepair: true}); err != nil {
+		t.Fatal(err)
+	}
+	f.managerRequests()
+	f.mustSync(t, "daily")
+	if diff := cmp.Diff([]fakescyllamanager.Endpoint{fakescyllamanager.EndpointCreateTask}, managerWrites(f.managerRequests())); diff != "" {
+		t.Errorf("unexpected ScyllaDB Manager writes (-want +got):\n%s", diff)
+	}
+	if got := f.onlyTask(t).ID; got == old {
+		t.Errorf("expected a new task in the re-registered cluster")
+	}
+}
+
+func TestSyncDoesNotResendATaskScyllaDBManagerRejected(t *testing.T) {
+	t.Parallel()
+
+	task := newBackupTask("daily")
+	task.Annotations = map[string]string{naming.ScyllaDBManagerTaskScheduleTimezoneOverrideAnnot: "Mars/Olympus"}
+	f := newFixture(t, newRegisteredDatacenter(), task)
+
+	if err := f.sync(t, "daily"); err != nil {
+		t.Fatalf("expected a 400 not to be retried, got %v", err)
+	}
+	if diff := cmp.Diff([]fakescyllamanager.Endpoint{fakescyllamanager.EndpointCreateTask}, managerWrites(f.managerRequests())); diff != "" {
+		t.Errorf("unexpected ScyllaDB Manager writes (-want +got):\n%s", diff)
+	}
+	got := f.task(t, "daily")
+	want := []string{"Available=False/TaskNotScheduled", "Degraded=True/ScyllaDBManagerRejected", "Progressing=False/AsExpected"}
+	if diff := cmp.Diff(want, conditionStatuses(got)); diff != "" {
+		t.Errorf("unexpected conditions (-want +got):\n%s", diff)
+	}
+	degraded := meta.FindStatusCondition(got.Status.Conditions, controllerhelpers.DegradedCondition)
+	if !strings.Contains(degraded.Message, "malformed request") || !strings.Contains(degraded.Message, "Mars/Olympus") {
+		t.Errorf("expected ScyllaDB Manager's message in Degraded, got %q", degraded.Message)
+	}
+	if degraded.ObservedGeneration != 1 {
+		t.Errorf("expected the failure to be recorded at generation 1, got %d", degraded.ObservedGeneration)
+	}
+
+	// The resync reads the list but does not send the task again, nor rewrites the status.
+	f.expireMemo()
+	f.kubeWrites()
+	f.mustSync(t, "daily")
+	requests := f.managerRequests()
+	if writes := managerWrites(requests); len(writes) != 0 {
+		t.Errorf("expected the rejected task not to be sent again, got %v", writes)
+	}
+	if writes := f.kubeWrites(); len(writes) != 0 {
+		t.Errorf("expected no Kubernetes writes, got %q", writes)
+	}
+
+	// Fixing the annotation is a change: the task is sent again and accepted.
+	got.Annotations[naming.ScyllaDBManagerTaskScheduleTimezoneOverrideAnnot] = "Europe/Warsaw"
+	f.put(t, got, "scylladbmanagertasks")
+	f.mustSync(t, "daily")
+	if diff := cmp.Diff([]fakescyllamanager.Endpoint{fakescyllamanager.EndpointCreateTask}, managerWrites(f.managerRequests())); diff != "" {
+		t.Errorf("unexpected ScyllaDB Manager writes (-want +got):\n%s", diff)
+	}
+	want = []string{"Available=True/TaskScheduled", "Degraded=False/AsExpected", "Progressing=False/AsExpected"}
+	if diff := cmp.Diff(want, conditionStatuses(f.task(t, "daily"))); diff != "" {
+		t.Errorf("unexpected conditions (-want +got):\n%s", diff)
+	}
+}
+
+func TestSyncRetriesAFailedSpecAfterTheGenerationChanges(t *testing.T) {
+	t.Parallel()
+
+	task := newRepairTask("weekly")
+	task.Spec.Repair.Host = new("10.9.9.9")
+	f := newFixture(t, newRegisteredDatacenter(), task)
+
+	if err := f.sync(t, "weekly"); err != nil {
+		t.Fatalf("expected a 400 not to be retried, got %v", err)
+	}
+	f.managerRequests()
+	f.expireMemo()
+	f.mustSync(t, "weekly")
+	if writes := managerWrites(f.managerRequests()); len(writes) != 0 {
+		t.Errorf("expected the rejected task not to be sent again, got %v", writes)
+	}
+
+	got := f.task(t, "weekly")
+	got.Spec.Repair.Host = new("10.0.0.2")
+	got.Generation = 2
+	f.put(t, got, "scylladbmanagertasks")
+	f.mustSync(t, "weekly")
+	if diff := cmp.Diff([]fakescyllamanager.Endpoint{fakescyllamanager.EndpointCreateTask}, managerWrites(f.managerRequests())); diff != "" {
+		t.Errorf("unexpected ScyllaDB Manager writes (-want +got):\n%s", diff)
+	}
+	if c := meta.FindStatusCondition(f.task(t, "weekly").Status.Conditions, controllerhelpers.DegradedCondition); c.Status != metav1.ConditionFalse {
+		t.Errorf("expected Degraded to clear, got %+v", c)
+	}
+}
+
+func TestSyncRetriesScyllaDBManagerServerErrors(t *testing.T) {
+	t.Parallel()
+
+	tt := []struct {
+		name          string
+		endpoint      fakescyllamanager.Endpoint
+		failure       fakescyllamanager.Failure
+		wantAvailable string
+		wantMessage   string
+	}{
+		{
+			name:          "a 500 on create",
+			endpoint:      fakescyllamanager.EndpointCreateTask,
+			failure:       fakescyllamanager.Failure{Status: http.StatusInternalServerError, Message: "agents unreachable", Times: 1},
+			wantAvailable: "Available=False/TaskNotScheduled",
+			wantMessage:   `can't create ScyllaDB Manager task "daily": agents unreachable`,
+		},
+		{
+			name:          "a dropped connection on the list",
+			endpoint:      fakescyllamanager.EndpointListTasks,
+			// Every time: Go's transport retries an idempotent request once when a reused connection drops.
+			failure:       fakescyllamanager.Failure{DropConnection: true},
+			wantAvailable: "Available=Unknown/ScyllaDBManagerStateUnknown",
+			wantMessage:   `can't list the tasks of ScyllaDB Manager cluster "` + testClusterID + `"`,
+		},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+
+			f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"))
+			if err := f.manager.InjectFailure(tc.endpoint, tc.failure); err != nil {
+				t.Fatal(err)
+			}
+
+			if err := f.sync(t, "daily"); err == nil {
+				t.Fatal("expected an error, so that the queue backs off and retries")
+			}
+			task := f.task(t, "daily")
+			want := []string{tc.wantAvailable, "Degraded=True/ScyllaDBManagerError", "Progressing=False/AsExpected"}
+			if diff := cmp.Diff(want, conditionStatuses(task)); diff != "" {
+				t.Errorf("unexpected conditions (-want +got):\n%s", diff)
+			}
+			if c := meta.FindStatusCondition(task.Status.Conditions, controllerhelpers.DegradedCondition); !strings.HasPrefix(c.Message, tc.wantMessage) {
+				t.Errorf("expected Degraded message to start with %q, got %q", tc.wantMessage, c.Message)
+			}
+
+			f.manager.ClearFailures()
+			f.mustSync(t, "daily")
+			f.onlyTask(t)
+			want = []string{"Available=True/TaskScheduled", "Degraded=False/AsExpected", "Progressing=False/AsExpected"}
+			if diff := cmp.Diff(want, conditionStatuses(f.task(t, "daily"))); diff != "" {
+				t.Errorf("unexpected conditions (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSyncDeletesTheTaskOnDeletionAndThenReleasesTheObject(t *testing.T) {
+	t.Parallel()
+
+	f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"))
+	f.mustSync(t, "daily")
+	f.onlyTask(t)
+	f.managerRequests()
+	f.kubeWrites()
+
+	task := f.task(t, "daily")
+	task.DeletionTimestamp = new(metav1.NewTime(testStart))
+	f.put(t, task, "scylladbmanagertasks")
+	f.mustSync(t, "daily")
+
+	if diff := cmp.Diff([]fakescyllamanager.Endpoint{fakescyllamanager.EndpointDeleteTask}, managerWrites(f.managerRequests())); diff != "" {
+		t.Errorf("unexpected ScyllaDB Manager writes (-want +got):\n%s", diff)
+	}
+	if tasks := f.ourTasks(); len(tasks) != 0 {
+		t.Errorf("expected ScyllaDB Manager to hold no task, got %+v", tasks)
+	}
+	if diff := cmp.Diff([]string{"patch scylladbmanagertasks " + mergePatch}, f.kubeWrites()); diff != "" {
+		t.Errorf("unexpected Kubernetes writes (-want +got):\n%s", diff)
+	}
+	if got := f.task(t, "daily").Finalizers; len(got) != 0 {
+		t.Errorf("expected the finalizer to be removed, got %q", got)
+	}
+}
+
+func TestSyncReleasesADeletedTaskWithoutScyllaDBManagerWrites(t *testing.T) {
+	t.Parallel()
+
+	tt := []struct {
+		name   string
+		before func(t *testing.T, f *fixture)
+	}{
+		{
+			name: "the cluster is gone from ScyllaDB Manager",
+			before: func(t *testing.T, f *fixture) {
+				if err := f.managerClient.DeleteCluster(t.Context(), testClusterID); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+		{
+			name: "the datacenter is gone",
+			before: func(t *testing.T, f *fixture) {
+				gvr := scyllav1alpha1.SchemeGroupVersion.WithResource("scylladbdatacenters")
+				if err := f.scyllaClient.Tracker().Delete(gvr, testNamespace, testDCName); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+		{
+			name: "the datacenter is no longer labelled for registration",
+			before: func(t *testing.T, f *fixture) {
+				dc := newRegisteredDatacenter()
+				dc.Labels = nil
+				f.put(t, dc, "scylladbdatacenters")
+			},
+		},
+		{
+			name: "the task is gone from ScyllaDB Manager",
+			before: func(t *testing.T, f *fixture) {
+				if err := f.managerClient.DeleteTask(t.Context(), testClusterID, managerclient.TaskTypeBackup, f.onlyTask(t).ID); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+
+			f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"))
+			f.mustSync(t, "daily")
+			tc.before(t, f)
+			f.expireMemo()
+			f.managerRequests()
+			f.kubeWrites()
+
+			task := f.task(t, "daily")
+			task.DeletionTimestamp = new(metav1.NewTime(testStart))
+			f.put(t, task, "scylladbmanagertasks")
+			f.mustSync(t, "daily")
+
+			if writes := managerWrites(f.managerRequests()); len(writes) != 0 {
+				t.Errorf("expected no ScyllaDB Manager writes, got %v", writes)
+			}
+			if got := f.task(t, "daily").Finalizers; len(got) != 0 {
+				t.Errorf("expected the finalizer to be removed, got %q", got)
+			}
+		})
+	}
+}
+
+func TestSyncKeepsTheFinalizerWhenScyllaDBManagerFailsToDelete(t *testing.T) {
+	t.Parallel()
+
+	f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"))
+	f.mustSync(t, "daily")
+	if err := f.manager.InjectFailure(fakescyllamanager.EndpointDeleteTask, fakescyllamanager.Failure{Status: http.StatusInternalServerError, Times: 1}); err != nil {
+		t.Fatal(err)
+	}
+	task := f.task(t, "daily")
+	task.DeletionTimestamp = new(metav1.NewTime(testStart))
+	f.put(t, task, "scylladbmanagertasks")
+
+	if err := f.sync(t, "daily"); err == nil {
+		t.Fatal("expected an error")
+	}
+	if got := f.task(t, "daily").Finalizers; len(got) != 1 {
+		t.Errorf("expected the finalizer to stay, got %q", got)
+	}
+	f.mustSync(t, "daily")
+	if tasks := f.ourTasks(); len(tasks) != 0 {
+		t.Errorf("expected ScyllaDB Manager to hold no task, got %+v", tasks)
+	}
+	if got := f.task(t, "daily").Finalizers; len(got) != 0 {
+		t.Errorf("expected the finalizer to be removed, got %q", got)
+	}
+}
+
+func TestSyncReadsTheTaskListOncePerClusterInABurst(t *testing.T) {
+	t.Parallel()
+
+	names := []string{"backup-a", "backup-b", "backup-c", "repair-a", "repair-b"}
+	objects := []runtime.Object{newRegisteredDatacenter()}
+	for _, name := range names {
+		if strings.HasPrefix(name, "backup") {
+			objects = append(objects, newBackupTask(name))
+		} else {
+			objects = append(objects, newRepairTask(name))
+		}
+	}
+	f := newFixture(t, objects...)
+
+	burst := func() {
+		var wg sync.WaitGroup
+		for _, name := range names {
+			wg.Go(func() {
+				if err := f.controller.sync(t.Context(), testNamespace+"/"+name); err != nil {
+					t.Errorf("sync of %q failed: %v", name, err)
+				}
+			})
+		}
+		wg.Wait()
+		f.catchUp(t)
+	}
+
+	burst()
+	requests := f.managerRequests()
+	if n := countEndpoint(requests, fakescyllamanager.EndpointListTasks); n != 1 {
+		t.Errorf("expected one task list read for %d tasks, got %d", len(names), n)
+	}
+	if n := countEndpoint(requests, fakescyllamanager.EndpointCreateTask); n != len(names) {
+		t.Errorf("expected %d creates, got %d", len(names), n)
+	}
+
+	for range 2 {
+		f.expireMemo()
+		burst()
+		requests = f.managerRequests()
+		if n := countEndpoint(requests, fakescyllamanager.EndpointListTasks); n != 1 {
+			t.Errorf("expected one task list read for %d tasks, got %d", len(names), n)
+		}
+		if writes := managerWrites(requests); len(writes) != 0 {
+			t.Errorf("expected no ScyllaDB Manager writes, got %v", writes)
+		}
+	}
+}
+
+func TestSyncSchedulesTasksOfAScyllaDBCluster(t *testing.T) {
+	t.Parallel()
+
+	sc := &scyllav1alpha1.ScyllaDBCluster{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:   testNamespace,
+			Name:        "multi",
+			UID:         "sc-uid",
+			Labels:      map[string]string{naming.RegisterWithScyllaDBManagerLabel: "true"},
+			Annotations: map[string]string{naming.ScyllaDBManagerClusterIDAnnotation: testClusterID},
+		},
+	}
+	task := newRepairTask("weekly")
+	task.Spec.ScyllaDBClusterRef = scyllav1alpha1.LocalScyllaDBReference{Kind: scyllaDBClusterKind, Name: "multi"}
+	f := newFixture(t, sc, task)
+
+	f.mustSync(t, "weekly")
+
+	got := f.onlyTask(t)
+	if got.Type != "repair" || got.Name != "weekly" {
+		t.Errorf("unexpected task %+v", got)
+	}
+}

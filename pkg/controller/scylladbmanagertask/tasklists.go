@@ -1,0 +1,145 @@
+package scylladbmanagertask
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/scyllakube/managerclient"
+)
+
+// defaultTaskListTTL is how long a cluster's task list read from ScyllaDB Manager serves the syncs of its tasks.
+// It only has to cover a burst: the informer resync and the status refresh sync every task at once, and a worker
+// gets through the tasks of a cluster in well under a minute.
+const defaultTaskListTTL = time.Minute
+
+// taskLists memoises ScyllaDB Manager's task list (GET /cluster/{id}/tasks?all=true) of each cluster.
+//
+// Every ScyllaDBManagerTask of a cluster needs the same list, which carries all that the controller compares and
+// reflects (properties, schedule, labels, run status, next activation). A burst of syncs of a cluster's tasks shares
+// one read while it is fresh (ttl), and concurrent syncs wait for the one read in flight instead of making their own.
+// The controller's own creates, updates and deletes update the memo in place, so that the syncs they cause see them
+// without reading again; changes made by others (sctool, another client) are seen once the TTL passes, which the
+// informer resync and the status refresh always let happen. A 404 drops the cluster's memo: the cluster (or a task)
+// is gone from ScyllaDB Manager, so the rest of the memo is suspect too; the controller drops it after any failed
+// write for the same reason.
+type taskLists struct {
+	ttl   time.Duration
+	clock func() time.Time
+	list  func(ctx context.Context, clusterID string) ([]managerclient.TaskListItem, error)
+
+	mu      sync.Mutex
+	entries map[string]*taskListEntry
+}
+
+// taskListEntry is the memoised task list of one cluster.
+type taskListEntry struct {
+	// fetchMu is held while the list is read, so that concurrent syncs of the cluster's tasks share one read.
+	fetchMu sync.Mutex
+
+	// The fields below are guarded by taskLists.mu.
+	valid   bool
+	fetched time.Time
+	items   []managerclient.TaskListItem
+}
+
+func newTaskLists(ttl time.Duration, clock func() time.Time, list func(ctx context.Context, clusterID string) ([]managerclient.TaskListItem, error)) *taskLists {
+	return &taskLists{ttl: ttl, clock: clock, list: list, entries: map[string]*taskListEntry{}}
+}
+
+// get returns the task list of the cluster clusterID, from the memo while it is fresh. The items are shared with
+// the memo: callers must not change what their maps, slices and pointers refer to.
+func (l *taskLists) get(ctx context.Context, clusterID string) ([]managerclient.TaskListItem, error) {
+	e := l.entry(clusterID)
+	e.fetchMu.Lock()
+	defer e.fetchMu.Unlock()
+
+	if items, ok := l.fresh(e); ok {
+		return items, nil
+	}
+
+	// The list describes ScyllaDB Manager as of the request at the latest; counting its age from before the request
+	// errs on the fresh side of nothing.
+	start := l.clock()
+	items, err := l.list(ctx, clusterID)
+	if err != nil {
+		if managerclient.IsNotFound(err) {
+			l.drop(clusterID)
+		}
+		return nil, err
+	}
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e.valid, e.fetched, e.items = true, start, slices.Clone(items)
+	return slices.Clone(e.items), nil
+}
+
+// entry returns the memo entry of clusterID, adding it when there is none. Expired entries of other clusters are
+// dropped on the way, so that clusters no task refers to any more do not stay in memory.
+func (l *taskLists) entry(clusterID string) *taskListEntry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.clock()
+	for id, e := range l.entries {
+		// An entry being read (its fetchMu held) is about to be fresh again.
+		if id != clusterID && e.valid && now.Sub(e.fetched) >= l.ttl && e.fetchMu.TryLock() {
+			delete(l.entries, id)
+			e.fetchMu.Unlock()
+		}
+	}
+	e, ok := l.entries[clusterID]
+	if !ok {
+		e = &taskListEntry{}
+		l.entries[clusterID] = e
+	}
+	return e
+}
+
+func (l *taskLists) fresh(e *taskListEntry) ([]managerclient.TaskListItem, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !e.valid || l.clock().Sub(e.fetched) >= l.ttl {
+		return nil, false
+	}
+	return slices.Clone(e.items), true
+}
+
+// upsert records item, which the controller just created or updated, in the memo of clusterID, if there is one.
+func (l *taskLists) upsert(clusterID string, item managerclient.TaskListItem) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e, ok := l.entries[clusterID]
+	if !ok || !e.valid {
+		return
+	}
+	items := slices.Clone(e.items)
+	if i := slices.IndexFunc(items, func(it managerclient.TaskListItem) bool { return it.ID == item.ID }); i >= 0 {
+		items[i] = item
+	} else {
+		items = append(items, item)
+	}
+	e.items = items
+}
+
+// remove drops the task taskID, which the controller just deleted, from the memo of clusterID, if there is one.
+func (l *taskLists) remove(clusterID, taskID string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e, ok := l.entries[clusterID]
+	if !ok || !e.valid {
+		return
+	}
+	e.items = slices.DeleteFunc(slices.Clone(e.items), func(it managerclient.TaskListItem) bool { return it.ID == taskID })
+}
+
+// drop forgets the memo of clusterID: the next get reads ScyllaDB Manager.
+func (l *taskLists) drop(clusterID string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e, ok := l.entries[clusterID]; ok {
+		e.valid = false
+		delete(l.entries, clusterID)
+	}
+}
