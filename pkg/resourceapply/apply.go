@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/scyllakube/scylla-operator/pkg/kubeinterfaces"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
@@ -51,6 +52,13 @@ type ApplyOptions struct {
 	// object's resourceVersion, so a caller can refuse to overwrite what another actor wrote after the caller's own
 	// snapshot, such as a label both the operator and a node's sidecar write.
 	Precondition func(existing metav1.Object) error
+
+	// AnnotationsIfAbsent are annotations another program owns that the caller hands over to it, such as a value
+	// carried over from an older API: Apply sets each one when it creates the object or the existing object lacks
+	// it, and otherwise leaves the existing value alone. They are neither hashed nor recorded as managed keys, so
+	// Apply never overwrites or removes them and the owner's later changes cause no write. Their keys must not be
+	// among required's annotations.
+	AnnotationsIfAbsent map[string]string
 }
 
 // Apply makes the object named like required match required and returns the object as the API server (or, when
@@ -64,7 +72,8 @@ type ApplyOptions struct {
 //     no controller while required has one): it returns an error wrapping ErrOwnershipConflict and records a Warning
 //     event;
 //   - writes nothing when the hash matches, the labels, annotations, owner references and finalizers required asks
-//     for are all present, and no field others change behind the hash's back drifted (a StatefulSet's replicas);
+//     for are all present, every annotation of options.AnnotationsIfAbsent is there (with any value), and no field
+//     others change behind the hash's back drifted (a StatefulSet's replicas);
 //   - otherwise updates it: labels and annotations other actors added survive, the ones the operator set before but
 //     no longer wants are removed, and fields the API server allocated (a Service's cluster IPs and node ports) are
 //     kept when required leaves them unset;
@@ -90,6 +99,9 @@ func Apply[T kubeinterfaces.ObjectInterface](
 	if err := validateRequired(required); err != nil {
 		return zero, false, fmt.Errorf("can't apply %s: %w", kind, err)
 	}
+	if err := validateOptions(required, options); err != nil {
+		return zero, false, fmt.Errorf("can't apply %s %q: %w", kind, klog.KObj(required), err)
+	}
 	// The no-op path below is taken for every owned object on every sync, so it allocates no more than hashing needs:
 	// the object reference is formatted and the logger built only when there is something to report.
 	key := klog.KObj(required)
@@ -102,7 +114,7 @@ func Apply[T kubeinterfaces.ObjectInterface](
 	existing, err := lister.Get(required.GetName())
 	if err != nil {
 		if apierrors.IsNotFound(err) {
-			return create(ctx, client, recorder, required, hash, kind, key)
+			return create(ctx, client, recorder, required, hash, options.AnnotationsIfAbsent, kind, key)
 		}
 		return zero, false, fmt.Errorf("can't get %s %q: %w", kind, key, err)
 	}
@@ -117,7 +129,7 @@ func Apply[T kubeinterfaces.ObjectInterface](
 		return zero, false, err
 	}
 
-	if isUpToDate(existing, required, hash) && !specDrifted(existing, required) {
+	if isUpToDate(existing, required, hash, options.AnnotationsIfAbsent) && !specDrifted(existing, required) {
 		if logger := klog.FromContext(ctx).V(5); logger.Enabled() {
 			logger.Info("Object is up to date", "kind", kind, "object", key)
 		}
@@ -131,7 +143,7 @@ func Apply[T kubeinterfaces.ObjectInterface](
 	}
 
 	obj := required.DeepCopyObject().(T)
-	mergeMetadata(obj, existing, hash)
+	mergeMetadata(obj, existing, hash, options.AnnotationsIfAbsent)
 	preserveAllocatedFields(existing, obj)
 
 	if field, propagation, ok := immutableFieldChange(existing, obj); ok {
@@ -153,13 +165,17 @@ func create[T kubeinterfaces.ObjectInterface](
 	client kubeinterfaces.CreatorInterface[T],
 	recorder record.EventRecorder,
 	required T,
-	hash, kind string,
+	hash string,
+	annotationsIfAbsent map[string]string,
+	kind string,
 	key klog.ObjectRef,
 ) (T, bool, error) {
 	var zero T
 
 	obj := required.DeepCopyObject().(T)
 	setBookkeepingAnnotations(obj, hash)
+	// After the bookkeeping: they are not the operator's to manage.
+	setAnnotationsIfAbsent(obj, nil, annotationsIfAbsent)
 
 	created, err := client.Create(ctx, obj, metav1.CreateOptions{})
 	target := runtime.Object(required)
@@ -215,6 +231,21 @@ func validateRequired(required kubeinterfaces.ObjectInterface) error {
 	for _, annotation := range bookkeepingAnnotations {
 		if _, ok := required.GetAnnotations()[annotation]; ok {
 			errs = append(errs, fmt.Errorf("required object sets annotation %q that Apply manages", annotation))
+		}
+	}
+	return utilerrors.NewAggregate(errs)
+}
+
+// validateOptions rejects options that contradict required: an annotation both required and handed over would be
+// managed and left alone at once.
+func validateOptions(required kubeinterfaces.ObjectInterface, options ApplyOptions) error {
+	var errs []error
+	for key := range options.AnnotationsIfAbsent {
+		if _, ok := required.GetAnnotations()[key]; ok {
+			errs = append(errs, fmt.Errorf("annotation %q is both required and to be set only if absent", key))
+		}
+		if slices.Contains(bookkeepingAnnotations, key) {
+			errs = append(errs, fmt.Errorf("annotation %q that Apply manages can't be set only if absent", key))
 		}
 	}
 	return utilerrors.NewAggregate(errs)

@@ -45,10 +45,15 @@ func describeControllerRef(ref *metav1.OwnerReference) string {
 // isUpToDate tells whether existing already carries everything required asks for. The hash covers the whole
 // required object as last written; the metadata checks catch other actors changing or removing what the operator
 // set, which is cheap to compare because the API server never defaults metadata.
-func isUpToDate(existing, required metav1.Object, hash string) bool {
+func isUpToDate(existing, required metav1.Object, hash string, annotationsIfAbsent map[string]string) bool {
 	existingAnnotations := existing.GetAnnotations()
 	if existingAnnotations[naming.ManagedHashAnnotation] != hash {
 		return false
+	}
+	for key := range annotationsIfAbsent {
+		if _, ok := existingAnnotations[key]; !ok {
+			return false
+		}
 	}
 	if !containsAll(existing.GetLabels(), required.GetLabels()) || !containsAll(existingAnnotations, required.GetAnnotations()) {
 		return false
@@ -102,8 +107,9 @@ func setBookkeeping(annotations map[string]string, hash string, requiredLabels, 
 //     bookkeeping annotations) that required no longer has, plus required's, plus the bookkeeping annotations;
 //   - owner references: existing's, with required's replacing those of the same UID;
 //   - finalizers: existing's plus required's;
+//   - annotationsIfAbsent: existing's value where existing has one, else the given one;
 //   - resourceVersion (for optimistic concurrency), UID and creationTimestamp: existing's.
-func mergeMetadata(obj, existing metav1.Object, hash string) {
+func mergeMetadata(obj, existing metav1.Object, hash string, annotationsIfAbsent map[string]string) {
 	existingAnnotations := existing.GetAnnotations()
 	requiredLabels := obj.GetLabels()
 	requiredAnnotations := obj.GetAnnotations()
@@ -113,6 +119,7 @@ func mergeMetadata(obj, existing metav1.Object, hash string) {
 	annotations := mergeManagedMap(existingAnnotations, requiredAnnotations, existingAnnotations[naming.ManagedAnnotationKeysAnnotation])
 	setBookkeeping(annotations, hash, requiredLabels, requiredAnnotations)
 	obj.SetAnnotations(annotations)
+	setAnnotationsIfAbsent(obj, existingAnnotations, annotationsIfAbsent)
 
 	ownerReferences := slices.Clone(existing.GetOwnerReferences())
 	for _, ref := range obj.GetOwnerReferences() {
@@ -136,6 +143,25 @@ func mergeMetadata(obj, existing metav1.Object, hash string) {
 	obj.SetResourceVersion(existing.GetResourceVersion())
 	obj.SetUID(existing.GetUID())
 	obj.SetCreationTimestamp(existing.GetCreationTimestamp())
+}
+
+// setAnnotationsIfAbsent sets on obj every annotation of annotationsIfAbsent: to its value in existing when there is
+// one (even if an older operator recorded the key as managed and merging dropped it), else to the given value.
+func setAnnotationsIfAbsent(obj metav1.Object, existing, annotationsIfAbsent map[string]string) {
+	if len(annotationsIfAbsent) == 0 {
+		return
+	}
+	annotations := maps.Clone(obj.GetAnnotations())
+	if annotations == nil {
+		annotations = make(map[string]string, len(annotationsIfAbsent))
+	}
+	for key, value := range annotationsIfAbsent {
+		if existingValue, ok := existing[key]; ok {
+			value = existingValue
+		}
+		annotations[key] = value
+	}
+	obj.SetAnnotations(annotations)
 }
 
 // mergeManagedMap returns existing without the previously managed keys that required no longer has, with required's
