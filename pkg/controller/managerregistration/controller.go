@@ -1,0 +1,226 @@
+// Package managerregistration holds the manager-controller's controllers that register ScyllaDB clusters with
+// ScyllaDB Manager (manager-integration.md, "Registration of ScyllaDB clusters with ScyllaDB Manager"). A registrar
+// reconciles the cluster one object asks for, whatever its kind; a controller per kind (ScyllaDBDatacenter here)
+// watches its objects and tells the registrar what each one asks for.
+package managerregistration
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	scyllav1 "github.com/scyllakube/api/scylla/v1"
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	scyllaclientset "github.com/scyllakube/client/scylla/clientset/versioned"
+	scyllascheme "github.com/scyllakube/client/scylla/clientset/versioned/scheme"
+	scyllav1alpha1informers "github.com/scyllakube/client/scylla/informers/externalversions/scylla/v1alpha1"
+	scyllav1alpha1listers "github.com/scyllakube/client/scylla/listers/scylla/v1alpha1"
+	"github.com/scyllakube/managerclient"
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
+	"github.com/scyllakube/scylla-operator/pkg/kubeinterfaces"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	corev1informers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	corev1listers "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+)
+
+// ScyllaDBDatacenterControllerName names the ScyllaDBDatacenter registration controller in logs, events, metrics and
+// its workqueue.
+const ScyllaDBDatacenterControllerName = "ScyllaDBDatacenterManagerRegistrationController"
+
+var (
+	scyllaDBDatacenterGVK = scyllav1alpha1.SchemeGroupVersion.WithKind("ScyllaDBDatacenter")
+	scyllaClusterGVK      = scyllav1.SchemeGroupVersion.WithKind("ScyllaCluster")
+)
+
+// ScyllaDBDatacenterController registers with ScyllaDB Manager every ScyllaDBDatacenter labelled
+// naming.RegisterWithScyllaDBManagerLabel once it is rolled out, keeps the registration in line with the datacenter
+// (name, host, agent auth token), and deregisters it when the datacenter is deleted or unlabelled.
+type ScyllaDBDatacenterController struct {
+	kubeClient   kubernetes.Interface
+	scyllaClient scyllaclientset.Interface
+
+	scyllaDBDatacenterLister scyllav1alpha1listers.ScyllaDBDatacenterLister
+	secretLister             corev1listers.SecretLister
+	cachesToSync             []cache.InformerSynced
+
+	eventBroadcaster record.EventBroadcaster
+
+	queue    workqueue.TypedRateLimitingInterface[string]
+	handlers *controllerhelpers.Handlers[*scyllav1alpha1.ScyllaDBDatacenter]
+
+	registrar *registrar[*scyllav1alpha1.ScyllaDBDatacenter]
+}
+
+// NewScyllaDBDatacenterController returns a ScyllaDBDatacenterController that reads through the given informers and
+// writes through the clients. secretInformer only needs to hold the operator's Secrets (naming.ManagedObjectsSelector),
+// among them the agent auth-token Secrets. The caller starts the informers (after every controller registered its
+// handlers) and then calls Run.
+func NewScyllaDBDatacenterController(
+	kubeClient kubernetes.Interface,
+	scyllaClient scyllaclientset.Interface,
+	managerClient *managerclient.Client,
+	scyllaDBDatacenterInformer scyllav1alpha1informers.ScyllaDBDatacenterInformer,
+	secretInformer corev1informers.SecretInformer,
+) (*ScyllaDBDatacenterController, error) {
+	if managerClient == nil {
+		return nil, fmt.Errorf("can't create %s: the ScyllaDB Manager client is nil", ScyllaDBDatacenterControllerName)
+	}
+
+	// Events refer to our own kinds, so the recorder needs a scheme that knows them; the global one is left alone.
+	eventScheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(eventScheme); err != nil {
+		return nil, fmt.Errorf("can't build the event scheme: %w", err)
+	}
+	if err := scyllascheme.AddToScheme(eventScheme); err != nil {
+		return nil, fmt.Errorf("can't build the event scheme: %w", err)
+	}
+	eventBroadcaster := record.NewBroadcaster()
+
+	c := &ScyllaDBDatacenterController{
+		kubeClient:   kubeClient,
+		scyllaClient: scyllaClient,
+
+		scyllaDBDatacenterLister: scyllaDBDatacenterInformer.Lister(),
+		secretLister:             secretInformer.Lister(),
+		cachesToSync: []cache.InformerSynced{
+			scyllaDBDatacenterInformer.Informer().HasSynced,
+			secretInformer.Informer().HasSynced,
+		},
+
+		eventBroadcaster: eventBroadcaster,
+
+		queue: controllerhelpers.NewQueue(ScyllaDBDatacenterControllerName),
+
+		registrar: &registrar[*scyllav1alpha1.ScyllaDBDatacenter]{
+			kind: targetKind[*scyllav1alpha1.ScyllaDBDatacenter]{
+				kind: scyllaDBDatacenterGVK.Kind,
+				client: func(namespace string) kubeinterfaces.PatcherInterface[*scyllav1alpha1.ScyllaDBDatacenter] {
+					return scyllaClient.ScyllaV1alpha1().ScyllaDBDatacenters(namespace)
+				},
+				conditions: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) []metav1.Condition {
+					return sdc.Status.Conditions
+				},
+				applyConditions: func(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, conditions []metav1.Condition) (*scyllav1alpha1.ScyllaDBDatacenter, error) {
+					return applyScyllaDBDatacenterConditions(ctx, scyllaClient, sdc, conditions)
+				},
+			},
+			managerClient: managerClient,
+			recorder:      eventBroadcaster.NewRecorder(eventScheme, corev1.EventSource{Component: naming.ManagerControllerProgramName}),
+			clock:         time.Now,
+		},
+	}
+
+	c.handlers = controllerhelpers.NewHandlers(klog.Background().WithName(ScyllaDBDatacenterControllerName), c.queue, scyllaDBDatacenterGVK, c.getScyllaDBDatacenter)
+	registrations := []struct {
+		kind     string
+		informer cache.SharedIndexInformer
+		handler  cache.ResourceEventHandler
+	}{
+		{"ScyllaDBDatacenter", scyllaDBDatacenterInformer.Informer(), c.handlers.ControllerHandlerFuncs()},
+		{"Secret", secretInformer.Informer(), c.secretHandlerFuncs()},
+	}
+	for _, r := range registrations {
+		if _, err := r.informer.AddEventHandler(r.handler); err != nil {
+			return nil, fmt.Errorf("can't add %s event handler: %w", r.kind, err)
+		}
+	}
+
+	return c, nil
+}
+
+func (c *ScyllaDBDatacenterController) getScyllaDBDatacenter(namespace, name string) (*scyllav1alpha1.ScyllaDBDatacenter, error) {
+	return c.scyllaDBDatacenterLister.ScyllaDBDatacenters(namespace).Get(name)
+}
+
+// secretHandlerFuncs enqueue the ScyllaDBDatacenter whose agent auth-token Secret changed: a new token must reach
+// ScyllaDB Manager, and a datacenter waiting for its first token registers once it appears. Resyncs enqueue nothing;
+// the ScyllaDBDatacenters' own resync covers them.
+func (c *ScyllaDBDatacenterController) secretHandlerFuncs() cache.ResourceEventHandlerFuncs {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: c.enqueueScyllaDBDatacenterOfSecret,
+		UpdateFunc: func(oldObj, newObj any) {
+			oldAccessor, oldErr := meta.Accessor(oldObj)
+			newAccessor, newErr := meta.Accessor(newObj)
+			if oldErr == nil && newErr == nil && oldAccessor.GetResourceVersion() == newAccessor.GetResourceVersion() {
+				return
+			}
+			c.enqueueScyllaDBDatacenterOfSecret(newObj)
+		},
+		DeleteFunc: c.enqueueScyllaDBDatacenterOfSecret,
+	}
+}
+
+// enqueueScyllaDBDatacenterOfSecret enqueues the ScyllaDBDatacenter whose agent auth-token Secret obj (a Secret or a
+// tombstone of one) is, found by name: the name may carry a hash suffix (naming.AgentAuthTokenSecretName), so it is
+// matched against every datacenter of the namespace rather than parsed.
+func (c *ScyllaDBDatacenterController) enqueueScyllaDBDatacenterOfSecret(obj any) {
+	secret, err := controllerhelpers.ObjectFromDeleteEvent[*corev1.Secret](obj)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	sdcs, err := c.scyllaDBDatacenterLister.ScyllaDBDatacenters(secret.Namespace).List(labels.Everything())
+	if err != nil {
+		utilruntime.HandleError(fmt.Errorf("can't list ScyllaDBDatacenters in namespace %q: %w", secret.Namespace, err))
+		return
+	}
+	for _, sdc := range sdcs {
+		if naming.AgentAuthTokenSecretName(sdc.Name) == secret.Name {
+			c.handlers.Enqueue(sdc)
+		}
+	}
+}
+
+// Run waits for the informer caches, then syncs ScyllaDBDatacenters with workers workers until ctx is done. On
+// shutdown each worker finishes the item it is syncing and takes no other; Run returns once all have stopped.
+func (c *ScyllaDBDatacenterController) Run(ctx context.Context, workers int) {
+	defer utilruntime.HandleCrashWithContext(ctx)
+
+	logger := klog.FromContext(ctx).WithValues("controller", ScyllaDBDatacenterControllerName)
+	ctx = klog.NewContext(ctx, logger)
+
+	c.eventBroadcaster.StartStructuredLogging(4)
+	c.eventBroadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.kubeClient.CoreV1().Events("")})
+	defer c.eventBroadcaster.Shutdown()
+
+	logger.Info("Starting controller", "workers", workers)
+	var wg sync.WaitGroup
+	defer func() {
+		logger.Info("Shutting down controller")
+		c.queue.ShutDown()
+		wg.Wait()
+		logger.Info("Controller shut down")
+	}()
+
+	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.cachesToSync...) {
+		return
+	}
+
+	for range workers {
+		wg.Go(func() {
+			for c.processNextWorkItem(ctx) {
+			}
+		})
+	}
+
+	<-ctx.Done()
+}
+
+// processNextWorkItem syncs the next key of the queue and reports whether the worker should go on.
+func (c *ScyllaDBDatacenterController) processNextWorkItem(ctx context.Context) bool {
+	return controllerhelpers.ProcessNextWorkItem(ctx, ScyllaDBDatacenterControllerName, c.queue, c.sync)
+}

@@ -1,0 +1,190 @@
+package managerregistration
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/managerclient"
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/resourceapply"
+	"github.com/scyllakube/scylla-operator/pkg/scyllaagent"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// managerClusterSpec is what an object asks ScyllaDB Manager to hold for it, besides the cluster's ID and owner,
+// which the registrar decides for every kind alike.
+type managerClusterSpec struct {
+	// Name is the cluster's name in ScyllaDB Manager, unique there.
+	Name string
+	// Host is the contact point of the cluster's agents.
+	Host string
+	// AuthToken is the agents' auth token. It is never logged, nor put in events or conditions.
+	AuthToken string
+}
+
+// progress is why an object is not in its desired state yet, or why it can't get there: the reason and message of
+// a condition.
+type progress struct {
+	reason  string
+	message string
+}
+
+// managedClusterFields are the inputs of the managed-hash label: everything the registrar sends to ScyllaDB Manager,
+// so that a change to any of them, and nothing else, makes it write again.
+type managedClusterFields struct {
+	ID                     string    `json:"id"`
+	OwnerUID               types.UID `json:"ownerUID"`
+	Name                   string    `json:"name"`
+	Host                   string    `json:"host"`
+	AuthToken              string    `json:"authToken"`
+	WithoutRepair          bool      `json:"withoutRepair"`
+	ForceTLSDisabled       bool      `json:"forceTLSDisabled"`
+	ForceNonSSLSessionPort bool      `json:"forceNonSSLSessionPort"`
+}
+
+// scyllaDBManagerClusterID returns the ID the cluster of obj, of kind, has in ScyllaDB Manager: the one in
+// naming.ScyllaDBManagerClusterIDAnnotation when set, so that clusters registered before (by an older
+// manager-controller, whose ID the operator copies there from a ScyllaCluster's status) are adopted, else one derived
+// from obj's UID, so that a lost annotation or a lost ScyllaDB Manager database brings back the same ID.
+func scyllaDBManagerClusterID(kind string, obj metav1.Object) string {
+	if id, ok := obj.GetAnnotations()[naming.ScyllaDBManagerClusterIDAnnotation]; ok && len(id) != 0 {
+		return id
+	}
+	return naming.ScyllaDBManagerClusterID(kind, obj.GetUID())
+}
+
+// makeManagerCluster returns the cluster with ID id that spec asks ScyllaDB Manager to hold for the object with UID
+// owner, labelled with the owner and a hash of everything sent.
+func makeManagerCluster(id string, owner types.UID, spec *managerClusterSpec) (*managerclient.Cluster, error) {
+	cluster := &managerclient.Cluster{
+		ID:        id,
+		Name:      spec.Name,
+		Host:      spec.Host,
+		AuthToken: spec.AuthToken,
+		// The operator's own repair tasks must not clash with the weekly repair ScyllaDB Manager would add.
+		WithoutRepair: true,
+		// CQL over TLS is not wired between ScyllaDB Manager and the nodes yet.
+		ForceTLSDisabled:       true,
+		ForceNonSSLSessionPort: true,
+	}
+	hash, err := resourceapply.Hash(managedClusterFields{
+		ID:                     cluster.ID,
+		OwnerUID:               owner,
+		Name:                   cluster.Name,
+		Host:                   cluster.Host,
+		AuthToken:              cluster.AuthToken,
+		WithoutRepair:          cluster.WithoutRepair,
+		ForceTLSDisabled:       cluster.ForceTLSDisabled,
+		ForceNonSSLSessionPort: cluster.ForceNonSSLSessionPort,
+	})
+	if err != nil {
+		// The error names the type only; the token stays out of it.
+		return nil, fmt.Errorf("can't hash ScyllaDB Manager cluster %q: %w", spec.Name, err)
+	}
+	cluster.Labels = map[string]string{
+		naming.ScyllaDBManagerOwnerUIDLabel:    string(owner),
+		naming.ScyllaDBManagerManagedHashLabel: hash,
+	}
+	return cluster, nil
+}
+
+// isOwnedBy tells whether cluster may be managed for the object with UID owner: it carries no owner label (it was
+// registered by hand or by a tool that does not label), or the owner's, or one of previousOwners (an older
+// manager-controller registered it for the object this one was translated from).
+func isOwnedBy(cluster *managerclient.Cluster, owner types.UID, previousOwners []types.UID) bool {
+	label, ok := cluster.Labels[naming.ScyllaDBManagerOwnerUIDLabel]
+	if !ok || len(label) == 0 {
+		return true
+	}
+	return types.UID(label) == owner || slices.Contains(previousOwners, types.UID(label))
+}
+
+// isNameTakenError tells whether err is ScyllaDB Manager refusing a cluster because another cluster, under another
+// ID, has its name.
+func isNameTakenError(err error) bool {
+	return managerclient.IsBadRequest(err) && strings.Contains(managerclient.ErrorMessage(err), "is already taken")
+}
+
+// describeManagerError returns what err says without what changes from one attempt to the next (ScyllaDB Manager's
+// trace ID), so that a condition reporting an unchanged failure stays unchanged and is not written again.
+func describeManagerError(err error) string {
+	var apiErr *managerclient.APIError
+	if !errors.As(err, &apiErr) {
+		return err.Error()
+	}
+	msg := fmt.Sprintf("ScyllaDB Manager answered %d to %s %s", apiErr.StatusCode, apiErr.Method, apiErr.Path)
+	if len(apiErr.Message) != 0 {
+		msg += ": " + apiErr.Message
+	}
+	if len(apiErr.Details) != 0 {
+		msg += " (" + apiErr.Details + ")"
+	}
+	return msg
+}
+
+// scyllaDBDatacenterRollout returns what sdc's rollout still waits for, or nil once the operator reports its current
+// generation Available. Registering earlier would make ScyllaDB Manager check agents that do not run yet.
+func scyllaDBDatacenterRollout(sdc *scyllav1alpha1.ScyllaDBDatacenter) *progress {
+	waiting := func(format string, args ...any) *progress {
+		return &progress{reason: waitingForRolloutReason, message: fmt.Sprintf(format, args...)}
+	}
+	if observed := sdc.Status.ObservedGeneration; observed == nil || *observed != sdc.Generation {
+		return waiting("waiting for the operator to observe generation %d of the ScyllaDBDatacenter", sdc.Generation)
+	}
+	available := meta.FindStatusCondition(sdc.Status.Conditions, controllerhelpers.AvailableCondition)
+	if available == nil || available.ObservedGeneration != sdc.Generation {
+		return waiting("waiting for the operator to report condition %s for generation %d of the ScyllaDBDatacenter", controllerhelpers.AvailableCondition, sdc.Generation)
+	}
+	if available.Status != metav1.ConditionTrue {
+		return waiting("waiting for the ScyllaDBDatacenter to become available")
+	}
+	return nil
+}
+
+// makeScyllaDBDatacenterClusterSpec returns the cluster sdc asks ScyllaDB Manager to hold, given its agent auth-token
+// Secret (nil when it does not exist), or what it waits for.
+func makeScyllaDBDatacenterClusterSpec(sdc *scyllav1alpha1.ScyllaDBDatacenter, authTokenSecret *corev1.Secret) (*managerClusterSpec, *progress) {
+	if waiting := scyllaDBDatacenterRollout(sdc); waiting != nil {
+		return nil, waiting
+	}
+
+	secretName := naming.AgentAuthTokenSecretName(sdc.Name)
+	if authTokenSecret == nil {
+		return nil, &progress{reason: waitingForAuthTokenReason, message: fmt.Sprintf("waiting for the agent auth-token Secret %q", secretName)}
+	}
+	token, err := scyllaagent.AuthTokenFromConfig(authTokenSecret.Data[naming.ScyllaDBManagerAgentAuthTokenKey])
+	if err != nil {
+		// The operator replaces an unreadable token; the error never quotes the Secret.
+		return nil, &progress{reason: waitingForAuthTokenReason, message: fmt.Sprintf("waiting for a readable agent auth token in key %q of Secret %q: %v", naming.ScyllaDBManagerAgentAuthTokenKey, secretName, err)}
+	}
+	if len(token) == 0 {
+		return nil, &progress{reason: waitingForAuthTokenReason, message: fmt.Sprintf("waiting for an agent auth token in key %q of Secret %q", naming.ScyllaDBManagerAgentAuthTokenKey, secretName)}
+	}
+
+	name, ok := sdc.Annotations[naming.ScyllaDBManagerClusterNameOverrideAnnotation]
+	if !ok || len(name) == 0 {
+		name = naming.ScyllaDBManagerClusterNameForObject(sdc.Namespace, scyllaDBDatacenterGVK.Kind, sdc.Name)
+	}
+	return &managerClusterSpec{
+		Name:      name,
+		Host:      naming.ScyllaDBManagerClusterHost(sdc.Namespace, sdc.Name),
+		AuthToken: token,
+	}, nil
+}
+
+// scyllaDBDatacenterPreviousOwners returns the UIDs a cluster of sdc may be labelled with besides sdc's own: the
+// ScyllaCluster sdc is translated from, whose cluster an older manager-controller registered under its UID.
+func scyllaDBDatacenterPreviousOwners(sdc *scyllav1alpha1.ScyllaDBDatacenter) []types.UID {
+	ref := metav1.GetControllerOfNoCopy(sdc)
+	if ref == nil || ref.Kind != scyllaClusterGVK.Kind || ref.APIVersion != scyllaClusterGVK.GroupVersion().String() {
+		return nil
+	}
+	return []types.UID{ref.UID}
+}
