@@ -24,12 +24,19 @@ type FakeScyllaDBManager struct {
 // StartFakeScyllaDBManager starts a fake ScyllaDB Manager for the rest of the test and waits until it listens.
 func (f *Framework) StartFakeScyllaDBManager(c *Cluster, name string) *FakeScyllaDBManager {
 	f.t.Helper()
+	return f.StartFakeScyllaDBManagerWithArgs(c, name)
+}
+
+// StartFakeScyllaDBManagerWithArgs is StartFakeScyllaDBManager with more arguments for the fake, such as
+// --bearer-token or --knobs-file.
+func (f *Framework) StartFakeScyllaDBManagerWithArgs(c *Cluster, name string, args ...string) *FakeScyllaDBManager {
+	f.t.Helper()
 	addressFile := filepath.Join(c.ControlPlane.Dir, name+".address")
 	_ = os.Remove(addressFile)
 	p := f.StartProgram(c, Program{
 		Name:    name,
 		Package: "./e2e/cmd/fake-scylladb-manager",
-		Args:    []string{"--listen-address=127.0.0.1:0", "--address-file=" + addressFile},
+		Args:    append([]string{"--listen-address=127.0.0.1:0", "--address-file=" + addressFile}, args...),
 	})
 	var url string
 	f.WaitFor(30*time.Second, "the fake ScyllaDB Manager to listen", func(context.Context) (bool, error) {

@@ -165,12 +165,12 @@ func TestFakeControlEndpoints(t *testing.T) {
 		h.do(http.MethodGet, "/nowhere", nil)
 		var got []string
 		for _, r := range h.srv.Requests() {
-			got = append(got, fmt.Sprintf("%s %s?%s %s %d write=%v", r.Method, r.Path, r.Query, r.Endpoint, r.Status, r.IsWrite()))
+			got = append(got, fmt.Sprintf("%s %s?%s %s %d write=%v location=%s", r.Method, r.Path, r.Query, r.Endpoint, r.Status, r.IsWrite(), r.Location))
 		}
 		diffOrFail(t, "requests", []string{
-			"POST /api/v1/clusters? CreateCluster 201 write=true",
-			"GET /api/v1/cluster/" + cid + "/tasks?all=true ListTasks 200 write=false",
-			"GET /nowhere?  404 write=false",
+			"POST /api/v1/clusters? CreateCluster 201 write=true location=/api/v1/cluster/" + cid,
+			"GET /api/v1/cluster/" + cid + "/tasks?all=true ListTasks 200 write=false location=",
+			"GET /nowhere?  404 write=false location=",
 		}, got)
 		mu.Lock()
 		diffOrFail(t, "hooked requests", 3, len(hooked))

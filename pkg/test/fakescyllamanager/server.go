@@ -52,6 +52,9 @@ type Request struct {
 	// Status is the response status; 0 when the connection was dropped.
 	Status   int           `json:"status"`
 	Duration time.Duration `json:"duration"`
+	// Location is the Location header of a successful create: the URL of the created cluster or task, which tells
+	// apart creates whose path names no cluster (POST /api/v1/clusters).
+	Location string `json:"location,omitempty"`
 }
 
 // IsWrite reports whether the request could change ScyllaDB Manager's state.
@@ -163,6 +166,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		req.Status = rec.status
 		req.Duration = time.Since(start)
+		req.Location = rec.Header().Get("Location")
 		s.recordRequest(req)
 	}()
 
