@@ -26,6 +26,8 @@ const (
 	scyllaDBManagerRejectedReason = "ScyllaDBManagerRejected"
 	// scyllaDBManagerErrorReason: the request failed in a way a retry may fix (5xx, connection failure).
 	scyllaDBManagerErrorReason = "ScyllaDBManagerError"
+	// invalidClusterIDReason: naming.ScyllaDBManagerClusterIDAnnotation does not hold a cluster ID.
+	invalidClusterIDReason = "InvalidClusterID"
 	// ownershipConflictReason: the cluster in ScyllaDB Manager belongs to another object.
 	ownershipConflictReason = "OwnershipConflict"
 )

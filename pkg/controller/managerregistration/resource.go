@@ -52,12 +52,23 @@ type managedClusterFields struct {
 // scyllaDBManagerClusterID returns the ID the cluster of obj, of kind, has in ScyllaDB Manager: the one in
 // naming.ScyllaDBManagerClusterIDAnnotation when set, so that clusters registered before (by an older
 // manager-controller, whose ID the operator copies there from a ScyllaCluster's status) are adopted, else one derived
-// from obj's UID, so that a lost annotation or a lost ScyllaDB Manager database brings back the same ID.
-func scyllaDBManagerClusterID(kind string, obj metav1.Object) string {
-	if id, ok := obj.GetAnnotations()[naming.ScyllaDBManagerClusterIDAnnotation]; ok && len(id) != 0 {
-		return id
+// from obj's UID, so that a lost annotation or a lost ScyllaDB Manager database brings back the same ID. An annotation
+// that is not a UUID is an error, not a value to use: ScyllaDB Manager would take it for a cluster name.
+func scyllaDBManagerClusterID(kind string, obj metav1.Object) (string, error) {
+	id, ok := obj.GetAnnotations()[naming.ScyllaDBManagerClusterIDAnnotation]
+	if !ok || len(id) == 0 {
+		return naming.ScyllaDBManagerClusterID(kind, obj.GetUID()), nil
 	}
-	return naming.ScyllaDBManagerClusterID(kind, obj.GetUID())
+	if !managerclient.IsUUID(id) {
+		return "", fmt.Errorf("annotation %q holds %q, which is not a ScyllaDB Manager cluster ID (a UUID)", naming.ScyllaDBManagerClusterIDAnnotation, id)
+	}
+	return id, nil
+}
+
+// invalidClusterID describes err, an annotation scyllaDBManagerClusterID refused. Retrying does not help: the
+// annotation must change first.
+func invalidClusterID(err error) *progress {
+	return &progress{reason: invalidClusterIDReason, message: err.Error()}
 }
 
 // makeManagerCluster returns the cluster with ID id that spec asks ScyllaDB Manager to hold for the object with UID

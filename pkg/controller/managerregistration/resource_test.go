@@ -21,16 +21,26 @@ func TestScyllaDBManagerClusterIDPrefersTheAnnotation(t *testing.T) {
 		name        string
 		annotations map[string]string
 		want        string
+		wantErr     string
 	}{
 		{name: "derived from the UID without the annotation", want: testClusterID},
 		{name: "derived from the UID when the annotation is empty", annotations: map[string]string{naming.ScyllaDBManagerClusterIDAnnotation: ""}, want: testClusterID},
 		{name: "the annotation's", annotations: map[string]string{naming.ScyllaDBManagerClusterIDAnnotation: "5b0e7c4a-1d2e-4f3a-9b8c-7d6e5f4a3b2c"}, want: "5b0e7c4a-1d2e-4f3a-9b8c-7d6e5f4a3b2c"},
+		{
+			name:        "none when the annotation is not a UUID, which ScyllaDB Manager would take for a name",
+			annotations: map[string]string{naming.ScyllaDBManagerClusterIDAnnotation: "scylla/basic"},
+			wantErr:     `annotation "internal.scylla-operator.scylladb.com/scylladb-manager-clusterid" holds "scylla/basic", which is not a ScyllaDB Manager cluster ID (a UUID)`,
+		},
 	}
 	for _, tc := range tt {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			obj := &metav1.ObjectMeta{UID: testUID, Annotations: tc.annotations}
-			if got := scyllaDBManagerClusterID("ScyllaDBDatacenter", obj); got != tc.want {
+			got, err := scyllaDBManagerClusterID("ScyllaDBDatacenter", obj)
+			if (err == nil) != (len(tc.wantErr) == 0) || err != nil && err.Error() != tc.wantErr {
+				t.Fatalf("expected error %q, got %v", tc.wantErr, err)
+			}
+			if got != tc.want {
 				t.Errorf("expected %q, got %q", tc.want, got)
 			}
 		})

@@ -55,7 +55,11 @@ func (r *registrar[T]) deregister(ctx context.Context, target *registrationTarge
 func (r *registrar[T]) deleteCluster(ctx context.Context, target *registrationTarget[T]) (failure *progress, _ error) {
 	logger := klog.FromContext(ctx)
 	obj := target.object
-	id := scyllaDBManagerClusterID(r.kind.kind, obj)
+	id, err := scyllaDBManagerClusterID(r.kind.kind, obj)
+	if err != nil {
+		// Whatever cluster it was meant to name, this one can't be looked up safely.
+		return invalidClusterID(err), nil
+	}
 
 	existing, err := r.managerClient.GetCluster(ctx, id)
 	switch {

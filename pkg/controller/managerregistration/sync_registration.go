@@ -27,7 +27,8 @@ func (r *registrar[T]) register(ctx context.Context, target *registrationTarget[
 
 	id, failure, syncErr := r.ensureCluster(ctx, target)
 	if failure == nil && obj.GetAnnotations()[naming.ScyllaDBManagerClusterIDAnnotation] != id {
-		// Only now: an annotation naming a cluster ScyllaDB Manager refused would be adopted as someone else's later.
+		// Only once ScyllaDB Manager holds the cluster: later syncs, and the ScyllaCluster's status.managerId, take
+		// the annotation for the registered cluster.
 		patched, err := r.patchClusterIDAnnotation(ctx, obj, &id)
 		if err != nil {
 			return err
@@ -49,7 +50,10 @@ func (r *registrar[T]) ensureCluster(ctx context.Context, target *registrationTa
 	logger := klog.FromContext(ctx)
 	obj := target.object
 
-	id = scyllaDBManagerClusterID(r.kind.kind, obj)
+	id, err := scyllaDBManagerClusterID(r.kind.kind, obj)
+	if err != nil {
+		return "", invalidClusterID(err), nil
+	}
 	required, err := makeManagerCluster(id, obj.GetUID(), target.spec)
 	if err != nil {
 		return "", &progress{reason: scyllaDBManagerErrorReason, message: err.Error()}, err

@@ -560,6 +560,48 @@ func TestSyncReportsARejectedRegistrationWithoutRetrying(t *testing.T) {
 	}
 }
 
+func TestSyncReportsAnAnnotationThatIsNotAClusterIDWithoutCallingScyllaDBManager(t *testing.T) {
+	t.Parallel()
+
+	tt := []struct {
+		name     string
+		deleting bool
+		// wantProgressing is the reason of the Progressing condition.
+		wantProgressing string
+		wantFinalizers  []string
+	}{
+		{name: "registering", wantProgressing: "AsExpected", wantFinalizers: []string{"example.com/other", naming.ScyllaDBManagerClusterFinalizer}},
+		{name: "deregistering keeps the finalizer", deleting: true, wantProgressing: "Deregistering", wantFinalizers: []string{"example.com/other", naming.ScyllaDBManagerClusterFinalizer}},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+
+			sdc := newSDC()
+			sdc.Annotations[naming.ScyllaDBManagerClusterIDAnnotation] = "scylla/basic"
+			if tc.deleting {
+				sdc.DeletionTimestamp = new(metav1.NewTime(testNow))
+			}
+			f := newFixture(t, sdc, newAuthTokenSecret(t, testToken))
+			if err := f.sync(); err != nil {
+				t.Fatalf("expected no error for the queue to retry, got %v", err)
+			}
+			if requests := f.managerRequests(false); len(requests) != 0 {
+				t.Errorf("expected no ScyllaDB Manager requests, got %v", requests)
+			}
+			stored := f.stored()
+			conditions := ownedConditions(stored)
+			wantMessage := `annotation "internal.scylla-operator.scylladb.com/scylladb-manager-clusterid" holds "scylla/basic", which is not a ScyllaDB Manager cluster ID (a UUID)`
+			if conditions[0].Reason != tc.wantProgressing || conditions[1].Status != metav1.ConditionTrue || conditions[1].Reason != "InvalidClusterID" || conditions[1].Message != wantMessage {
+				t.Errorf("unexpected conditions %+v", conditions)
+			}
+			if diff := cmp.Diff(tc.wantFinalizers, stored.Finalizers); diff != "" {
+				t.Errorf("unexpected finalizers (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestSyncRetriesAFailingScyllaDBManagerUntilItAccepts(t *testing.T) {
 	t.Parallel()
 
