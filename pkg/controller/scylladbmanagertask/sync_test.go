@@ -401,7 +401,9 @@ func TestSyncRestoresATaskEditedByHand(t *testing.T) {
 		// restored adjusts the task as it was to what it is restored to, when that differs.
 		restored func(want *fakescyllamanager.TaskState)
 	}{
-		{name: "properties", edit: func(u *managerclient.TaskUpdate) { u.Properties = json.RawMessage(`{"location":["s3:backups"],"retention":1}`) }},
+		{name: "properties", edit: func(u *managerclient.TaskUpdate) {
+			u.Properties = json.RawMessage(`{"location":["s3:backups"],"retention":1}`)
+		}},
 		{name: "an unset property", edit: func(u *managerclient.TaskUpdate) {
 			u.Properties = json.RawMessage(`{"location":["s3:backups"],"retention":7,"keyspace":["system_auth"]}`)
 		}},
@@ -605,8 +607,8 @@ func TestSyncRetriesScyllaDBManagerServerErrors(t *testing.T) {
 			wantMessage:   `can't create ScyllaDB Manager task "daily": agents unreachable`,
 		},
 		{
-			name:          "a dropped connection on the list",
-			endpoint:      fakescyllamanager.EndpointListTasks,
+			name:     "a dropped connection on the list",
+			endpoint: fakescyllamanager.EndpointListTasks,
 			// Every time: Go's transport retries an idempotent request once when a reused connection drops.
 			failure:       fakescyllamanager.Failure{DropConnection: true},
 			wantAvailable: "Available=Unknown/ScyllaDBManagerStateUnknown",
