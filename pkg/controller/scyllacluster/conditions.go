@@ -27,4 +27,8 @@ const (
 
 	// ownershipConflictReason: an object the ScyllaCluster needs exists but is not the ScyllaCluster's.
 	ownershipConflictReason = "OwnershipConflict"
+
+	// invalidManagerIDReason: the ScyllaCluster's status.managerId can't be handed over to ScyllaDB Manager
+	// integration.
+	invalidManagerIDReason = "InvalidManagerID"
 )

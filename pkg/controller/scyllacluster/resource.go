@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	scyllav1 "github.com/scyllakube/api/scylla/v1"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
@@ -153,6 +154,35 @@ func makeScyllaDBDatacenterAnnotations(sc *scyllav1.ScyllaCluster) (map[string]s
 		annotations[naming.SysctlsAnnotation] = string(sysctls)
 	}
 	return annotations, nil
+}
+
+// makeScyllaDBManagerClusterIDHandOver returns the annotation that hands sc's status.managerId to its
+// ScyllaDBDatacenter: the ID an older manager-controller registered sc's cluster under in ScyllaDB Manager, which the
+// manager-controller adopts from naming.ScyllaDBManagerClusterIDAnnotation instead of registering the cluster anew
+// (under a new ID, away from its backups). The manager-controller owns that annotation, so it is not among the
+// ScyllaDBDatacenter's required annotations, which the operator would overwrite, and remove once it stops asking for
+// them: it is set only where the ScyllaDBDatacenter has none (resourceapply.ApplyOptions.AnnotationsIfAbsent), and
+// a value there always wins. It returns nil when sc has no managerId, or one that can't be handed over (the error).
+func makeScyllaDBManagerClusterIDHandOver(sc *scyllav1.ScyllaCluster) (map[string]string, error) {
+	id, err := scyllaClusterManagerID(sc)
+	if err != nil || len(id) == 0 {
+		return nil, err
+	}
+	return map[string]string{naming.ScyllaDBManagerClusterIDAnnotation: id}, nil
+}
+
+// scyllaClusterManagerID returns sc's status.managerId, "" when it has none, or an error when it is not a UUID, which
+// no ScyllaDB Manager cluster ID can be.
+func scyllaClusterManagerID(sc *scyllav1.ScyllaCluster) (string, error) {
+	id := deref(sc.Status.ManagerID)
+	if len(id) == 0 {
+		return "", nil
+	}
+	// 36 characters: the canonical form, not the URN or braced ones uuid.Parse also accepts.
+	if _, err := uuid.Parse(id); err != nil || len(id) != 36 {
+		return "", fmt.Errorf("status.managerId %q is not a UUID, so it can't be the ID of a cluster in ScyllaDB Manager", id)
+	}
+	return id, nil
 }
 
 func makeRack(rack *scyllav1.RackSpec) scyllav1alpha1.RackSpec {

@@ -290,6 +290,15 @@ func TestMakeScyllaDBDatacenter(t *testing.T) {
 			want: expectedBasicScyllaDBDatacenter(),
 		},
 		{
+			name: "a managerId in the status is not a required annotation: the manager-controller owns the annotation",
+			sc: func() *scyllav1.ScyllaCluster {
+				sc := newBasicScyllaCluster()
+				sc.Status.ManagerID = new("5f1c3b8e-2a47-4d6b-9c0e-7d8f9a1b2c3d")
+				return sc
+			}(),
+			want: expectedBasicScyllaDBDatacenter(),
+		},
+		{
 			name: "an empty version and unsplittable arguments are reported together",
 			sc: func() *scyllav1.ScyllaCluster {
 				sc := newBasicScyllaCluster()

@@ -12,6 +12,7 @@ import (
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -76,10 +77,8 @@ func calculateStatus(sc *scyllav1.ScyllaCluster, state *syncState, subSyncCondit
 				status.Racks[rack.Name] = makeRackStatus(&rack, len(staleness) != 0)
 			}
 		}
-		if id := sdc.Annotations[naming.ScyllaDBManagerClusterIDAnnotation]; len(id) != 0 {
-			status.ManagerID = &id
-		}
 	}
+	status.ManagerID = managerIDStatus(sc, sdc)
 
 	for _, backup := range sc.Spec.Backups {
 		name := naming.ScyllaDBManagerTaskName(sc.Name, naming.ScyllaDBManagerTaskTypeBackup, backup.Name)
@@ -99,6 +98,21 @@ func calculateStatus(sc *scyllav1.ScyllaCluster, state *syncState, subSyncCondit
 	status.Conditions = conditions
 
 	return status, nil
+}
+
+// managerIDStatus returns sc's status.managerId: the ID of sc's cluster in ScyllaDB Manager that the
+// manager-controller recorded on sdc, or, until it has, the managerId sc has (being handed over to sdc) when it is a
+// valid ID. An invalid one is dropped.
+func managerIDStatus(sc *scyllav1.ScyllaCluster, sdc *scyllav1alpha1.ScyllaDBDatacenter) *string {
+	if sdc != nil {
+		if id := sdc.Annotations[naming.ScyllaDBManagerClusterIDAnnotation]; len(id) != 0 {
+			return &id
+		}
+	}
+	if id, err := scyllaClusterManagerID(sc); err == nil && len(id) != 0 {
+		return &id
+	}
+	return nil
 }
 
 // scyllaDBDatacenterStaleness says why sdc, the ScyllaDBDatacenter named name, does not have a status describing the
@@ -242,6 +256,10 @@ func mirrorScyllaDBDatacenterConditions(sc *scyllav1.ScyllaCluster, sdc *scyllav
 }
 
 // updateStatus writes status as sc's status unless it is already that.
+//
+// The operator is the only writer of a ScyllaCluster's status and computes all of it, so an Update that replaces it
+// whole is right. A Conflict only means that sc came from a cache behind the API server: the watch event of the newer
+// ScyllaCluster queues it again, and that sync writes the status, so the conflict is not retried with back-off.
 func (c *Controller) updateStatus(ctx context.Context, sc *scyllav1.ScyllaCluster, status *scyllav1.ScyllaClusterStatus) error {
 	if apiequality.Semantic.DeepEqual(&sc.Status, status) {
 		return nil
@@ -250,6 +268,10 @@ func (c *Controller) updateStatus(ctx context.Context, sc *scyllav1.ScyllaCluste
 	sc = sc.DeepCopy()
 	sc.Status = *status
 	updated, err := c.scyllaClient.ScyllaV1().ScyllaClusters(sc.Namespace).UpdateStatus(ctx, sc, metav1.UpdateOptions{})
+	if apierrors.IsConflict(err) {
+		klog.FromContext(ctx).V(2).Info("ScyllaCluster changed since it was cached; its next sync writes the status", "scyllaCluster", klog.KObj(sc))
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("can't update status of ScyllaCluster %q: %w", klog.KObj(sc), err)
 	}

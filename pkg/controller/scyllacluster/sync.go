@@ -96,6 +96,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return utilerrors.NewAggregate([]error{syncErr, err})
 	}
+	c.recordDroppedManagerID(sc, status)
 	statusErr := c.updateStatus(ctx, sc, status)
 
 	requeueErr := utilerrors.FilterOut(syncErr, isPermanent)
@@ -118,6 +119,18 @@ func (c *Controller) recordPermanentErrors(sc *scyllav1.ScyllaCluster, state *sy
 		}
 		c.eventRecorder.Event(sc, corev1.EventTypeWarning, pe.reason, pe.Error())
 	}
+}
+
+// recordDroppedManagerID records a Warning event when status drops sc's managerId because it can't be handed over to
+// ScyllaDB Manager integration: the cluster is then registered under a new ID, which the user should know about. The
+// dropped value is what makes the event fire once.
+func (c *Controller) recordDroppedManagerID(sc *scyllav1.ScyllaCluster, status *scyllav1.ScyllaClusterStatus) {
+	_, err := scyllaClusterManagerID(sc)
+	if err == nil || status.ManagerID != nil {
+		return
+	}
+	c.eventRecorder.Eventf(sc, corev1.EventTypeWarning, invalidManagerIDReason,
+		"%v: it is not handed over to ScyllaDB Manager integration and is dropped from the status; the cluster is registered in ScyllaDB Manager under a new ID", err)
 }
 
 // now returns the time conditions that change status get as lastTransitionTime.

@@ -12,7 +12,8 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// syncScyllaDBDatacenter applies the ScyllaDBDatacenter translated from sc and records it in state.
+// syncScyllaDBDatacenter applies the ScyllaDBDatacenter translated from sc, handing sc's status.managerId over to it,
+// and records it in state.
 func (c *Controller) syncScyllaDBDatacenter(ctx context.Context, sc *scyllav1.ScyllaCluster, state *syncState) ([]metav1.Condition, error) {
 	required, err := makeScyllaDBDatacenter(sc)
 	if err != nil {
@@ -36,7 +37,11 @@ func (c *Controller) syncScyllaDBDatacenter(ctx context.Context, sc *scyllav1.Sc
 		state.sdc = existing
 	}
 
-	sdc, _, err := resourceapply.Apply(ctx, c.scyllaClient.ScyllaV1alpha1().ScyllaDBDatacenters(sc.Namespace), lister, c.eventRecorder, required, resourceapply.ApplyOptions{})
+	// An invalid managerId is not handed over; sync reports it when the status drops it.
+	handOver, _ := makeScyllaDBManagerClusterIDHandOver(sc)
+	sdc, _, err := resourceapply.Apply(ctx, c.scyllaClient.ScyllaV1alpha1().ScyllaDBDatacenters(sc.Namespace), lister, c.eventRecorder, required, resourceapply.ApplyOptions{
+		AnnotationsIfAbsent: handOver,
+	})
 	if errors.Is(err, resourceapply.ErrObjectBeingDeleted) {
 		return []metav1.Condition{{
 			Type:    "ScyllaDBDatacenterBeingDeleted",
