@@ -841,3 +841,67 @@ func TestSyncSchedulesTasksOfAScyllaDBCluster(t *testing.T) {
 		t.Errorf("unexpected task %+v", got)
 	}
 }
+
+func TestSyncIsStableAgainstScyllaDBManagersRewrites(t *testing.T) {
+	t.Parallel()
+
+	// ScyllaDB Manager rewrites 36h as 1d12h and 90m as 1h30m, echoes cron in a JSON document and fills in a start
+	// date; none of it may look like a change.
+	task := newBackupTask("hourly")
+	task.Spec.Backup.Cron = nil
+	task.Spec.Backup.RetryWait = &metav1.Duration{Duration: 90 * time.Minute}
+	task.Annotations = map[string]string{
+		naming.ScyllaDBManagerTaskScheduleIntervalOverrideAnnot:  "36h",
+		naming.ScyllaDBManagerTaskScheduleStartDateOverrideAnnot: "now+1h",
+	}
+	repair := newRepairTask("weekly")
+	repair.Annotations = map[string]string{naming.ScyllaDBManagerTaskScheduleTimezoneOverrideAnnot: "Europe/Warsaw"}
+	f := newFixture(t, newRegisteredDatacenter(), task, repair)
+
+	for _, name := range []string{"hourly", "weekly"} {
+		f.mustSync(t, name)
+		settle(t, f, name)
+	}
+	var hourly fakescyllamanager.TaskState
+	for _, task := range f.ourTasks() {
+		if task.Name == "hourly" {
+			hourly = task
+		}
+	}
+	want := fakescyllamanager.ScheduleState{StartDate: new(testStart.Add(time.Hour)), Interval: "1d12h", NumRetries: 3, RetryWait: "1h30m"}
+	if diff := cmp.Diff(want, hourly.Schedule); diff != "" {
+		t.Errorf("unexpected schedule in ScyllaDB Manager (-want +got):\n%s", diff)
+	}
+}
+
+func TestSyncNeverMovesARelativeStartDate(t *testing.T) {
+	t.Parallel()
+
+	task := newBackupTask("daily")
+	task.Annotations = map[string]string{naming.ScyllaDBManagerTaskScheduleStartDateOverrideAnnot: "now+3d2h"}
+	f := newFixture(t, newRegisteredDatacenter(), task)
+	f.mustSync(t, "daily")
+	wantStart := testStart.Add(3*24*time.Hour + 2*time.Hour)
+	if got := f.onlyTask(t).Schedule.StartDate; got == nil || !got.Equal(wantStart) {
+		t.Fatalf("expected the task to start at %v, got %v", wantStart, got)
+	}
+
+	// Days later, syncs compute nothing new.
+	f.clock.Advance(5 * 24 * time.Hour)
+	settle(t, f, "daily")
+
+	// An update for another reason keeps the start date ScyllaDB Manager holds.
+	updated := f.task(t, "daily")
+	updated.Spec.Backup.Retention = new(int64(1))
+	updated.Generation = 2
+	f.put(t, updated, "scylladbmanagertasks")
+	f.managerRequests()
+	f.mustSync(t, "daily")
+	if diff := cmp.Diff([]fakescyllamanager.Endpoint{fakescyllamanager.EndpointUpdateTask}, managerWrites(f.managerRequests())); diff != "" {
+		t.Errorf("unexpected ScyllaDB Manager writes (-want +got):\n%s", diff)
+	}
+	if got := f.onlyTask(t).Schedule.StartDate; got == nil || !got.Equal(wantStart) {
+		t.Errorf("expected the update to keep the start date %v, got %v", wantStart, got)
+	}
+	settle(t, f, "daily")
+}
