@@ -2,6 +2,7 @@ package scylladbmanagertask
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"reflect"
@@ -120,12 +121,12 @@ func (c *Controller) syncManagerTask(ctx context.Context, key string, task *scyl
 		// The cluster is gone from ScyllaDB Manager, and its tasks with it. The registration controller registers it
 		// again under the same ID; nothing the informers see changes then, hence the requeue.
 		o.managerRead = true
-		o.wait(clusterNotInManagerReason, fmt.Sprintf("ScyllaDB Manager does not know cluster %q; waiting for it to be registered again: %s", clusterID, managerclient.ErrorMessage(err)))
+		o.wait(clusterNotInManagerReason, fmt.Sprintf("ScyllaDB Manager does not know cluster %q; waiting for it to be registered again: %s", clusterID, managerErrorMessage(err)))
 		o.requeueAfter = c.clusterMissingRequeueDelay
 		return o, nil
 	}
 	if err != nil {
-		o.fail(managerErrorReason, fmt.Sprintf("can't list the tasks of ScyllaDB Manager cluster %q: %s", clusterID, managerclient.ErrorMessage(err)))
+		o.fail(managerErrorReason, fmt.Sprintf("can't list the tasks of ScyllaDB Manager cluster %q: %s", clusterID, managerErrorMessage(err)))
 		return o, fmt.Errorf("can't list tasks of ScyllaDB Manager cluster %q: %w", clusterID, err)
 	}
 	o.managerRead = true
@@ -203,7 +204,7 @@ func (c *Controller) syncManagerTask(ctx context.Context, key string, task *scyl
 func (c *Controller) handleWriteError(ctx context.Context, o *outcome, key string, task *scyllav1alpha1.ScyllaDBManagerTask, desired *desiredTask, clusterID, verb string, err error) error {
 	// The memo may be what made the write wrong (a task deleted or changed behind its back).
 	c.taskLists.drop(clusterID)
-	message := fmt.Sprintf("can't %s ScyllaDB Manager task %q: %s", verb, desired.update.Name, managerclient.ErrorMessage(err))
+	message := fmt.Sprintf("can't %s ScyllaDB Manager task %q: %s", verb, desired.update.Name, managerErrorMessage(err))
 	if managerclient.IsBadRequest(err) {
 		c.rejections.set(key, task, desired.hash, message)
 		o.fail(managerRejectedReason, message)
@@ -212,6 +213,16 @@ func (c *Controller) handleWriteError(ctx context.Context, o *outcome, key strin
 	}
 	o.fail(managerErrorReason, message)
 	return fmt.Errorf("can't %s ScyllaDB Manager task %q of ScyllaDBManagerTask %q: %w", verb, desired.update.Name, klog.KObj(task), err)
+}
+
+// managerErrorMessage returns ScyllaDB Manager's message of err, with its details (hints such as "Check
+// --ignore-down-hosts") when it has some, or err itself when ScyllaDB Manager did not answer.
+func managerErrorMessage(err error) string {
+	var apiErr *managerclient.APIError
+	if errors.As(err, &apiErr) && len(apiErr.Details) != 0 {
+		return apiErr.Message + " (" + apiErr.Details + ")"
+	}
+	return managerclient.ErrorMessage(err)
 }
 
 // findManagerTask returns task's task among items, the task list of its cluster, or nil when there is none: the task

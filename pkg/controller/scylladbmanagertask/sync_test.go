@@ -905,3 +905,30 @@ func TestSyncNeverMovesARelativeStartDate(t *testing.T) {
 	}
 	settle(t, f, "daily")
 }
+
+func TestSyncShowsScyllaDBManagersHintsInDegraded(t *testing.T) {
+	t.Parallel()
+
+	f := newFixture(t, newRegisteredDatacenter(), newRepairTask("weekly"))
+	if err := f.manager.SetNodeDown("10.0.0.2", true); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := f.sync(t, "weekly"); err == nil {
+		t.Fatal("expected ScyllaDB Manager's 500 to be retried")
+	}
+	degraded := meta.FindStatusCondition(f.task(t, "weekly").Status.Conditions, controllerhelpers.DegradedCondition)
+	want := `can't create ScyllaDB Manager task "weekly": create repair target: host 10.0.0.2 is down (One of the nodes is down. Task cannot be created. Check --ignore-down-hosts to repair the live nodes only.)`
+	if degraded == nil || degraded.Message != want {
+		t.Errorf("expected Degraded message %q, got %+v", want, degraded)
+	}
+
+	// Once the node is back, the retry goes through and Degraded clears.
+	if err := f.manager.SetNodeDown("10.0.0.2", false); err != nil {
+		t.Fatal(err)
+	}
+	f.mustSync(t, "weekly")
+	if degraded := meta.FindStatusCondition(f.task(t, "weekly").Status.Conditions, controllerhelpers.DegradedCondition); degraded.Status != metav1.ConditionFalse {
+		t.Errorf("expected Degraded to clear, got %+v", degraded)
+	}
+}
