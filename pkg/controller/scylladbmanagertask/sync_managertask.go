@@ -146,6 +146,21 @@ func (c *Controller) syncManagerTask(ctx context.Context, key string, task *scyl
 		return o, nil
 	}
 
+	var diff []string
+	if existing != nil {
+		diff = taskDiff(&desired.update, &existing.Task, now)
+		if existing.Labels[naming.ScyllaDBManagerOwnerUIDLabel] != string(task.UID) {
+			diff = append(diff, "labels."+naming.ScyllaDBManagerOwnerUIDLabel)
+		}
+		if existing.Labels[naming.ScyllaDBManagerManagedHashLabel] != desired.hash {
+			diff = append(diff, "labels."+naming.ScyllaDBManagerManagedHashLabel)
+		}
+		if len(diff) == 0 {
+			c.rejections.forget(key)
+			return o, nil
+		}
+	}
+
 	if message, ok := c.rejections.get(key, task, desired.hash); ok {
 		// ScyllaDB Manager rejected exactly this; it would again.
 		o.fail(managerRejectedReason, message)
@@ -163,18 +178,6 @@ func (c *Controller) syncManagerTask(ctx context.Context, key string, task *scyl
 		c.rejections.forget(key)
 		logger.V(2).Info("Created ScyllaDB Manager task", "clusterID", clusterID, "taskID", id, "taskName", desired.update.Name)
 		c.eventRecorder.Eventf(task, corev1.EventTypeNormal, taskCreatedReason, "Created %s task %q (%s) in ScyllaDB Manager cluster %s", taskType, desired.update.Name, id, clusterID)
-		return o, nil
-	}
-
-	diff := taskDiff(&desired.update, &existing.Task, now)
-	if existing.Labels[naming.ScyllaDBManagerOwnerUIDLabel] != string(task.UID) {
-		diff = append(diff, "labels."+naming.ScyllaDBManagerOwnerUIDLabel)
-	}
-	if existing.Labels[naming.ScyllaDBManagerManagedHashLabel] != desired.hash {
-		diff = append(diff, "labels."+naming.ScyllaDBManagerManagedHashLabel)
-	}
-	if len(diff) == 0 {
-		c.rejections.forget(key)
 		return o, nil
 	}
 
