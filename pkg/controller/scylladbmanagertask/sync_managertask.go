@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/managerclient"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
@@ -88,6 +89,10 @@ func (c *Controller) getRegistration(task *scyllav1alpha1.ScyllaDBManagerTask) (
 	clusterID := strings.TrimSpace(obj.GetAnnotations()[naming.ScyllaDBManagerClusterIDAnnotation])
 	if len(clusterID) == 0 {
 		return registration{waiting: fmt.Sprintf("%s is not registered with ScyllaDB Manager yet", what)}, nil
+	}
+	if _, err := uuid.Parse(clusterID); err != nil {
+		// ScyllaDB Manager would read it as a cluster name; the registration controller reports and replaces it.
+		return registration{waiting: fmt.Sprintf("%s has annotation %q = %q, which is not a ScyllaDB Manager cluster ID", what, naming.ScyllaDBManagerClusterIDAnnotation, clusterID)}, nil
 	}
 	return registration{clusterID: clusterID}, nil
 }

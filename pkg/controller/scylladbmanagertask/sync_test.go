@@ -104,6 +104,15 @@ func TestSyncWaitsForTheRegistrationOfTheReferencedCluster(t *testing.T) {
 			wantMessage: `ScyllaDBDatacenter "scylla/basic" is not registered with ScyllaDB Manager yet`,
 		},
 		{
+			name: "the datacenter's cluster ID is not a UUID",
+			dc: func() *scyllav1alpha1.ScyllaDBDatacenter {
+				dc := newRegisteredDatacenter()
+				dc.Annotations[naming.ScyllaDBManagerClusterIDAnnotation] = "scylla/basic"
+				return dc
+			},
+			wantMessage: `ScyllaDBDatacenter "scylla/basic" has annotation "internal.scylla-operator.scylladb.com/scylladb-manager-clusterid" = "scylla/basic", which is not a ScyllaDB Manager cluster ID`,
+		},
+		{
 			name: "the datacenter is being deleted",
 			dc: func() *scyllav1alpha1.ScyllaDBDatacenter {
 				dc := newRegisteredDatacenter()
