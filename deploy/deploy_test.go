@@ -1,20 +1,28 @@
-// Package deploy holds the manifests that install the operator; its tests keep them in step with the code.
+// Package deploy holds the manifests that install the operator and the manager-controller; its tests keep them in
+// step with the code.
 package deploy
 
 import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
 
+	"github.com/scyllakube/scylla-operator/pkg/cmd/operator"
 	"github.com/scyllakube/scylla-operator/pkg/controller/scylladbdatacenter"
+	"github.com/scyllakube/scylla-operator/pkg/genericclioptions"
 )
 
 // decodeStrict decodes every document of a manifest file with the Kubernetes scheme, rejecting unknown fields.
@@ -74,5 +82,101 @@ func TestMemberClusterRoleMatchesTheOperator(t *testing.T) {
 	if diff := cmp.Diff(want.Rules, got.Rules); diff != "" {
 		wantYAML, _ := yaml.Marshal(want.Rules)
 		t.Errorf("rules differ (-builder +manifest):\n%s\nthe manifest's rules should be:\n%s", diff, wantYAML)
+	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// expandEnv replaces $(NAME) in a container argument the way the kubelet does, with the values the container's env
+// sets literally; values from elsewhere (fieldRef) become "<NAME>".
+func expandEnv(arg string, env []corev1.EnvVar) string {
+	for _, e := range env {
+		value := e.Value
+		if e.ValueFrom != nil {
+			value = "<" + e.Name + ">"
+		}
+		arg = strings.ReplaceAll(arg, "$("+e.Name+")", value)
+	}
+	return arg
+}
+
+// programFlags returns a command with the flags of a scylla-operator subcommand and a function validating their
+// values as the program does before it starts.
+var programFlags = map[string]func() (*cobra.Command, func() error){
+	"operator": func() (*cobra.Command, func() error) {
+		o := operator.NewOperatorOptions()
+		cmd := &cobra.Command{Use: "operator"}
+		o.AddFlags(cmd)
+		return cmd, o.Validate
+	},
+	"manager-controller": func() (*cobra.Command, func() error) {
+		o := operator.NewManagerControllerOptions()
+		cmd := &cobra.Command{Use: "manager-controller"}
+		o.AddFlags(cmd)
+		return cmd, o.Validate
+	},
+}
+
+// The Deployments run a subcommand of scylla-operator with flags it accepts and values it validates.
+func TestDeploymentArgsAreFlagsTheProgramAccepts(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		file, subcommand string
+	}{
+		{file: "operator/30-deployment.yaml", subcommand: "operator"},
+		{file: "manager/20-manager-controller-deployment.yaml", subcommand: "manager-controller"},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			t.Parallel()
+			objs := decodeStrict(t, tc.file)
+			if len(objs) != 1 {
+				t.Fatalf("want one Deployment, got %d objects", len(objs))
+			}
+			d, ok := objs[0].(*appsv1.Deployment)
+			if !ok {
+				t.Fatalf("want a Deployment, got %T", objs[0])
+			}
+			c := d.Spec.Template.Spec.Containers[0]
+			if len(c.Command) != 0 || len(c.Args) == 0 || c.Args[0] != tc.subcommand {
+				t.Fatalf("container %s runs command %q args %q, want the image's entrypoint with subcommand %q first", c.Name, c.Command, c.Args, tc.subcommand)
+			}
+			root := operator.NewScyllaOperatorCommand(genericclioptions.IOStreams{})
+			if found, _, err := root.Find([]string{tc.subcommand}); err != nil || found == root {
+				t.Fatalf("scylla-operator has no subcommand %q: %v", tc.subcommand, err)
+			}
+
+			cmd, validate := programFlags[tc.subcommand]()
+			var args []string
+			for _, a := range c.Args[1:] {
+				args = append(args, expandEnv(a, c.Env))
+			}
+			if err := cmd.ParseFlags(args); err != nil {
+				t.Fatalf("%s does not accept %q: %v", tc.subcommand, args, err)
+			}
+			if err := validate(); err != nil {
+				t.Errorf("%s rejects %q: %v", tc.subcommand, args, err)
+			}
+
+			// Without --leader-election-namespace the lease is in the pod's namespace, from POD_NAMESPACE.
+			if !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool {
+				return e.Name == "POD_NAMESPACE" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace"
+			}) {
+				t.Errorf("container %s does not set POD_NAMESPACE from metadata.namespace", c.Name)
+			}
+			// The probes hit the endpoints the program serves.
+			if c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz" {
+				t.Errorf("container %s has no readiness probe on /readyz", c.Name)
+			}
+			if c.LivenessProbe == nil || c.LivenessProbe.HTTPGet == nil || c.LivenessProbe.HTTPGet.Path != "/healthz" {
+				t.Errorf("container %s has no liveness probe on /healthz", c.Name)
+			}
+		})
 	}
 }

@@ -33,6 +33,7 @@ func NewScyllaOperatorCommand(streams genericclioptions.IOStreams) *cobra.Comman
 
 	cmd.AddCommand(NewVersionCommand(streams))
 	cmd.AddCommand(NewOperatorCommand())
+	cmd.AddCommand(NewManagerControllerCommand())
 	cmd.AddCommand(NewSidecarCommand())
 
 	return cmd

@@ -1,0 +1,273 @@
+package operator
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+
+	scyllaclientset "github.com/scyllakube/client/scylla/clientset/versioned"
+	scyllainformers "github.com/scyllakube/client/scylla/informers/externalversions"
+	"github.com/scyllakube/managerclient"
+
+	"github.com/scyllakube/scylla-operator/pkg/genericclioptions"
+	"github.com/scyllakube/scylla-operator/pkg/metrics"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/serving"
+	"github.com/scyllakube/scylla-operator/pkg/version"
+)
+
+// scyllaDBManagerPingTimeout bounds the reachability check at start.
+const scyllaDBManagerPingTimeout = 10 * time.Second
+
+// ManagerControllerOptions are the options of the manager-controller program.
+type ManagerControllerOptions struct {
+	genericclioptions.ClientConfig
+	LeaderElection genericclioptions.LeaderElection
+	Serving        serving.Options
+
+	ScyllaDBManagerURL           string
+	ScyllaDBManagerAuthTokenFile string
+	ScyllaDBManagerCAFile        string
+	ConcurrentSyncs              int
+	ResyncPeriod                 time.Duration
+
+	// Set by Complete.
+	scyllaDBManagerToken     string
+	scyllaDBManagerTLSConfig *tls.Config
+	kubeClient               kubernetes.Interface
+	scyllaClient             scyllaclientset.Interface
+	managerClient            *managerclient.Client
+}
+
+// NewManagerControllerOptions returns ManagerControllerOptions with their defaults.
+func NewManagerControllerOptions() *ManagerControllerOptions {
+	return &ManagerControllerOptions{
+		ClientConfig:       genericclioptions.NewClientConfig("manager-controller"),
+		LeaderElection:     genericclioptions.NewLeaderElection(naming.ManagerControllerLeaseName),
+		Serving:            serving.NewOptions(":8080"),
+		ScyllaDBManagerURL: naming.DefaultScyllaDBManagerURL,
+		ConcurrentSyncs:    10,
+		ResyncPeriod:       12 * time.Hour,
+	}
+}
+
+// AddFlags registers the manager-controller's flags.
+func (o *ManagerControllerOptions) AddFlags(cmd *cobra.Command) {
+	o.ClientConfig.AddFlags(cmd)
+	o.LeaderElection.AddFlags(cmd)
+	o.Serving.AddFlags(cmd)
+	cmd.Flags().StringVar(&o.ScyllaDBManagerURL, "scylladb-manager-url", o.ScyllaDBManagerURL, "URL of ScyllaDB Manager's API, with or without the /api/v1 suffix (http or https).")
+	cmd.Flags().StringVar(&o.ScyllaDBManagerAuthTokenFile, "scylladb-manager-auth-token-file", o.ScyllaDBManagerAuthTokenFile, "File holding the token sent to ScyllaDB Manager as \"Authorization: Bearer <token>\" (surrounding whitespace is ignored). Empty sends none.")
+	cmd.Flags().StringVar(&o.ScyllaDBManagerCAFile, "scylladb-manager-ca-file", o.ScyllaDBManagerCAFile, "PEM file of the certificate authorities that sign ScyllaDB Manager's certificate, for an https URL. Empty uses the system's.")
+	cmd.Flags().IntVar(&o.ConcurrentSyncs, "concurrent-syncs", o.ConcurrentSyncs, "How many objects of each kind are synced at once.")
+	cmd.Flags().DurationVar(&o.ResyncPeriod, "resync-period", o.ResyncPeriod, "How often every object is synced again even when nothing changed, which also compares it with ScyllaDB Manager's state again.")
+}
+
+// Validate rejects flag values the manager-controller can't run with. The files the flags name are read by Complete.
+func (o *ManagerControllerOptions) Validate() error {
+	var errs []error
+	errs = append(errs, o.ClientConfig.Validate(), o.LeaderElection.Validate(), o.Serving.Validate())
+	errs = append(errs, validateScyllaDBManagerURL(o.ScyllaDBManagerURL))
+	if len(o.ScyllaDBManagerCAFile) != 0 {
+		if u, err := url.Parse(o.ScyllaDBManagerURL); err == nil && u.Scheme != "https" {
+			errs = append(errs, fmt.Errorf("--scylladb-manager-ca-file is only used with an https --scylladb-manager-url, got scheme %q", u.Scheme))
+		}
+	}
+	if o.ConcurrentSyncs < 1 {
+		errs = append(errs, fmt.Errorf("--concurrent-syncs must be at least 1, got %d", o.ConcurrentSyncs))
+	}
+	if o.ResyncPeriod < time.Minute {
+		errs = append(errs, fmt.Errorf("--resync-period must be at least 1m, got %v", o.ResyncPeriod))
+	}
+	return errors.Join(errs...)
+}
+
+// validateScyllaDBManagerURL rejects a URL ScyllaDB Manager can't be reached at. Credentials in it are refused, as
+// they would end up in logs; the token file is the way to authenticate.
+func validateScyllaDBManagerURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("--scylladb-manager-url %q is not a URL: %w", raw, err)
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("--scylladb-manager-url %q must use http or https", raw)
+	case len(u.Host) == 0:
+		return fmt.Errorf("--scylladb-manager-url %q has no host", raw)
+	case u.User != nil:
+		return fmt.Errorf("--scylladb-manager-url %q must not carry credentials; use --scylladb-manager-auth-token-file", u.Redacted())
+	case len(u.RawQuery) != 0 || len(u.Fragment) != 0:
+		return fmt.Errorf("--scylladb-manager-url %q must not have a query or fragment", raw)
+	}
+	return nil
+}
+
+// Complete reads the token and CA files, loads the client configuration and builds the clients.
+func (o *ManagerControllerOptions) Complete() error {
+	if err := o.completeScyllaDBManager(); err != nil {
+		return err
+	}
+	if err := o.ClientConfig.Complete(); err != nil {
+		return err
+	}
+	if err := o.LeaderElection.Complete(); err != nil {
+		return err
+	}
+	var err error
+	o.kubeClient, err = kubernetes.NewForConfig(o.RestConfig)
+	if err != nil {
+		return fmt.Errorf("can't build the Kubernetes client: %w", err)
+	}
+	o.scyllaClient, err = scyllaclientset.NewForConfig(o.RestConfig)
+	if err != nil {
+		return fmt.Errorf("can't build the scylla.scylladb.com client: %w", err)
+	}
+	return nil
+}
+
+// completeScyllaDBManager reads the files the ScyllaDB Manager flags name and builds the ScyllaDB Manager client.
+func (o *ManagerControllerOptions) completeScyllaDBManager() error {
+	if len(o.ScyllaDBManagerAuthTokenFile) != 0 {
+		data, err := os.ReadFile(o.ScyllaDBManagerAuthTokenFile)
+		if err != nil {
+			return fmt.Errorf("can't read --scylladb-manager-auth-token-file: %w", err)
+		}
+		o.scyllaDBManagerToken = strings.TrimSpace(string(data))
+		if len(o.scyllaDBManagerToken) == 0 {
+			return fmt.Errorf("--scylladb-manager-auth-token-file %q holds no token", o.ScyllaDBManagerAuthTokenFile)
+		}
+	}
+	if len(o.ScyllaDBManagerCAFile) != 0 {
+		data, err := os.ReadFile(o.ScyllaDBManagerCAFile)
+		if err != nil {
+			return fmt.Errorf("can't read --scylladb-manager-ca-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(data) {
+			return fmt.Errorf("--scylladb-manager-ca-file %q holds no PEM certificate", o.ScyllaDBManagerCAFile)
+		}
+		o.scyllaDBManagerTLSConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
+
+	var err error
+	o.managerClient, err = managerclient.New(managerclient.Options{
+		URL:        o.ScyllaDBManagerURL,
+		Token:      o.scyllaDBManagerToken,
+		HTTPClient: &http.Client{Transport: metrics.InstrumentScyllaDBManagerTransport(newScyllaDBManagerTransport(o.scyllaDBManagerTLSConfig))},
+		UserAgent:  naming.ManagerControllerUserAgent(version.Get().GitVersion),
+	})
+	if err != nil {
+		// The error names neither the token nor its file's content.
+		return fmt.Errorf("can't build the ScyllaDB Manager client: %w", err)
+	}
+	return nil
+}
+
+// newScyllaDBManagerTransport returns a transport with bounded connection set-up; the client bounds each call.
+func newScyllaDBManagerTransport(tlsConfig *tls.Config) *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	t.TLSHandshakeTimeout = 10 * time.Second
+	if tlsConfig != nil {
+		t.TLSClientConfig = tlsConfig
+	}
+	return t
+}
+
+// Run serves health and metrics, then reconciles once this replica leads, until ctx is done.
+func (o *ManagerControllerOptions) Run(ctx context.Context) error {
+	klog.InfoS("Starting the manager-controller", "scyllaDBManagerURL", o.managerClient.URL(), "concurrentSyncs", o.ConcurrentSyncs)
+
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		logScyllaDBManagerReachability(ctx, o.managerClient)
+	}()
+
+	p := &controllerProgram{
+		serving:        &o.Serving,
+		leaderElection: &o.LeaderElection,
+		kubeClient:     o.kubeClient,
+		newControllers: o.newControllers,
+	}
+	return p.run(ctx)
+}
+
+// logScyllaDBManagerReachability logs whether ScyllaDB Manager answers. An unreachable ScyllaDB Manager is not fatal:
+// the controllers report it in their objects' conditions and retry with backoff.
+func logScyllaDBManagerReachability(ctx context.Context, c *managerclient.Client) {
+	ctx, cancel := context.WithTimeout(ctx, scyllaDBManagerPingTimeout)
+	defer cancel()
+	if err := c.Ping(ctx); err != nil {
+		klog.ErrorS(err, "ScyllaDB Manager is not reachable yet; the controllers keep retrying", "url", c.URL())
+		return
+	}
+	v, err := c.Version(ctx)
+	if err != nil {
+		klog.ErrorS(err, "ScyllaDB Manager answers ping but not its version", "url", c.URL())
+		return
+	}
+	klog.InfoS("ScyllaDB Manager is reachable", "url", c.URL(), "version", v)
+}
+
+// newControllers builds the manager-controller's controllers on informers of its own factories.
+func (o *ManagerControllerOptions) newControllers() (*controllerSet, error) {
+	scyllaInformers := scyllainformers.NewSharedInformerFactory(o.scyllaClient, o.ResyncPeriod)
+	// The agent auth-token Secrets the operator creates carry its managed-by label; users' Secrets are never cached.
+	kubeInformers := newManagedObjectsInformerFactory(o.kubeClient, o.ResyncPeriod)
+
+	// The controllers are wired in here once they exist; until then the caches they will read are started.
+	scyllaInformers.Scylla().V1alpha1().ScyllaDBDatacenters().Informer()
+	scyllaInformers.Scylla().V1alpha1().ScyllaDBManagerTasks().Informer()
+	scyllaInformers.Scylla().V1alpha1().ScyllaDBClusters().Informer()
+	kubeInformers.Core().V1().Secrets().Informer()
+
+	return &controllerSet{
+		informerFactories: []informerFactory{kubeInformers, scyllaInformers},
+	}, nil
+}
+
+// NewManagerControllerCommand returns the manager-controller subcommand.
+func NewManagerControllerCommand() *cobra.Command {
+	o := NewManagerControllerOptions()
+	cmd := &cobra.Command{
+		Use:   "manager-controller",
+		Short: "Register ScyllaDBDatacenters with ScyllaDB Manager and schedule ScyllaDBManagerTasks in it.",
+		Long: "The manager-controller registers every ScyllaDBDatacenter labelled " + naming.RegisterWithScyllaDBManagerLabel +
+			" with ScyllaDB Manager once it is rolled out, schedules the backup and repair tasks ScyllaDBManagerTasks declare, " +
+			"and removes both from ScyllaDB Manager when their objects are deleted. Every flag can also be set through " +
+			"SCYLLA_OPERATOR_<FLAG_NAME>.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			// Flag errors come first: they need no file and no cluster to report.
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return o.Run(ctx)
+		},
+	}
+	o.AddFlags(cmd)
+	return cmd
+}

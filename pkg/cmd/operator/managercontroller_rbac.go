@@ -1,0 +1,54 @@
+package operator
+
+import (
+	rbacv1 "k8s.io/api/rbac/v1"
+)
+
+// ManagerControllerClusterRoleRules are the cluster-wide permissions of the manager-controller, which
+// deploy/manager/ grants through its ClusterRole (deploy/deploy_test.go compares them). Tests of this package check
+// that the manager-controller needs no more and uses every one.
+func ManagerControllerClusterRoleRules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		{
+			// Finalizers and the ScyllaDB Manager cluster ID and task status annotations are patched in.
+			APIGroups: []string{"scylla.scylladb.com"},
+			Resources: []string{"scylladbdatacenters", "scylladbmanagertasks"},
+			Verbs:     []string{"get", "list", "watch", "patch"},
+		},
+		{
+			// Tasks may target a ScyllaDBCluster.
+			APIGroups: []string{"scylla.scylladb.com"},
+			Resources: []string{"scylladbclusters"},
+			Verbs:     []string{"get", "list", "watch"},
+		},
+		{
+			// Only the conditions the manager-controller owns, under its own field manager.
+			APIGroups: []string{"scylla.scylladb.com"},
+			Resources: []string{"scylladbdatacenters/status", "scylladbmanagertasks/status"},
+			Verbs:     []string{"update", "patch"},
+		},
+		{
+			// The agent auth-token Secrets the operator creates; the informer sees only the operator's objects.
+			APIGroups: []string{""},
+			Resources: []string{"secrets"},
+			Verbs:     []string{"get", "list", "watch"},
+		},
+		{
+			APIGroups: []string{""},
+			Resources: []string{"events"},
+			Verbs:     []string{"create", "patch"},
+		},
+	}
+}
+
+// ManagerControllerLeaderElectionRules are the permissions of the manager-controller in its own namespace, which
+// deploy/manager/ grants through a Role: leader election on its Lease.
+func ManagerControllerLeaderElectionRules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		{
+			APIGroups: []string{"coordination.k8s.io"},
+			Resources: []string{"leases"},
+			Verbs:     []string{"get", "create", "update"},
+		},
+	}
+}
