@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,7 +42,17 @@ func ApplyConfigurationFrom[AC any](obj any) (*AC, error) {
 // managedFields sent to a subresource), and carries obj's resourceVersion, so it fails with a Conflict rather than
 // drop what a write after obj was read recorded.
 func UpgradeStatusManagedFields(obj runtime.Object) ([]byte, []metav1.ManagedFieldsEntry, error) {
+	accessor, ok := obj.(metav1.Object)
+	if !ok {
+		return nil, nil, fmt.Errorf("can't read the managedFields of %T", obj)
+	}
 	legacy := sets.New(naming.LegacyOperatorStatusUpdateManagers()...)
+	// The common case, checked without csaupgrade, which decodes and encodes the apply entry's fields every time.
+	if !slices.ContainsFunc(accessor.GetManagedFields(), func(e metav1.ManagedFieldsEntry) bool {
+		return e.Operation == metav1.ManagedFieldsOperationUpdate && e.Subresource == statusSubresource && legacy.Has(e.Manager)
+	}) {
+		return nil, nil, nil
+	}
 	subresource := csaupgrade.Subresource(statusSubresource)
 	patch, err := csaupgrade.UpgradeManagedFieldsPatch(obj, legacy, naming.OperatorFieldManager, subresource)
 	if err != nil || patch == nil {

@@ -135,3 +135,33 @@ func TestUpgradeStatusManagedFields(t *testing.T) {
 		})
 	}
 }
+
+func BenchmarkUpgradeStatusManagedFieldsOfAnUpgradedObject(b *testing.B) {
+	obj := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", ResourceVersion: "3", ManagedFields: []metav1.ManagedFieldsEntry{
+		{Manager: "scylla-operator", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "v1", Subresource: "status", FieldsType: "FieldsV1",
+			FieldsV1: conditionFields("Available", "Progressing", "Degraded", "StatefulSetControllerAvailable", "StatefulSetControllerProgressing", "StatefulSetControllerDegraded")},
+		{Manager: "scylla-manager-controller", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "v1", Subresource: "status", FieldsType: "FieldsV1",
+			FieldsV1: conditionFields("ScyllaDBManagerRegistrationDegraded")},
+	}}}
+	for b.Loop() {
+		if patch, _, err := UpgradeStatusManagedFields(obj); err != nil || patch != nil {
+			b.Fatalf("unexpected patch %s or error %v", patch, err)
+		}
+	}
+}
+
+func BenchmarkAppliedStatusConditionTypes(b *testing.B) {
+	types := []string{"Available", "Progressing", "Degraded", "StatefulSetControllerAvailable"}
+	for _, sub := range []string{"ServiceAccount", "RoleBinding", "ConfigMap", "Secret", "Service", "StatefulSet", "PodDisruptionBudget"} {
+		types = append(types, sub+"ControllerProgressing", sub+"ControllerDegraded")
+	}
+	managedFields := []metav1.ManagedFieldsEntry{{
+		Manager: "scylla-operator", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "v1", Subresource: "status",
+		FieldsType: "FieldsV1", FieldsV1: conditionFields(types...),
+	}}
+	for b.Loop() {
+		if got := AppliedStatusConditionTypes(managedFields, "scylla-operator"); got.Len() != len(types) {
+			b.Fatalf("expected %d types, got %d", len(types), got.Len())
+		}
+	}
+}
