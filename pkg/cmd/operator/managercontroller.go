@@ -24,6 +24,8 @@ import (
 	scyllainformers "github.com/scyllakube/client/scylla/informers/externalversions"
 	"github.com/scyllakube/managerclient"
 
+	"github.com/scyllakube/scylla-operator/pkg/controller/managerregistration"
+	"github.com/scyllakube/scylla-operator/pkg/controller/scylladbmanagertask"
 	"github.com/scyllakube/scylla-operator/pkg/genericclioptions"
 	"github.com/scyllakube/scylla-operator/pkg/metrics"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
@@ -233,14 +235,35 @@ func (o *ManagerControllerOptions) newControllers() (*controllerSet, error) {
 	// The agent auth-token Secrets the operator creates carry its managed-by label; users' Secrets are never cached.
 	kubeInformers := newManagedObjectsInformerFactory(o.kubeClient, o.ResyncPeriod)
 
-	// The controllers are wired in here once they exist; until then the caches they will read are started.
-	scyllaInformers.Scylla().V1alpha1().ScyllaDBDatacenters().Informer()
-	scyllaInformers.Scylla().V1alpha1().ScyllaDBManagerTasks().Informer()
-	scyllaInformers.Scylla().V1alpha1().ScyllaDBClusters().Informer()
-	kubeInformers.Core().V1().Secrets().Informer()
+	registrationController, err := managerregistration.NewScyllaDBDatacenterController(
+		o.kubeClient,
+		o.scyllaClient,
+		o.managerClient,
+		scyllaInformers.Scylla().V1alpha1().ScyllaDBDatacenters(),
+		kubeInformers.Core().V1().Secrets(),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("can't create the ScyllaDBDatacenter registration controller: %w", err)
+	}
+
+	taskController, err := scylladbmanagertask.NewController(
+		o.kubeClient,
+		o.scyllaClient,
+		o.managerClient,
+		scyllaInformers.Scylla().V1alpha1().ScyllaDBManagerTasks(),
+		scyllaInformers.Scylla().V1alpha1().ScyllaDBDatacenters(),
+		scyllaInformers.Scylla().V1alpha1().ScyllaDBClusters(),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("can't create the ScyllaDBManagerTask controller: %w", err)
+	}
 
 	return &controllerSet{
 		informerFactories: []informerFactory{kubeInformers, scyllaInformers},
+		runs: []func(ctx context.Context){
+			func(ctx context.Context) { registrationController.Run(ctx, o.ConcurrentSyncs) },
+			func(ctx context.Context) { taskController.Run(ctx, o.ConcurrentSyncs) },
+		},
 	}, nil
 }
 

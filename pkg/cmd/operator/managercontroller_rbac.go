@@ -10,28 +10,31 @@ import (
 func ManagerControllerClusterRoleRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
 		{
-			// Finalizers and the ScyllaDB Manager cluster ID and task status annotations are patched in.
+			// Read from informer caches only. Finalizers and the ScyllaDB Manager cluster ID and task status
+			// annotations are added by merge patches.
 			APIGroups: []string{"scylla.scylladb.com"},
 			Resources: []string{"scylladbdatacenters", "scylladbmanagertasks"},
-			Verbs:     []string{"get", "list", "watch", "patch"},
+			Verbs:     []string{"list", "watch", "patch"},
 		},
 		{
 			// Tasks may target a ScyllaDBCluster.
 			APIGroups: []string{"scylla.scylladb.com"},
 			Resources: []string{"scylladbclusters"},
-			Verbs:     []string{"get", "list", "watch"},
+			Verbs:     []string{"list", "watch"},
 		},
 		{
-			// Only the conditions the manager-controller owns, under its own field manager.
+			// Server-side apply of only the conditions and fields the manager-controller owns, under its own field
+			// manager.
 			APIGroups: []string{"scylla.scylladb.com"},
 			Resources: []string{"scylladbdatacenters/status", "scylladbmanagertasks/status"},
-			Verbs:     []string{"update", "patch"},
+			Verbs:     []string{"patch"},
 		},
 		{
-			// The agent auth-token Secrets the operator creates; the informer sees only the operator's objects.
+			// The agent auth-token Secrets the operator creates; the informer lists only the operator's objects, but
+			// RBAC can't restrict a list by label, so this allows reading every Secret.
 			APIGroups: []string{""},
 			Resources: []string{"secrets"},
-			Verbs:     []string{"get", "list", "watch"},
+			Verbs:     []string{"list", "watch"},
 		},
 		{
 			APIGroups: []string{""},

@@ -2,15 +2,29 @@ package operator
 
 import (
 	"context"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	scyllafake "github.com/scyllakube/client/scylla/clientset/versioned/fake"
+
+	"github.com/scyllakube/scylla-operator/pkg/genericclioptions"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/scyllaagent"
+	"github.com/scyllakube/scylla-operator/pkg/test/apiserverfields"
+	"github.com/scyllakube/scylla-operator/pkg/test/fakescyllamanager"
 )
 
 // permission is one verb on one resource ("scylladbdatacenters/status") of one API group.
@@ -73,6 +87,10 @@ func TestManagerControllerInformersNeedOnlyItsClusterRole(t *testing.T) {
 	kubeClient := kubefake.NewClientset()
 	scyllaClient := scyllafake.NewClientset()
 	o := NewManagerControllerOptions()
+	o.ScyllaDBManagerURL = "http://127.0.0.1:1"
+	if err := o.completeScyllaDBManager(); err != nil {
+		t.Fatal(err)
+	}
 	o.kubeClient, o.scyllaClient = kubeClient, scyllaClient
 
 	set, err := o.newControllers()
@@ -116,6 +134,221 @@ func TestManagerControllerInformersNeedOnlyItsClusterRole(t *testing.T) {
 	for _, want := range []string{"scylladbdatacenters", "scylladbclusters", "scylladbmanagertasks", "secrets"} {
 		if !got[want] {
 			t.Errorf("the manager-controller does not cache %s", want)
+		}
+	}
+}
+
+// unexercisedPermissions are permissions the manager-controller needs that a short run does not show: the event
+// broadcaster patches an event that repeats instead of creating it again.
+var unexercisedPermissions = []permission{{group: "", resource: "events", verb: "patch"}}
+
+// The manager-controller's controllers, run against fake API servers and a fake ScyllaDB Manager through registration,
+// task scheduling and deletion, make only requests its ClusterRole allows, and use every permission it grants.
+func TestManagerControllerNeedsExactlyItsClusterRole(t *testing.T) {
+	t.Parallel()
+	const (
+		namespace = "scylla"
+		name      = "basic"
+		taskName  = "weekly"
+	)
+	manager, err := fakescyllamanager.NewServer(fakescyllamanager.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := httptest.NewServer(manager)
+	defer server.Close()
+
+	token, err := scyllaagent.MakeAuthTokenConfig("token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeClient := kubefake.NewClientset(&corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: namespace,
+			Name:      naming.AgentAuthTokenSecretName(name),
+			Labels:    map[string]string{naming.ManagedByLabel: naming.ManagedByLabelValue},
+		},
+		Data: map[string][]byte{naming.ScyllaDBManagerAgentAuthTokenKey: token},
+	})
+	rolledOut := []metav1.Condition{
+		{Type: "Available", Status: metav1.ConditionTrue, Reason: "AsExpected", ObservedGeneration: 1, LastTransitionTime: metav1.Now()},
+		{Type: "Progressing", Status: metav1.ConditionFalse, Reason: "AsExpected", ObservedGeneration: 1, LastTransitionTime: metav1.Now()},
+		{Type: "Degraded", Status: metav1.ConditionFalse, Reason: "AsExpected", ObservedGeneration: 1, LastTransitionTime: metav1.Now()},
+	}
+	sdc := &scyllav1alpha1.ScyllaDBDatacenter{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:       namespace,
+			Name:            name,
+			UID:             "5d0c3f6e-1b2a-4c8d-9e7f-0a1b2c3d4e5f",
+			Generation:      1,
+			ResourceVersion: "1",
+			Labels:          map[string]string{naming.RegisterWithScyllaDBManagerLabel: "true"},
+		},
+		Status: scyllav1alpha1.ScyllaDBDatacenterStatus{ObservedGeneration: new(int64(1)), Conditions: rolledOut},
+	}
+	task := &scyllav1alpha1.ScyllaDBManagerTask{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: taskName, UID: "6e1d4a7f-2c3b-4d9e-8f0a-1b2c3d4e5f60", Generation: 1, ResourceVersion: "1"},
+		Spec: scyllav1alpha1.ScyllaDBManagerTaskSpec{
+			ScyllaDBClusterRef: scyllav1alpha1.LocalScyllaDBReference{Kind: "ScyllaDBDatacenter", Name: name},
+			Type:               scyllav1alpha1.ScyllaDBManagerTaskTypeRepair,
+			Repair: &scyllav1alpha1.ScyllaDBManagerRepairTaskOptions{
+				ScyllaDBManagerTaskSchedule: scyllav1alpha1.ScyllaDBManagerTaskSchedule{Cron: new("0 3 * * SUN")},
+			},
+		},
+	}
+	scyllaClient, tracker, err := apiserverfields.NewScyllaClientset(sdc, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	o := NewManagerControllerOptions()
+	o.ScyllaDBManagerURL = server.URL
+	o.ConcurrentSyncs = 1
+	// The fake tracker keeps resourceVersions as they are, so updates can look like resyncs; frequent resyncs sync
+	// every object again regardless.
+	o.ResyncPeriod = 200 * time.Millisecond
+	if err := o.completeScyllaDBManager(); err != nil {
+		t.Fatal(err)
+	}
+	o.kubeClient, o.scyllaClient = kubeClient, scyllaClient
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	p := &controllerProgram{newControllers: o.newControllers}
+	go func() { done <- p.runControllers(ctx, func() {}) }()
+
+	sdcGVR := scyllav1alpha1.SchemeGroupVersion.WithResource("scylladbdatacenters")
+	taskGVR := scyllav1alpha1.SchemeGroupVersion.WithResource("scylladbmanagertasks")
+	// The tracker is read directly, so that these reads are not among the controllers' requests.
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			return cond(), nil
+		}); err != nil {
+			sdcObj, _ := tracker.Get(sdcGVR, namespace, name)
+			taskObj, _ := tracker.Get(taskGVR, namespace, taskName)
+			t.Fatalf("waiting for %s: %v\nScyllaDB Manager: %+v\nScyllaDBDatacenter: %+v\nScyllaDBManagerTask: %+v", what, err, manager.State(), sdcObj, taskObj)
+		}
+	}
+	waitFor("the datacenter and its task in ScyllaDB Manager, with their finalizers and statuses", func() bool {
+		st := manager.State()
+		sdcObj, err := tracker.Get(sdcGVR, namespace, name)
+		if err != nil {
+			return false
+		}
+		taskObj, err := tracker.Get(taskGVR, namespace, taskName)
+		if err != nil {
+			return false
+		}
+		gotSDC, gotTask := sdcObj.(*scyllav1alpha1.ScyllaDBDatacenter), taskObj.(*scyllav1alpha1.ScyllaDBManagerTask)
+		return len(st.Clusters) == 1 && slices.ContainsFunc(st.Tasks, func(ts fakescyllamanager.TaskState) bool {
+			return ts.Type == "repair" && !ts.Deleted && strings.Contains(ts.Name, taskName)
+		}) &&
+			len(gotSDC.Finalizers) != 0 && len(gotSDC.Annotations[naming.ScyllaDBManagerClusterIDAnnotation]) != 0 &&
+			len(gotTask.Finalizers) != 0 && gotTask.Status.TaskID != nil && len(gotTask.Annotations[naming.ScyllaDBManagerTaskStatusAnnotation]) != 0
+	})
+
+	// Deleting both removes them from ScyllaDB Manager, then their finalizers.
+	for _, obj := range []struct {
+		gvr  schema.GroupVersionResource
+		name string
+	}{{gvr: taskGVR, name: taskName}, {gvr: sdcGVR, name: name}} {
+		live, err := tracker.Get(obj.gvr, namespace, obj.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		deleting := live.DeepCopyObject()
+		accessor, err := meta.Accessor(deleting)
+		if err != nil {
+			t.Fatal(err)
+		}
+		accessor.SetDeletionTimestamp(new(metav1.Now()))
+		if err := tracker.Update(obj.gvr, deleting, namespace); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor("the finalizers to be removed after ScyllaDB Manager forgot both", func() bool {
+		for _, obj := range []struct {
+			gvr  schema.GroupVersionResource
+			name string
+		}{{gvr: taskGVR, name: taskName}, {gvr: sdcGVR, name: name}} {
+			live, err := tracker.Get(obj.gvr, namespace, obj.name)
+			if err != nil {
+				return false
+			}
+			accessor, err := meta.Accessor(live)
+			if err != nil || len(accessor.GetFinalizers()) != 0 {
+				return false
+			}
+		}
+		return len(manager.State().Clusters) == 0
+	})
+	waitFor("events", func() bool {
+		events, err := kubeClient.Tracker().List(corev1.SchemeGroupVersion.WithResource("events"), corev1.SchemeGroupVersion.WithKind("Event"), "")
+		if err != nil {
+			return false
+		}
+		list, err := meta.ExtractList(events)
+		return err == nil && len(list) != 0
+	})
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	rules := ManagerControllerClusterRoleRules()
+	used := map[permission]bool{}
+	for _, a := range slices.Concat(kubeClient.Actions(), scyllaClient.Actions()) {
+		p := permissionOf(a)
+		used[p] = true
+		if !rulesAllow(rules, p) {
+			t.Errorf("the ClusterRole does not allow %v, which the manager-controller does", p)
+		}
+	}
+	for _, p := range unexercisedPermissions {
+		used[p] = true
+	}
+	for _, p := range permissionsOf(rules) {
+		if !used[p] {
+			t.Errorf("the ClusterRole grants %v, which the manager-controller never uses", p)
+		}
+	}
+}
+
+// Leader election needs exactly the Role the manager-controller gets in its namespace.
+func TestManagerControllerLeaderElectionNeedsExactlyItsRole(t *testing.T) {
+	t.Parallel()
+	client := kubefake.NewClientset()
+	le := genericclioptions.NewLeaderElection(naming.ManagerControllerLeaseName)
+	le.Namespace = naming.ScyllaDBManagerNamespace
+	le.LeaseDuration, le.RenewDeadline, le.RetryPeriod = time.Second, 500*time.Millisecond, 50*time.Millisecond
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	err := le.Run(ctx, client, func(ctx context.Context) {
+		// Lead until the lease was renewed once, then release it.
+		_ = wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			return slices.ContainsFunc(client.Actions(), func(a clienttesting.Action) bool { return a.GetVerb() == "update" }), nil
+		})
+		cancel()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	rules := ManagerControllerLeaderElectionRules()
+	used := map[permission]bool{}
+	for _, a := range client.Actions() {
+		p := permissionOf(a)
+		used[p] = true
+		if !rulesAllow(rules, p) || a.GetNamespace() != naming.ScyllaDBManagerNamespace {
+			t.Errorf("the leader election Role does not allow %v in namespace %q", p, a.GetNamespace())
+		}
+	}
+	for _, p := range permissionsOf(rules) {
+		if !used[p] {
+			t.Errorf("the leader election Role grants %v, which leader election never uses", p)
 		}
 	}
 }
