@@ -214,6 +214,7 @@ func testKilledMidWay(t *testing.T) {
 	e := newEnv(t, disruptionPlane)
 	stack := startManagerStack(t, e.f, e.c, stackOptions{name: "killed", gate: true})
 	e.use(stack)
+	ctx := t.Context()
 	const name = "killed"
 
 	clusterHold := stack.gate.Arm(framework.HoldAfterResponse, isClusterCreate)
@@ -228,6 +229,21 @@ func testKilledMidWay(t *testing.T) {
 		t.Fatalf("ScyllaDB Manager answered %s; the test needs the cluster created", heldCluster)
 	}
 	clusterID := path.Base(heldCluster.Location)
+	// ScyllaDB Manager holds the cluster; Kubernetes does not know it: the kill landed in between.
+	st, err := e.managerState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if clusterByID(st, clusterID) == nil {
+		t.Fatalf("ScyllaDB Manager does not hold cluster %s although it answered its create:\n%s", clusterID, describeState(st))
+	}
+	sdc, err := e.scylla.ScyllaV1alpha1().ScyllaDBDatacenters(e.ns).Get(ctx, naming.ScyllaDBDatacenterNameForScyllaCluster(name), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, ok := sdc.Annotations[naming.ScyllaDBManagerClusterIDAnnotation]; ok {
+		t.Fatalf("ScyllaDBDatacenter %q already has annotation %s=%q: the kill did not land between the create and its record", sdc.Name, naming.ScyllaDBManagerClusterIDAnnotation, id)
+	}
 
 	taskHold := stack.gate.Arm(framework.HoldAfterResponse, isTaskCreate)
 	stack.start()
@@ -239,6 +255,15 @@ func testKilledMidWay(t *testing.T) {
 		t.Fatalf("ScyllaDB Manager answered %s; the test needs the task created", heldTask)
 	}
 	taskID := path.Base(heldTask.Location)
+	objects, err := e.scylla.ScyllaV1alpha1().ScyllaDBManagerTasks(e.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, obj := range objects.Items {
+		if ptr.Deref(obj.Status.TaskID, "") == taskID {
+			t.Fatalf("ScyllaDBManagerTask %q already records task %s: the kill did not land between the create and its record", obj.Name, taskID)
+		}
+	}
 
 	stack.start()
 	conv := e.waitForScyllaCluster(name, stepTimeout, "the third manager-controller to finish what the killed ones started")

@@ -365,6 +365,9 @@ func taskObjectProblem(obj *scyllav1alpha1.ScyllaDBManagerTask, taskID string) e
 		return fmt.Errorf("ScyllaDBManagerTask %q has status.taskID %q, ScyllaDB Manager %q", obj.Name, ptr.Deref(obj.Status.TaskID, ""), taskID)
 	case ptr.Deref(obj.Status.ObservedGeneration, 0) != obj.Generation:
 		return fmt.Errorf("ScyllaDBManagerTask %q has observedGeneration %d, generation %d", obj.Name, ptr.Deref(obj.Status.ObservedGeneration, 0), obj.Generation)
+	case ptr.Deref(obj.Status.LastRunStatus, "") != "NEW":
+		// The fake runs no task on its schedule; these never ran.
+		return fmt.Errorf("ScyllaDBManagerTask %q has lastRunStatus %q, want NEW", obj.Name, ptr.Deref(obj.Status.LastRunStatus, ""))
 	}
 	if c := meta.FindStatusCondition(obj.Status.Conditions, "Degraded"); c == nil || c.Status != metav1.ConditionFalse {
 		return fmt.Errorf("ScyllaDBManagerTask %q is not Degraded=False: %s", obj.Name, describeCondition(c))

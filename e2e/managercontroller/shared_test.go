@@ -11,6 +11,8 @@ import (
 	"time"
 
 	scyllav1 "github.com/scyllakube/api/scylla/v1"
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/google/go-cmp/cmp"
 	"github.com/scyllakube/managerclient"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -292,6 +294,7 @@ func testNoWritesAfterConvergence(t *testing.T, stack *managerStack) {
 	window := 2*resyncPeriod + 10*time.Second
 	requests := e.markRequests()
 	audit := e.markAudit()
+	snapshot := e.snapshotTaskStatuses(name)
 	t.Logf("converged; watching writes for %v", window)
 	e.sleep(window)
 
@@ -305,14 +308,49 @@ func testNoWritesAfterConvergence(t *testing.T, stack *managerStack) {
 		t.Errorf("the manager-controller read ScyllaDB Manager's cluster %s %d times over %v, want at least once per resync period", conv.clusterID, reads, window)
 	}
 	events = audit.events()
-	if n := framework.CountRequests(events, mcWrites...).Total(); n != 0 {
-		t.Errorf("the manager-controller made %d API writes in namespace %s over %v after convergence, want none:\n%s", n, e.ns, window, describeRequests(events, mcWrites...))
+	mcWriteCount, operatorWriteCount := framework.CountRequests(events, mcWrites...).Total(), framework.CountRequests(events, operatorWrites...).Total()
+	if mcWriteCount != 0 {
+		t.Errorf("the manager-controller made %d API writes in namespace %s over %v after convergence, want none:\n%s", mcWriteCount, e.ns, window, describeRequests(events, mcWrites...))
 	}
-	if n := framework.CountRequests(events, operatorWrites...).Total(); n != 0 {
-		t.Errorf("the operator made %d API writes in namespace %s over %v after convergence, want none:\n%s", n, e.ns, window, describeRequests(events, operatorWrites...))
+	if operatorWriteCount != 0 {
+		t.Errorf("the operator made %d API writes in namespace %s over %v after convergence, want none:\n%s", operatorWriteCount, e.ns, window, describeRequests(events, operatorWrites...))
+	}
+	if mcWriteCount+operatorWriteCount != 0 {
+		if diff := cmp.Diff(snapshot, e.snapshotTaskStatuses(name)); diff != "" {
+			t.Errorf("what the writes changed in the tasks' statuses (-before +after):\n%s", diff)
+		}
 	}
 	if _, err := e.scyllaClusterConverged(t.Context(), name); err != nil {
 		t.Errorf("the ScyllaCluster no longer reads as converged: %v", err)
 	}
 	e.deleteScyllaClusterAndWait(name, conv.clusterID)
+}
+
+// taskStatuses is what the manager-controller and the operator write about a ScyllaCluster's tasks: each
+// ScyllaDBManagerTask's status and status annotation, and the ScyllaCluster's status.backups and status.repairs.
+type taskStatuses struct {
+	Annotations map[string]string
+	Statuses    map[string]scyllav1alpha1.ScyllaDBManagerTaskStatus
+	Backups     []scyllav1.BackupTaskStatus
+	Repairs     []scyllav1.RepairTaskStatus
+}
+
+func (e *env) snapshotTaskStatuses(name string) taskStatuses {
+	e.t.Helper()
+	ctx := e.t.Context()
+	s := taskStatuses{Annotations: map[string]string{}, Statuses: map[string]scyllav1alpha1.ScyllaDBManagerTaskStatus{}}
+	tasks, err := e.scylla.ScyllaV1alpha1().ScyllaDBManagerTasks(e.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, task := range tasks.Items {
+		s.Annotations[task.Name] = task.Annotations[naming.ScyllaDBManagerTaskStatusAnnotation]
+		s.Statuses[task.Name] = task.Status
+	}
+	sc, err := e.scylla.ScyllaV1().ScyllaClusters(e.ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	s.Backups, s.Repairs = sc.Status.Backups, sc.Status.Repairs
+	return s
 }
