@@ -63,7 +63,7 @@ verify-crds:
 	hack/verify-crds.sh
 
 .PHONY: local-up
-local-up: ## Start a local control plane with the operator and an example ScyllaCluster.
+local-up: ## Start a local control plane with the operator, the manager-controller and example ScyllaClusters.
 	hack/local-up.sh
 
 .PHONY: local-down

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Starts a local Kubernetes control plane on loopback with simulated nodes, the project's CRDs, the project's
-# programs that exist so far and an example ScyllaCluster. See docs/local-control-plane.md.
+# programs that exist so far (operator, fake ScyllaDB Manager, manager-controller) and example ScyllaClusters. See
+# docs/local-control-plane.md.
 #
 # Usage: hack/local-up.sh [--instance NAME] [--detach] [local-cluster flags...]
 #   --instance NAME   run several control planes at once under different names (default: local);
 #                     everything goes to _output/local/NAME/
 #   --detach          start in the background and return once everything is up (stop with hack/local-down.sh)
-#   other flags go to e2e/cmd/local-cluster, e.g. --example=PATH|none, --zones=a,b,c, --nodes-per-zone=N
+#   other flags go to e2e/cmd/local-cluster, e.g. --example=PATH[,PATH...]|none, --zones=a,b,c, --nodes-per-zone=N
 # Without --detach it runs in the foreground; Ctrl-C stops every process it started.
 set -euo pipefail
 

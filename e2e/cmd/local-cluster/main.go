@@ -1,7 +1,7 @@
 // Command local-cluster runs a local Kubernetes control plane for people: the control plane with simulated
-// nodes and cluster-fakes, the project's CRDs, the project's programs that exist so far, the ScyllaDB node
-// simulator (e2e/nodesim: a real sidecar with a fake ScyllaDB for each ScyllaDB pod, which makes the pods' readiness
-// real), and an example ScyllaCluster. It stays in the foreground until SIGINT or SIGTERM, then stops everything it
+// nodes and cluster-fakes, the project's CRDs, the project's programs that exist so far (the operator, a fake
+// ScyllaDB Manager and the manager-controller calling it), the ScyllaDB node simulator (e2e/nodesim: a real sidecar
+// with a fake ScyllaDB for each ScyllaDB pod, which makes the pods' readiness real), and example ScyllaClusters. It stays in the foreground until SIGINT or SIGTERM, then stops everything it
 // started.
 //
 // Use it through hack/local-up.sh (and hack/local-down.sh), which build the control plane binaries first.
@@ -28,6 +28,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/klog/v2"
 )
 
@@ -39,6 +40,8 @@ type localProgram struct {
 	framework.Program
 	// available reports whether the program exists yet.
 	available func(repoRoot string) bool
+	// moreArgs, when set, returns arguments only known once the programs started before it run.
+	moreArgs func(ctx context.Context) ([]string, error)
 }
 
 // programs lists the project's programs to run against the cluster whose admin kubeconfig is kubeconfig, in
@@ -68,9 +71,40 @@ func programs(kubeconfig string) []localProgram {
 			available: func(string) bool { return true },
 		},
 		{
-			Program:   framework.Program{Name: "manager-controller", Package: "./cmd/scylla-operator", Args: append([]string{"manager-controller"}, outside...)},
+			// A short resync makes changes made behind its back in the fake ScyllaDB Manager show up within a minute.
+			Program: framework.Program{
+				Name:    "manager-controller",
+				Package: "./cmd/scylla-operator",
+				Args:    append([]string{"manager-controller", "--resync-period=1m"}, outside...),
+			},
 			available: operatorSubcommandExists("manager-controller"),
+			moreArgs: func(ctx context.Context) ([]string, error) {
+				url, err := waitForFakeScyllaDBManagerURL(ctx, kubeconfig)
+				if err != nil {
+					return nil, err
+				}
+				return []string{"--scylladb-manager-url=" + url}, nil
+			},
 		},
+	}
+}
+
+// waitForFakeScyllaDBManagerURL returns the URL the fake ScyllaDB Manager writes once it listens.
+func waitForFakeScyllaDBManagerURL(ctx context.Context, kubeconfig string) (string, error) {
+	path := fakeScyllaDBManagerAddressFile(kubeconfig)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	ticker := time.NewTicker(50 * time.Millisecond)
+	defer ticker.Stop()
+	for {
+		if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) != 0 {
+			return strings.TrimSpace(string(b)), nil
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("the fake ScyllaDB Manager did not write its URL to %s: %w", path, ctx.Err())
+		case <-ticker.C:
+		}
 	}
 }
 
@@ -103,7 +137,8 @@ func (o *options) addFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.name, "name", o.name, "Name of the control plane (kubeconfig context).")
 	fs.StringVar(&o.binDir, "bin-dir", o.binDir, "Directory holding kcp, its component symlinks and kwok. Required.")
 	fs.StringVar(&o.example, "example", o.example,
-		"Manifest to apply once everything runs; empty picks the first ScyllaCluster in deploy/examples/, 'none' applies nothing.")
+		"Comma-separated manifests to apply once everything runs; empty picks the first ScyllaCluster in deploy/examples/ "+
+			"and every ScyllaCluster example with ScyllaDB Manager tasks, 'none' applies nothing.")
 	fs.StringVar(&o.region, "region", o.region, "Region label of the simulated nodes.")
 	fs.StringVar(&o.zones, "zones", o.zones, "Comma-separated zone labels of the simulated nodes.")
 	fs.IntVar(&o.nodesPerZone, "nodes-per-zone", o.nodesPerZone, "Simulated nodes in each zone.")
@@ -291,6 +326,13 @@ func setUp(ctx context.Context, root string, o *options, builder *framework.GoBu
 			logf("skipping %s: not in the working tree yet", p.Name)
 			continue
 		}
+		if p.moreArgs != nil {
+			more, err := p.moreArgs(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("can't start %s: %w", p.Name, err)
+			}
+			p.Args = append(p.Args, more...)
+		}
 		proc, err := framework.StartProgram(ctx, builder, cp, p.Program)
 		if err != nil {
 			return nil, err
@@ -306,23 +348,25 @@ func setUp(ctx context.Context, root string, o *options, builder *framework.GoBu
 	}
 	logf("started the ScyllaDB node simulator (sidecars' logs in %s/pods/*/*/container.log)", simDir)
 
-	example, err := findExample(root, o.example)
+	examples, err := findExamples(root, o.example)
 	if err != nil {
 		return sim, err
 	}
-	if example == "" {
+	if len(examples) == 0 {
 		logf("no example to apply")
 		return sim, nil
 	}
-	if err := createNamespaces(ctx, clients, example); err != nil {
-		return sim, err
-	}
-	objs, err := clients.ApplyManifestFile(ctx, example, userAgent, "default")
-	if err != nil {
-		return sim, err
-	}
-	for _, obj := range objs {
-		logf("applied %s %s/%s from %s", obj.GetKind(), obj.GetNamespace(), obj.GetName(), example)
+	for _, example := range examples {
+		if err := createNamespaces(ctx, clients, example); err != nil {
+			return sim, err
+		}
+		objs, err := clients.ApplyManifestFile(ctx, example, userAgent, "default")
+		if err != nil {
+			return sim, err
+		}
+		for _, obj := range objs {
+			logf("applied %s %s/%s from %s", obj.GetKind(), obj.GetNamespace(), obj.GetName(), example)
+		}
 	}
 	return sim, nil
 }
@@ -346,42 +390,55 @@ func createNamespaces(ctx context.Context, clients *framework.Clients, path stri
 	return nil
 }
 
-// findExample returns the manifest to apply: flag "none" means none, a path means that file, and empty means
-// the first deploy/examples/*.yaml that holds a ScyllaCluster, "basic" ones first (none if there is none yet).
-func findExample(root, flagValue string) (string, error) {
+// findExamples returns the manifests to apply: flag "none" means none, a comma-separated list means those files, and
+// empty means the first deploy/examples/*.yaml that holds a ScyllaCluster, "basic" ones first, followed by every
+// other example whose ScyllaCluster declares backups or repairs, so that the manager-controller has tasks to schedule.
+func findExamples(root, flagValue string) ([]string, error) {
 	switch flagValue {
 	case "none":
-		return "", nil
+		return nil, nil
 	case "":
 	default:
-		if _, err := os.Stat(flagValue); err != nil {
-			return "", fmt.Errorf("can't use example: %w", err)
+		var paths []string
+		for _, p := range strings.Split(flagValue, ",") {
+			p = strings.TrimSpace(p)
+			if _, err := os.Stat(p); err != nil {
+				return nil, fmt.Errorf("can't use example: %w", err)
+			}
+			paths = append(paths, p)
 		}
-		return flagValue, nil
+		return paths, nil
 	}
 	files, err := framework.ManifestFiles(filepath.Join(root, "deploy", "examples"))
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	// A "basic" example first, then the others in name order.
 	sort.SliceStable(files, func(i, j int) bool {
 		return strings.Contains(filepath.Base(files[i]), "basic") && !strings.Contains(filepath.Base(files[j]), "basic")
 	})
+	var examples []string
 	for _, f := range files {
 		if strings.Contains(filepath.Base(f), "invalid") {
 			continue // Invalid examples exist on purpose, for rejection tests.
 		}
 		objs, err := framework.DecodeManifestFile(f)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		for _, obj := range objs {
-			if obj.GetKind() == "ScyllaCluster" {
-				return f, nil
+			if obj.GetKind() != "ScyllaCluster" {
+				continue
+			}
+			backups, _, _ := unstructured.NestedSlice(obj.Object, "spec", "backups")
+			repairs, _, _ := unstructured.NestedSlice(obj.Object, "spec", "repairs")
+			if len(examples) == 0 || len(backups)+len(repairs) != 0 {
+				examples = append(examples, f)
+				break
 			}
 		}
 	}
-	return "", nil
+	return examples, nil
 }
 
 func usageText(root string, o *options, cp *framework.ControlPlane) string {
@@ -405,7 +462,9 @@ Local control plane %q is up: https://127.0.0.1:%d (Kubernetes from hack/kcp, si
   kubectl get scyllaclusters -A
 
 Logs of every process: %s/*.log (API audit log: %s)
-Fake ScyllaDB Manager: %s (its state: curl %s/fake/state)
+Fake ScyllaDB Manager: %s
+  curl %s/fake/state                      # the clusters and tasks the manager-controller registered
+  kubectl get scylladbmanagertasks -A -o wide
 ScyllaDB nodes: their sidecars run locally against fake ScyllaDB, logs in %s/nodesim/pods/<namespace>/<pod>-<uid>/container.log
 Stop: Ctrl-C here, or hack/local-down.sh --instance %s
 `, o.name, cp.Ports.APIServer, cp.KubeconfigPath, o.binDir, rel(o.dir), rel(cp.Audit.Path), managerURL, managerURL, rel(o.dir), instance)
