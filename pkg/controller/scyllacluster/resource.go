@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	scyllav1 "github.com/scyllakube/api/scylla/v1"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/managerclient"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -178,8 +178,7 @@ func scyllaClusterManagerID(sc *scyllav1.ScyllaCluster) (string, error) {
 	if len(id) == 0 {
 		return "", nil
 	}
-	// 36 characters: the canonical form, not the URN or braced ones uuid.Parse also accepts.
-	if _, err := uuid.Parse(id); err != nil || len(id) != 36 {
+	if !managerclient.IsUUID(id) {
 		return "", fmt.Errorf("status.managerId %q is not a UUID, so it can't be the ID of a cluster in ScyllaDB Manager", id)
 	}
 	return id, nil

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/managerclient"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
@@ -86,12 +85,13 @@ func (c *Controller) getRegistration(task *scyllav1alpha1.ScyllaDBManagerTask) (
 	if _, ok := obj.GetLabels()[naming.RegisterWithScyllaDBManagerLabel]; !ok {
 		return registration{waiting: fmt.Sprintf("%s is not labelled %q for registration with ScyllaDB Manager", what, naming.RegisterWithScyllaDBManagerLabel)}, nil
 	}
-	clusterID := strings.TrimSpace(obj.GetAnnotations()[naming.ScyllaDBManagerClusterIDAnnotation])
+	clusterID := obj.GetAnnotations()[naming.ScyllaDBManagerClusterIDAnnotation]
 	if len(clusterID) == 0 {
 		return registration{waiting: fmt.Sprintf("%s is not registered with ScyllaDB Manager yet", what)}, nil
 	}
-	if _, err := uuid.Parse(clusterID); err != nil {
-		// ScyllaDB Manager would read it as a cluster name; the registration controller reports and replaces it.
+	// The registration controller's check: anything it would not register under, ScyllaDB Manager would read as a
+	// cluster name. The registration controller reports it.
+	if !managerclient.IsUUID(clusterID) {
 		return registration{waiting: fmt.Sprintf("%s has annotation %q = %q, which is not a ScyllaDB Manager cluster ID", what, naming.ScyllaDBManagerClusterIDAnnotation, clusterID)}, nil
 	}
 	return registration{clusterID: clusterID}, nil

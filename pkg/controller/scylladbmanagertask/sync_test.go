@@ -113,6 +113,25 @@ func TestSyncWaitsForTheRegistrationOfTheReferencedCluster(t *testing.T) {
 			wantMessage: `ScyllaDBDatacenter "scylla/basic" has annotation "internal.scylla-operator.scylladb.com/scylladb-manager-clusterid" = "scylla/basic", which is not a ScyllaDB Manager cluster ID`,
 		},
 		{
+			// uuid.Parse takes these forms; ScyllaDB Manager and the registration controller do not.
+			name: "the datacenter's cluster ID is a braced UUID",
+			dc: func() *scyllav1alpha1.ScyllaDBDatacenter {
+				dc := newRegisteredDatacenter()
+				dc.Annotations[naming.ScyllaDBManagerClusterIDAnnotation] = "{" + testClusterID + "}"
+				return dc
+			},
+			wantMessage: `ScyllaDBDatacenter "scylla/basic" has annotation "internal.scylla-operator.scylladb.com/scylladb-manager-clusterid" = "{` + testClusterID + `}", which is not a ScyllaDB Manager cluster ID`,
+		},
+		{
+			name: "the datacenter's cluster ID is a UUID URN",
+			dc: func() *scyllav1alpha1.ScyllaDBDatacenter {
+				dc := newRegisteredDatacenter()
+				dc.Annotations[naming.ScyllaDBManagerClusterIDAnnotation] = "urn:uuid:" + testClusterID
+				return dc
+			},
+			wantMessage: `ScyllaDBDatacenter "scylla/basic" has annotation "internal.scylla-operator.scylladb.com/scylladb-manager-clusterid" = "urn:uuid:` + testClusterID + `", which is not a ScyllaDB Manager cluster ID`,
+		},
+		{
 			name: "the datacenter is being deleted",
 			dc: func() *scyllav1alpha1.ScyllaDBDatacenter {
 				dc := newRegisteredDatacenter()
