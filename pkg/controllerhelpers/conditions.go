@@ -153,3 +153,14 @@ func truncateMessage(message string) string {
 	}
 	return message[:cut] + marker
 }
+
+// SetTransitionTimes sets the lastTransitionTime of each of conditions, in place: existing's, the conditions the
+// object has, while a condition's status holds, and now when it changes or the object had none of that type.
+func SetTransitionTimes(conditions, existing []metav1.Condition, now metav1.Time) {
+	for i := range conditions {
+		conditions[i].LastTransitionTime = now
+		if e := meta.FindStatusCondition(existing, conditions[i].Type); e != nil && e.Status == conditions[i].Status && !e.LastTransitionTime.IsZero() {
+			conditions[i].LastTransitionTime = e.LastTransitionTime
+		}
+	}
+}

@@ -223,3 +223,54 @@ func TestTruncateMessage(t *testing.T) {
 		})
 	}
 }
+
+func TestSetTransitionTimesKeepsTheTimeOfAConditionWhoseStatusHolds(t *testing.T) {
+	t.Parallel()
+
+	before := metav1.NewTime(time.Date(2025, time.January, 1, 0, 0, 0, 0, time.UTC))
+	now := metav1.NewTime(before.Add(time.Hour))
+	withTime := func(c metav1.Condition, t metav1.Time) metav1.Condition {
+		c.LastTransitionTime = t
+		return c
+	}
+
+	tt := []struct {
+		name       string
+		existing   []metav1.Condition
+		conditions []metav1.Condition
+		want       []metav1.Condition
+	}{
+		{
+			name:       "a new condition gets now",
+			conditions: []metav1.Condition{condition("Degraded", metav1.ConditionFalse, "AsExpected", "", 1)},
+			want:       []metav1.Condition{withTime(condition("Degraded", metav1.ConditionFalse, "AsExpected", "", 1), now)},
+		},
+		{
+			name:       "a status that holds keeps its time, even when the reason and message change",
+			existing:   []metav1.Condition{withTime(condition("Degraded", metav1.ConditionTrue, "Error", "a", 1), before)},
+			conditions: []metav1.Condition{condition("Degraded", metav1.ConditionTrue, "Other", "b", 2)},
+			want:       []metav1.Condition{withTime(condition("Degraded", metav1.ConditionTrue, "Other", "b", 2), before)},
+		},
+		{
+			name:       "a status that changes gets now",
+			existing:   []metav1.Condition{withTime(condition("Degraded", metav1.ConditionTrue, "Error", "a", 1), before)},
+			conditions: []metav1.Condition{condition("Degraded", metav1.ConditionFalse, "AsExpected", "", 1)},
+			want:       []metav1.Condition{withTime(condition("Degraded", metav1.ConditionFalse, "AsExpected", "", 1), now)},
+		},
+		{
+			name:       "an existing condition without a time gets now",
+			existing:   []metav1.Condition{condition("Degraded", metav1.ConditionFalse, "AsExpected", "", 1)},
+			conditions: []metav1.Condition{condition("Degraded", metav1.ConditionFalse, "AsExpected", "", 1)},
+			want:       []metav1.Condition{withTime(condition("Degraded", metav1.ConditionFalse, "AsExpected", "", 1), now)},
+		},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			SetTransitionTimes(tc.conditions, tc.existing, now)
+			if diff := cmp.Diff(tc.want, tc.conditions); diff != "" {
+				t.Errorf("unexpected conditions (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
+	metav1apply "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/client-go/util/csaupgrade"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
@@ -95,4 +96,20 @@ func AppliedStatusConditionTypes(managedFields []metav1.ManagedFieldsEntry, mana
 
 func isField(pe fieldpath.PathElement, name string) bool {
 	return pe.FieldName != nil && *pe.FieldName == name
+}
+
+// ConditionApplyConfigurations returns the apply configurations of conditions, every field set, for a server-side
+// apply of a status's conditions (a list keyed by type).
+func ConditionApplyConfigurations(conditions []metav1.Condition) []*metav1apply.ConditionApplyConfiguration {
+	out := make([]*metav1apply.ConditionApplyConfiguration, 0, len(conditions))
+	for _, c := range conditions {
+		out = append(out, metav1apply.Condition().
+			WithType(c.Type).
+			WithStatus(c.Status).
+			WithObservedGeneration(c.ObservedGeneration).
+			WithLastTransitionTime(c.LastTransitionTime).
+			WithReason(c.Reason).
+			WithMessage(c.Message))
+	}
+	return out
 }

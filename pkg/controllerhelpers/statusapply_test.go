@@ -3,6 +3,7 @@ package controllerhelpers
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -163,5 +164,32 @@ func BenchmarkAppliedStatusConditionTypes(b *testing.B) {
 		if got := AppliedStatusConditionTypes(managedFields, "scylla-operator"); got.Len() != len(types) {
 			b.Fatalf("expected %d types, got %d", len(types), got.Len())
 		}
+	}
+}
+
+func TestConditionApplyConfigurationsSendEveryFieldOfEveryCondition(t *testing.T) {
+	t.Parallel()
+
+	conditions := []metav1.Condition{
+		{Type: "Degraded", Status: metav1.ConditionTrue, Reason: "Error", Message: "boom", ObservedGeneration: 2,
+			LastTransitionTime: metav1.NewTime(time.Date(2025, time.January, 1, 0, 0, 0, 0, time.UTC))},
+		// Empty and zero values are sent too: the apply owns them.
+		{Type: "Progressing", Status: metav1.ConditionFalse, Reason: "AsExpected",
+			LastTransitionTime: metav1.NewTime(time.Date(2025, time.January, 2, 0, 0, 0, 0, time.UTC))},
+	}
+	data, err := json.Marshal(ConditionApplyConfigurations(conditions))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []map[string]any
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := []map[string]any{
+		{"type": "Degraded", "status": "True", "reason": "Error", "message": "boom", "observedGeneration": float64(2), "lastTransitionTime": "2025-01-01T00:00:00Z"},
+		{"type": "Progressing", "status": "False", "reason": "AsExpected", "message": "", "observedGeneration": float64(0), "lastTransitionTime": "2025-01-02T00:00:00Z"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("unexpected apply configurations (-want +got):\n%s", diff)
 	}
 }

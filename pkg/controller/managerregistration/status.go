@@ -3,6 +3,7 @@ package managerregistration
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	scyllav1alpha1apply "github.com/scyllakube/client/scylla/applyconfiguration/scylla/v1alpha1"
@@ -11,7 +12,6 @@ import (
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	metav1apply "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/klog/v2"
 )
 
@@ -23,7 +23,7 @@ var ownedConditionTypes = []string{
 
 // makeConditions returns this controller's conditions for an object of generation: Progressing True with waiting's
 // reason and message when it is set, Degraded True with failure's when it is set, each in its good state (False,
-// AsExpected) otherwise. lastTransitionTime is left for setTransitionTimes.
+// AsExpected) otherwise. lastTransitionTime is left for updateConditions.
 func makeConditions(generation int64, waiting, failure *progress) []metav1.Condition {
 	condition := func(condType string, p *progress) metav1.Condition {
 		c := metav1.Condition{
@@ -60,20 +60,6 @@ func conditionsUpToDate(existing, desired []metav1.Condition) bool {
 	return true
 }
 
-// setTransitionTimes returns desired with lastTransitionTime set: kept from existing while a condition's status holds,
-// now when it changes.
-func setTransitionTimes(desired, existing []metav1.Condition, now metav1.Time) []metav1.Condition {
-	out := make([]metav1.Condition, 0, len(desired))
-	for _, c := range desired {
-		c.LastTransitionTime = now
-		if e := meta.FindStatusCondition(existing, c.Type); e != nil && e.Status == c.Status && !e.LastTransitionTime.IsZero() {
-			c.LastTransitionTime = e.LastTransitionTime
-		}
-		out = append(out, c)
-	}
-	return out
-}
-
 // updateConditions makes desired this controller's conditions of obj, removing those of its types desired lacks. It
 // writes only when the cached object says otherwise, and returns the object as written, or obj when nothing was.
 func (r *registrar[T]) updateConditions(ctx context.Context, obj T, desired []metav1.Condition) (T, error) {
@@ -81,7 +67,9 @@ func (r *registrar[T]) updateConditions(ctx context.Context, obj T, desired []me
 	if conditionsUpToDate(existing, desired) {
 		return obj, nil
 	}
-	updated, err := r.kind.applyConditions(ctx, obj, setTransitionTimes(desired, existing, r.now()))
+	desired = slices.Clone(desired)
+	controllerhelpers.SetTransitionTimes(desired, existing, r.now())
+	updated, err := r.kind.applyConditions(ctx, obj, desired)
 	if err != nil {
 		var zero T
 		return zero, fmt.Errorf("can't apply the status conditions of %s %q: %w", r.kind.kind, klog.KObj(obj), err)
@@ -96,16 +84,7 @@ func (r *registrar[T]) updateConditions(ctx context.Context, obj T, desired []me
 // manager-controller's conditions it no longer lists are removed. The UID makes the apply fail rather than land on
 // another object recreated under the same name.
 func applyScyllaDBDatacenterConditions(ctx context.Context, client scyllaclientset.Interface, sdc *scyllav1alpha1.ScyllaDBDatacenter, conditions []metav1.Condition) (*scyllav1alpha1.ScyllaDBDatacenter, error) {
-	status := scyllav1alpha1apply.ScyllaDBDatacenterStatus()
-	for _, c := range conditions {
-		status.WithConditions(metav1apply.Condition().
-			WithType(c.Type).
-			WithStatus(c.Status).
-			WithObservedGeneration(c.ObservedGeneration).
-			WithLastTransitionTime(c.LastTransitionTime).
-			WithReason(c.Reason).
-			WithMessage(c.Message))
-	}
+	status := scyllav1alpha1apply.ScyllaDBDatacenterStatus().WithConditions(controllerhelpers.ConditionApplyConfigurations(conditions)...)
 	apply := scyllav1alpha1apply.ScyllaDBDatacenter(sdc.Name, sdc.Namespace).
 		WithUID(sdc.UID).
 		WithStatus(status)

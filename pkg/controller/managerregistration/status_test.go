@@ -2,9 +2,9 @@ package managerregistration
 
 import (
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -56,7 +56,8 @@ func TestConditionsUpToDateComparesEverythingButTheTransitionTime(t *testing.T) 
 
 	operators := metav1.Condition{Type: "Available", Status: metav1.ConditionTrue, Reason: "AsExpected", ObservedGeneration: 2}
 	desired := makeConditions(2, nil, nil)
-	existing := append([]metav1.Condition{operators}, setTransitionTimes(desired, nil, metav1.NewTime(testNow))...)
+	existing := append([]metav1.Condition{operators}, desired...)
+	controllerhelpers.SetTransitionTimes(existing, nil, metav1.NewTime(testNow))
 
 	modified := func(modify func(c *metav1.Condition)) []metav1.Condition {
 		out := append([]metav1.Condition{}, existing...)
@@ -86,25 +87,5 @@ func TestConditionsUpToDateComparesEverythingButTheTransitionTime(t *testing.T) 
 				t.Errorf("expected %v, got %v", tc.want, got)
 			}
 		})
-	}
-}
-
-func TestSetTransitionTimesKeepsTheTimeWhileTheStatusHolds(t *testing.T) {
-	t.Parallel()
-
-	earlier := metav1.NewTime(testNow.Add(-time.Hour))
-	existing := []metav1.Condition{
-		{Type: ScyllaDBManagerRegistrationProgressingCondition, Status: metav1.ConditionFalse, Reason: "AsExpected", LastTransitionTime: earlier},
-		{Type: ScyllaDBManagerRegistrationDegradedCondition, Status: metav1.ConditionFalse, Reason: "AsExpected", LastTransitionTime: earlier},
-	}
-	desired := makeConditions(2, &progress{reason: "WaitingForRollout", message: "m"}, nil)
-
-	got := setTransitionTimes(desired, existing, metav1.NewTime(testNow))
-	want := []metav1.Condition{
-		{Type: ScyllaDBManagerRegistrationProgressingCondition, Status: metav1.ConditionTrue, Reason: "WaitingForRollout", Message: "m", ObservedGeneration: 2, LastTransitionTime: metav1.NewTime(testNow)},
-		{Type: ScyllaDBManagerRegistrationDegradedCondition, Status: metav1.ConditionFalse, Reason: "AsExpected", ObservedGeneration: 2, LastTransitionTime: earlier},
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("unexpected conditions (-want +got):\n%s", diff)
 	}
 }

@@ -54,15 +54,7 @@ func (c *Controller) calculateStatus(sdc *scyllav1alpha1.ScyllaDBDatacenter, rac
 		controllerhelpers.AvailableCondition, controllerhelpers.ProgressingCondition, controllerhelpers.DegradedCondition); err != nil {
 		return nil, fmt.Errorf("can't aggregate conditions: %w", err)
 	}
-	now := c.now()
-	for i := range conditions {
-		conditions[i].LastTransitionTime = now
-		for _, old := range sdc.Status.Conditions {
-			if old.Type == conditions[i].Type && old.Status == conditions[i].Status {
-				conditions[i].LastTransitionTime = old.LastTransitionTime
-			}
-		}
-	}
+	controllerhelpers.SetTransitionTimes(conditions, sdc.Status.Conditions, c.now())
 	status.Conditions = conditions
 	return status, nil
 }

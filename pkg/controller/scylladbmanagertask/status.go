@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	metav1applyconfigurations "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/klog/v2"
 )
 
@@ -81,14 +80,11 @@ func calculateStatus(task *scyllav1alpha1.ScyllaDBManagerTask, o *outcome, now m
 		degraded.Status, degraded.Reason, degraded.Message = metav1.ConditionTrue, o.failure.Reason, o.failure.Message
 	}
 
-	for _, c := range []metav1.Condition{available, progressing, degraded} {
-		c.ObservedGeneration = task.Generation
-		c.LastTransitionTime = now
-		if previous := meta.FindStatusCondition(task.Status.Conditions, c.Type); previous != nil && previous.Status == c.Status {
-			c.LastTransitionTime = previous.LastTransitionTime
-		}
-		status.Conditions = append(status.Conditions, c)
+	status.Conditions = []metav1.Condition{available, progressing, degraded}
+	for i := range status.Conditions {
+		status.Conditions[i].ObservedGeneration = task.Generation
 	}
+	controllerhelpers.SetTransitionTimes(status.Conditions, task.Status.Conditions, now)
 	return status
 }
 
@@ -134,7 +130,13 @@ func (c *Controller) updateStatus(ctx context.Context, task *scyllav1alpha1.Scyl
 		return nil
 	}
 
-	applied, err := c.scyllaClient.ScyllaV1alpha1().ScyllaDBManagerTasks(task.Namespace).ApplyStatus(ctx, makeStatusApplyConfiguration(task, status), metav1.ApplyOptions{
+	// status holds only fields the controller owns, all of them optional pointers: what it leaves unset is not sent.
+	statusConfiguration, err := controllerhelpers.ApplyConfigurationFrom[scyllav1alpha1applyconfigurations.ScyllaDBManagerTaskStatusApplyConfiguration](ownedStatus(status))
+	if err != nil {
+		return fmt.Errorf("can't apply status of ScyllaDBManagerTask %q: %w", klog.KObj(task), err)
+	}
+	applyConfiguration := scyllav1alpha1applyconfigurations.ScyllaDBManagerTask(task.Name, task.Namespace).WithStatus(statusConfiguration)
+	applied, err := c.scyllaClient.ScyllaV1alpha1().ScyllaDBManagerTasks(task.Namespace).ApplyStatus(ctx, applyConfiguration, metav1.ApplyOptions{
 		FieldManager: naming.ManagerControllerFieldManager,
 		Force:        true,
 	})
@@ -143,45 +145,6 @@ func (c *Controller) updateStatus(ctx context.Context, task *scyllav1alpha1.Scyl
 	}
 	klog.FromContext(ctx).V(2).Info("Applied status", "scyllaDBManagerTask", klog.KObj(task), "resourceVersion", applied.ResourceVersion)
 	return nil
-}
-
-// makeStatusApplyConfiguration returns the apply configuration of task's status with the fields of status.
-func makeStatusApplyConfiguration(task *scyllav1alpha1.ScyllaDBManagerTask, status *scyllav1alpha1.ScyllaDBManagerTaskStatus) *scyllav1alpha1applyconfigurations.ScyllaDBManagerTaskApplyConfiguration {
-	ac := scyllav1alpha1applyconfigurations.ScyllaDBManagerTaskStatus()
-	if status.ObservedGeneration != nil {
-		ac.WithObservedGeneration(*status.ObservedGeneration)
-	}
-	for _, c := range status.Conditions {
-		ac.WithConditions(metav1applyconfigurations.Condition().
-			WithType(c.Type).
-			WithStatus(c.Status).
-			WithReason(c.Reason).
-			WithMessage(c.Message).
-			WithObservedGeneration(c.ObservedGeneration).
-			WithLastTransitionTime(c.LastTransitionTime))
-	}
-	if status.TaskID != nil {
-		ac.WithTaskID(*status.TaskID)
-	}
-	if status.LastRunStatus != nil {
-		ac.WithLastRunStatus(*status.LastRunStatus)
-	}
-	if status.NextActivation != nil {
-		ac.WithNextActivation(*status.NextActivation)
-	}
-	if status.LastSuccess != nil {
-		ac.WithLastSuccess(*status.LastSuccess)
-	}
-	if status.LastError != nil {
-		ac.WithLastError(*status.LastError)
-	}
-	if status.SuccessCount != nil {
-		ac.WithSuccessCount(*status.SuccessCount)
-	}
-	if status.ErrorCount != nil {
-		ac.WithErrorCount(*status.ErrorCount)
-	}
-	return scyllav1alpha1applyconfigurations.ScyllaDBManagerTask(task.Name, task.Namespace).WithStatus(ac)
 }
 
 // makeStatusAnnotation returns the value of naming.ScyllaDBManagerTaskStatusAnnotation for item, task's task as
