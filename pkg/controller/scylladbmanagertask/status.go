@@ -135,7 +135,8 @@ func (c *Controller) updateStatus(ctx context.Context, task *scyllav1alpha1.Scyl
 	if err != nil {
 		return fmt.Errorf("can't apply status of ScyllaDBManagerTask %q: %w", klog.KObj(task), err)
 	}
-	applyConfiguration := scyllav1alpha1applyconfigurations.ScyllaDBManagerTask(task.Name, task.Namespace).WithStatus(statusConfiguration)
+	// The UID makes the apply fail rather than land on another object recreated under the same name.
+	applyConfiguration := scyllav1alpha1applyconfigurations.ScyllaDBManagerTask(task.Name, task.Namespace).WithUID(task.UID).WithStatus(statusConfiguration)
 	applied, err := c.scyllaClient.ScyllaV1alpha1().ScyllaDBManagerTasks(task.Namespace).ApplyStatus(ctx, applyConfiguration, metav1.ApplyOptions{
 		FieldManager: naming.ManagerControllerFieldManager,
 		Force:        true,
@@ -257,15 +258,17 @@ func (c *Controller) updateStatusAnnotation(ctx context.Context, task *scyllav1a
 	if current, ok := task.Annotations[naming.ScyllaDBManagerTaskStatusAnnotation]; ok && current == value {
 		return nil
 	}
+	// The UID makes the patch fail rather than land on another object recreated under the same name.
 	patch, err := json.Marshal(map[string]any{
 		"metadata": map[string]any{
+			"uid":         task.UID,
 			"annotations": map[string]string{naming.ScyllaDBManagerTaskStatusAnnotation: value},
 		},
 	})
 	if err != nil {
 		return fmt.Errorf("can't make status annotation patch of ScyllaDBManagerTask %q: %w", klog.KObj(task), err)
 	}
-	if _, err := c.scyllaClient.ScyllaV1alpha1().ScyllaDBManagerTasks(task.Namespace).Patch(ctx, task.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	if _, err := c.scyllaClient.ScyllaV1alpha1().ScyllaDBManagerTasks(task.Namespace).Patch(ctx, task.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: naming.ManagerControllerFieldManager}); err != nil {
 		return fmt.Errorf("can't patch status annotation of ScyllaDBManagerTask %q: %w", klog.KObj(task), err)
 	}
 	klog.FromContext(ctx).V(2).Info("Patched status annotation", "scyllaDBManagerTask", klog.KObj(task))

@@ -186,9 +186,37 @@ func TestSyncAppliesTheStatusUnderTheManagerControllerFieldManager(t *testing.T)
 	if _, ok := applied["spec"]; ok {
 		t.Errorf("the status apply carries the spec: %s", a.GetPatch())
 	}
+	// The UID makes the apply fail rather than land on another object recreated under the same name.
 	metadata, _ := applied["metadata"].(map[string]any)
-	if diff := cmp.Diff(map[string]any{"name": "daily", "namespace": testNamespace}, metadata); diff != "" {
-		t.Errorf("the status apply carries more metadata than the object's name (-want +got):\n%s", diff)
+	if diff := cmp.Diff(map[string]any{"name": "daily", "namespace": testNamespace, "uid": "daily-uid"}, metadata); diff != "" {
+		t.Errorf("the status apply carries other metadata than the object's name and UID (-want +got):\n%s", diff)
+	}
+}
+
+func TestSyncPatchesTheStatusAnnotationOfThatObjectOnly(t *testing.T) {
+	t.Parallel()
+
+	f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"))
+	f.mustSync(t, "daily")
+
+	var patches []map[string]any
+	for _, a := range f.scyllaClient.Actions() {
+		if p, ok := a.(clienttesting.PatchActionImpl); ok && len(p.GetSubresource()) == 0 {
+			var patch map[string]any
+			if err := json.Unmarshal(p.GetPatch(), &patch); err != nil {
+				t.Fatal(err)
+			}
+			patches = append(patches, patch)
+		}
+	}
+	if len(patches) != 1 {
+		t.Fatalf("expected one metadata patch, got %d", len(patches))
+	}
+	metadata, _ := patches[0]["metadata"].(map[string]any)
+	// The UID makes the patch fail rather than land on another object recreated under the same name, whose
+	// ScyllaCluster would then show the old task.
+	if metadata["uid"] != "daily-uid" {
+		t.Errorf("expected the status annotation patch to carry the object's UID, got %v", patches[0])
 	}
 }
 
