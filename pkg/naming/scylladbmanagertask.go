@@ -7,6 +7,11 @@ const (
 	// reference (ScyllaDBManagerTaskClusterRefIndexKey), through which a change of a ScyllaDBDatacenter or
 	// ScyllaDBCluster reaches the tasks that wait for its registration.
 	ScyllaDBManagerTaskClusterRefIndex = "scylla-operator.scylladb.com/scylladb-cluster-ref"
+
+	// ScyllaDBManagerTaskClusterIDAnnotation records, on a ScyllaDBManagerTask, the ScyllaDB Manager cluster its task
+	// lives in. The controller writes it before it creates the task there, so that after spec.scyllaDBClusterRef
+	// changes it still knows where to delete the task from.
+	ScyllaDBManagerTaskClusterIDAnnotation = "internal.scylla-operator.scylladb.com/scylladb-manager-task-cluster-id"
 )
 
 // ScyllaDBManagerTaskNameInManager returns the name a ScyllaDBManagerTask's task has in ScyllaDB Manager: the value

@@ -3,6 +3,7 @@ package scylladbmanagertask
 import (
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -29,6 +30,10 @@ const (
 	// testClusterID is the ScyllaDB Manager cluster the test datacenter is registered as.
 	testClusterID = "6f1d3f4e-2b1a-4c7d-9e8f-0a1b2c3d4e5f"
 	testDCName    = "basic"
+	// otherClusterID is the ScyllaDB Manager cluster the datacenter otherDCName is registered as, once
+	// registerOtherCluster ran.
+	otherClusterID = "0c9b8a7d-6e5f-4a3b-8c2d-1e0f9a8b7c6d"
+	otherDCName    = "other"
 )
 
 // testStart is the fixture clock's first reading: a Wednesday noon.
@@ -199,6 +204,15 @@ func (f *fixture) task(t *testing.T, name string) *scyllav1alpha1.ScyllaDBManage
 	return task
 }
 
+// dropClusterRecord removes the ScyllaDB Manager cluster record from the task named name, as a task synced by an
+// earlier manager-controller lacks it.
+func (f *fixture) dropClusterRecord(t *testing.T, name string) {
+	t.Helper()
+	task := f.task(t, name)
+	delete(task.Annotations, naming.ScyllaDBManagerTaskClusterIDAnnotation)
+	f.put(t, task, "scylladbmanagertasks")
+}
+
 // expireMemo moves the clock past the task list memo's TTL, so that the next sync reads ScyllaDB Manager.
 func (f *fixture) expireMemo() {
 	f.clock.Advance(defaultTaskListTTL + time.Second)
@@ -300,6 +314,51 @@ func newRegisteredDatacenter() *scyllav1alpha1.ScyllaDBDatacenter {
 			Annotations:     map[string]string{naming.ScyllaDBManagerClusterIDAnnotation: testClusterID},
 		},
 	}
+}
+
+// registerOtherCluster registers otherClusterID with ScyllaDB Manager and stores the ScyllaDBDatacenter named
+// otherDCName, registered as it: the target a task is moved to.
+func (f *fixture) registerOtherCluster(t *testing.T) {
+	t.Helper()
+	if _, err := f.managerClient.CreateCluster(t.Context(), &managerclient.Cluster{
+		ID: otherClusterID, Name: "scylla/other", Host: "other-client.scylla.svc", AuthToken: "token", WithoutRepair: true,
+	}); err != nil {
+		t.Fatalf("can't register the other cluster: %v", err)
+	}
+	dc := newRegisteredDatacenter()
+	dc.Name, dc.UID = otherDCName, "other-sdc-uid"
+	dc.Annotations[naming.ScyllaDBManagerClusterIDAnnotation] = otherClusterID
+	f.put(t, dc, "scylladbdatacenters")
+	f.managerRequests()
+}
+
+// tasksIn returns the live tasks ScyllaDB Manager holds in cluster clusterID, healthchecks left out.
+func (f *fixture) tasksIn(clusterID string) []fakescyllamanager.TaskState {
+	var tasks []fakescyllamanager.TaskState
+	for _, task := range f.manager.State().LiveTasks() {
+		if task.ClusterID == clusterID && task.Type != "healthcheck" {
+			tasks = append(tasks, task)
+		}
+	}
+	return tasks
+}
+
+// clusterWrites returns the writes among requests as "<endpoint> <cluster ID>".
+func clusterWrites(requests []fakescyllamanager.Request) []string {
+	var writes []string
+	for _, r := range requests {
+		if !r.IsWrite() {
+			continue
+		}
+		// Paths read /api/v1/cluster/{id}/...
+		segments := strings.Split(strings.Trim(r.Path, "/"), "/")
+		clusterID := ""
+		if len(segments) > 3 && segments[2] == "cluster" {
+			clusterID = segments[3]
+		}
+		writes = append(writes, string(r.Endpoint)+" "+clusterID)
+	}
+	return writes
 }
 
 // newBackupTask returns a Backup ScyllaDBManagerTask named name referencing the test datacenter, with the

@@ -40,7 +40,7 @@ func calculateStatus(task *scyllav1alpha1.ScyllaDBManagerTask, o *outcome, now m
 	switch {
 	case o.managerTask != nil:
 		setManagerView(status, o.managerTask)
-	case !o.managerRead:
+	case !o.managerRead && !o.moved:
 		// ScyllaDB Manager was not read: what it last said still holds as far as anyone knows.
 		previous := task.Status.DeepCopy()
 		status.TaskID = previous.TaskID
@@ -258,21 +258,28 @@ func (c *Controller) updateStatusAnnotation(ctx context.Context, task *scyllav1a
 	if current, ok := task.Annotations[naming.ScyllaDBManagerTaskStatusAnnotation]; ok && current == value {
 		return nil
 	}
-	// The UID makes the patch fail rather than land on another object recreated under the same name.
-	patch, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{
-			"uid":         task.UID,
-			"annotations": map[string]string{naming.ScyllaDBManagerTaskStatusAnnotation: value},
-		},
-	})
-	if err != nil {
-		return fmt.Errorf("can't make status annotation patch of ScyllaDBManagerTask %q: %w", klog.KObj(task), err)
-	}
-	if _, err := c.scyllaClient.ScyllaV1alpha1().ScyllaDBManagerTasks(task.Namespace).Patch(ctx, task.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: naming.ManagerControllerFieldManager}); err != nil {
+	if err := c.patchAnnotation(ctx, task, naming.ScyllaDBManagerTaskStatusAnnotation, value); err != nil {
 		return fmt.Errorf("can't patch status annotation of ScyllaDBManagerTask %q: %w", klog.KObj(task), err)
 	}
 	klog.FromContext(ctx).V(2).Info("Patched status annotation", "scyllaDBManagerTask", klog.KObj(task))
 	return nil
+}
+
+// patchAnnotation sets task's annotation key to value with a JSON merge patch of that one annotation, which leaves
+// every other annotation alone.
+func (c *Controller) patchAnnotation(ctx context.Context, task *scyllav1alpha1.ScyllaDBManagerTask, key, value string) error {
+	// The UID makes the patch fail rather than land on another object recreated under the same name.
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{
+			"uid":         task.UID,
+			"annotations": map[string]string{key: value},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("can't make the patch of annotation %q: %w", key, err)
+	}
+	_, err = c.scyllaClient.ScyllaV1alpha1().ScyllaDBManagerTasks(task.Namespace).Patch(ctx, task.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: naming.ManagerControllerFieldManager})
+	return err
 }
 
 func nilIfEmpty(s []string) []string {

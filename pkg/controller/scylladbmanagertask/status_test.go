@@ -3,6 +3,8 @@ package scylladbmanagertask
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -209,14 +211,22 @@ func TestSyncPatchesTheStatusAnnotationOfThatObjectOnly(t *testing.T) {
 			patches = append(patches, patch)
 		}
 	}
-	if len(patches) != 1 {
-		t.Fatalf("expected one metadata patch, got %d", len(patches))
+	// The cluster record goes before the create, the status annotation after it.
+	wantKeys := [][]string{{naming.ScyllaDBManagerTaskClusterIDAnnotation}, {naming.ScyllaDBManagerTaskStatusAnnotation}}
+	if len(patches) != len(wantKeys) {
+		t.Fatalf("expected %d metadata patches, got %d", len(wantKeys), len(patches))
 	}
-	metadata, _ := patches[0]["metadata"].(map[string]any)
-	// The UID makes the patch fail rather than land on another object recreated under the same name, whose
-	// ScyllaCluster would then show the old task.
-	if metadata["uid"] != "daily-uid" {
-		t.Errorf("expected the status annotation patch to carry the object's UID, got %v", patches[0])
+	for i, patch := range patches {
+		metadata, _ := patch["metadata"].(map[string]any)
+		// The UID makes the patch fail rather than land on another object recreated under the same name, whose
+		// ScyllaCluster would then show the old task.
+		if metadata["uid"] != "daily-uid" {
+			t.Errorf("expected the annotation patch to carry the object's UID, got %v", patch)
+		}
+		annotations, _ := metadata["annotations"].(map[string]any)
+		if diff := cmp.Diff(wantKeys[i], slices.Sorted(maps.Keys(annotations))); diff != "" {
+			t.Errorf("unexpected annotations in patch %d (-want +got):\n%s", i, diff)
+		}
 	}
 }
 

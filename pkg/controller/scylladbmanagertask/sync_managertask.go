@@ -36,6 +36,10 @@ type outcome struct {
 	// failure, when set, is what went wrong (Degraded).
 	failure *metav1.Condition
 
+	// moved tells that the task was deleted from the ScyllaDB Manager cluster it was recorded in, because its
+	// reference now leads to another: the previous status describes a task that is gone.
+	moved bool
+
 	// requeueAfter, when positive, asks for another sync after that long.
 	requeueAfter time.Duration
 }
@@ -119,6 +123,22 @@ func (c *Controller) syncManagerTask(ctx context.Context, key string, task *scyl
 	if err != nil {
 		o.fail(invalidSpecReason, err.Error())
 		return o, nil
+	}
+
+	// A changed reference that leads to another ScyllaDB Manager cluster moves the task: it leaves the cluster it
+	// was recorded in first, so that it never runs in two, and the new cluster is recorded before anything is created
+	// there, so that a crash at any point leaves the task only where the record or the owner-uid label finds it.
+	if recorded := recordedClusterID(task); len(recorded) != 0 && recorded != clusterID {
+		if err := c.deleteManagerTask(ctx, task, recorded); err != nil {
+			o.fail(managerErrorReason, fmt.Sprintf("can't delete the task from ScyllaDB Manager cluster %q, which it moves from: %s", recorded, managerErrorMessage(err)))
+			return o, err
+		}
+		o.moved = true
+	}
+	if task.Annotations[naming.ScyllaDBManagerTaskClusterIDAnnotation] != clusterID {
+		if err := c.recordClusterID(ctx, task, clusterID); err != nil {
+			return o, err
+		}
 	}
 
 	items, err := c.taskLists.get(ctx, clusterID)
@@ -303,23 +323,53 @@ func itemAfterUpdate(existing *managerclient.TaskListItem, updated *managerclien
 	return item
 }
 
+// recordedClusterID returns the ScyllaDB Manager cluster task's task was recorded in, or "" when there is no record
+// (a task synced by an earlier manager-controller) or it is not a cluster ID, which ScyllaDB Manager would read as a
+// cluster name.
+func recordedClusterID(task *scyllav1alpha1.ScyllaDBManagerTask) string {
+	clusterID := task.Annotations[naming.ScyllaDBManagerTaskClusterIDAnnotation]
+	if !managerclient.IsUUID(clusterID) {
+		return ""
+	}
+	return clusterID
+}
+
+// recordClusterID writes clusterID to task's naming.ScyllaDBManagerTaskClusterIDAnnotation. A JSON merge patch of the
+// one annotation leaves every other annotation alone.
+func (c *Controller) recordClusterID(ctx context.Context, task *scyllav1alpha1.ScyllaDBManagerTask, clusterID string) error {
+	if err := c.patchAnnotation(ctx, task, naming.ScyllaDBManagerTaskClusterIDAnnotation, clusterID); err != nil {
+		return fmt.Errorf("can't record ScyllaDB Manager cluster %q in ScyllaDBManagerTask %q: %w", clusterID, klog.KObj(task), err)
+	}
+	klog.FromContext(ctx).V(2).Info("Recorded the ScyllaDB Manager cluster of the task", "scyllaDBManagerTask", klog.KObj(task), "clusterID", clusterID)
+	return nil
+}
+
 // syncDeletion deletes the ScyllaDB Manager task of task, which is being deleted, and then removes the finalizer.
-// When the referenced cluster object is gone, unregistered or being deleted, or ScyllaDB Manager does not know the
-// cluster, there is nothing to delete: the cluster's removal from ScyllaDB Manager takes its tasks with it.
+// The task is looked for in the cluster it was recorded in and in the cluster the reference leads to now, when that
+// differs; a cluster ScyllaDB Manager does not know has nothing to delete. A task without a record (synced by an
+// earlier manager-controller) whose referenced object is gone, unregistered or being deleted has nothing to delete
+// either: the cluster's removal from ScyllaDB Manager takes its tasks with it.
 func (c *Controller) syncDeletion(ctx context.Context, key string, task *scyllav1alpha1.ScyllaDBManagerTask) error {
 	if !controllerhelpers.HasFinalizer(task, naming.ScyllaDBManagerTaskFinalizer) {
 		return nil
 	}
 	logger := klog.FromContext(ctx).WithValues("scyllaDBManagerTask", klog.KObj(task))
 
+	var clusterIDs []string
+	if recorded := recordedClusterID(task); len(recorded) != 0 {
+		clusterIDs = append(clusterIDs, recorded)
+	}
 	reg, err := c.getRegistration(task)
 	switch {
 	case err != nil:
-		logger.V(2).Info("Releasing a task whose cluster reference can't be followed", "err", err)
+		logger.V(2).Info("The task's cluster reference can't be followed", "err", err)
 	case len(reg.waiting) != 0:
-		logger.V(2).Info("Releasing a task whose cluster is not registered with ScyllaDB Manager", "reason", reg.waiting)
-	default:
-		if err := c.deleteManagerTask(ctx, task, reg.clusterID); err != nil {
+		logger.V(2).Info("The task's cluster is not registered with ScyllaDB Manager", "reason", reg.waiting)
+	case !slices.Contains(clusterIDs, reg.clusterID):
+		clusterIDs = append(clusterIDs, reg.clusterID)
+	}
+	for _, clusterID := range clusterIDs {
+		if err := c.deleteManagerTask(ctx, task, clusterID); err != nil {
 			c.eventRecorder.Event(task, corev1.EventTypeWarning, taskDeleteFailed, err.Error())
 			return err
 		}

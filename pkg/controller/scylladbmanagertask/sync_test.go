@@ -29,6 +29,9 @@ var (
 	statusWrites = []string{"patch scylladbmanagertasks " + mergePatch, "patch scylladbmanagertasks/status " + applyPatch}
 	// onlyStatusApply is the Kubernetes write of a sync that changed only the task's status.
 	onlyStatusApply = []string{"patch scylladbmanagertasks/status " + applyPatch}
+	// createWrites are the Kubernetes writes of a sync that created the task in a cluster the object did not record:
+	// the cluster record before the create, then the status annotation and status.
+	createWrites = append([]string{"patch scylladbmanagertasks " + mergePatch}, statusWrites...)
 )
 
 // settle syncs the task named name until a sync with a fresh task list writes nothing to ScyllaDB Manager or
@@ -193,12 +196,15 @@ func TestSyncCreatesTheTaskAndThenWritesNothing(t *testing.T) {
 	if diff := cmp.Diff([]fakescyllamanager.Endpoint{fakescyllamanager.EndpointCreateTask}, managerWrites(requests)); diff != "" {
 		t.Errorf("unexpected ScyllaDB Manager writes (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(statusWrites, f.kubeWrites()); diff != "" {
+	if diff := cmp.Diff(createWrites, f.kubeWrites()); diff != "" {
 		t.Errorf("unexpected Kubernetes writes (-want +got):\n%s", diff)
 	}
 
 	got := f.onlyTask(t)
 	task := f.task(t, "daily")
+	if recorded := task.Annotations[naming.ScyllaDBManagerTaskClusterIDAnnotation]; recorded != testClusterID {
+		t.Errorf("expected the task to record cluster %q, got %q", testClusterID, recorded)
+	}
 	desired, err := makeDesiredTask(task, nil, testStart)
 	if err != nil {
 		t.Fatal(err)
@@ -719,8 +725,9 @@ func TestSyncReleasesADeletedTaskWithoutScyllaDBManagerWrites(t *testing.T) {
 			},
 		},
 		{
-			name: "the datacenter is gone",
+			name: "the datacenter of a task without a cluster record is gone",
 			before: func(t *testing.T, f *fixture) {
+				f.dropClusterRecord(t, "daily")
 				gvr := scyllav1alpha1.SchemeGroupVersion.WithResource("scylladbdatacenters")
 				if err := f.scyllaClient.Tracker().Delete(gvr, testNamespace, testDCName); err != nil {
 					t.Fatal(err)
@@ -728,8 +735,9 @@ func TestSyncReleasesADeletedTaskWithoutScyllaDBManagerWrites(t *testing.T) {
 			},
 		},
 		{
-			name: "the datacenter is no longer labelled for registration",
+			name: "the datacenter of a task without a cluster record is no longer labelled for registration",
 			before: func(t *testing.T, f *fixture) {
+				f.dropClusterRecord(t, "daily")
 				dc := newRegisteredDatacenter()
 				dc.Labels = nil
 				f.put(t, dc, "scylladbdatacenters")
@@ -762,6 +770,69 @@ func TestSyncReleasesADeletedTaskWithoutScyllaDBManagerWrites(t *testing.T) {
 
 			if writes := managerWrites(f.managerRequests()); len(writes) != 0 {
 				t.Errorf("expected no ScyllaDB Manager writes, got %v", writes)
+			}
+			if got := f.task(t, "daily").Finalizers; len(got) != 0 {
+				t.Errorf("expected the finalizer to be removed, got %q", got)
+			}
+		})
+	}
+}
+
+func TestSyncDeletesTheTaskFromTheRecordedClusterWhenTheReferenceLeadsNowhere(t *testing.T) {
+	t.Parallel()
+
+	tt := []struct {
+		name   string
+		before func(t *testing.T, f *fixture)
+	}{
+		{
+			name: "the datacenter is gone",
+			before: func(t *testing.T, f *fixture) {
+				gvr := scyllav1alpha1.SchemeGroupVersion.WithResource("scylladbdatacenters")
+				if err := f.scyllaClient.Tracker().Delete(gvr, testNamespace, testDCName); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+		{
+			name: "the datacenter is no longer labelled for registration",
+			before: func(t *testing.T, f *fixture) {
+				dc := newRegisteredDatacenter()
+				dc.Labels = nil
+				f.put(t, dc, "scylladbdatacenters")
+			},
+		},
+		{
+			name: "the reference was changed to a datacenter that does not exist",
+			before: func(t *testing.T, f *fixture) {
+				task := f.task(t, "daily")
+				task.Spec.ScyllaDBClusterRef.Name = "typo"
+				f.put(t, task, "scylladbmanagertasks")
+			},
+		},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+
+			f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"))
+			f.mustSync(t, "daily")
+			tc.before(t, f)
+			f.expireMemo()
+			f.managerRequests()
+			f.kubeWrites()
+
+			task := f.task(t, "daily")
+			task.DeletionTimestamp = new(metav1.NewTime(testStart))
+			f.put(t, task, "scylladbmanagertasks")
+			f.mustSync(t, "daily")
+
+			// ScyllaDB Manager still knows the recorded cluster, so the task would outlive the object there.
+			if diff := cmp.Diff([]fakescyllamanager.Endpoint{fakescyllamanager.EndpointDeleteTask}, managerWrites(f.managerRequests())); diff != "" {
+				t.Errorf("unexpected ScyllaDB Manager writes (-want +got):\n%s", diff)
+			}
+			if tasks := f.ourTasks(); len(tasks) != 0 {
+				t.Errorf("expected ScyllaDB Manager to hold no task, got %+v", tasks)
 			}
 			if got := f.task(t, "daily").Finalizers; len(got) != 0 {
 				t.Errorf("expected the finalizer to be removed, got %q", got)
