@@ -213,6 +213,36 @@ func (f *fixture) dropClusterRecord(t *testing.T, name string) {
 	f.put(t, task, "scylladbmanagertasks")
 }
 
+// deleteAndSync deletes the task named name, which the finalizer keeps as an object with a deletion timestamp, and
+// runs one sync of it with a fresh task list; earlier ScyllaDB Manager requests and Kubernetes writes are forgotten.
+func (f *fixture) deleteAndSync(t *testing.T, name string) {
+	t.Helper()
+	f.expireMemo()
+	f.managerRequests()
+	f.kubeWrites()
+	task := f.task(t, name)
+	task.DeletionTimestamp = new(metav1.NewTime(testStart))
+	f.put(t, task, "scylladbmanagertasks")
+	f.mustSync(t, name)
+}
+
+// newMoveFixture returns a fixture whose task "daily" was created in testClusterID and then retargeted to the
+// datacenter otherDCName, registered as otherClusterID, which no sync has seen yet; the requests and writes so far are
+// forgotten.
+func newMoveFixture(t *testing.T) *fixture {
+	t.Helper()
+	f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"))
+	f.mustSync(t, "daily")
+	f.registerOtherCluster(t)
+	task := f.task(t, "daily")
+	task.Spec.ScyllaDBClusterRef.Name = otherDCName
+	task.Generation++
+	f.put(t, task, "scylladbmanagertasks")
+	f.managerRequests()
+	f.kubeWrites()
+	return f
+}
+
 // expireMemo moves the clock past the task list memo's TTL, so that the next sync reads ScyllaDB Manager.
 func (f *fixture) expireMemo() {
 	f.clock.Advance(defaultTaskListTTL + time.Second)

@@ -8,29 +8,15 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/test/fakescyllamanager"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
-
-// retarget points the task named name at the datacenter otherDCName, as a user editing spec.scyllaDBClusterRef would.
-func retarget(t *testing.T, f *fixture, name string) {
-	t.Helper()
-	task := f.task(t, name)
-	task.Spec.ScyllaDBClusterRef.Name = otherDCName
-	task.Generation++
-	f.put(t, task, "scylladbmanagertasks")
-}
 
 func TestSyncMovesTheTaskWhenTheReferenceLeadsToAnotherCluster(t *testing.T) {
 	t.Parallel()
 
-	f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"))
-	f.mustSync(t, "daily")
-	settle(t, f, "daily")
+	f := newMoveFixture(t)
 	oldID := f.onlyTask(t).ID
-	f.registerOtherCluster(t)
 	f.events()
 
-	retarget(t, f, "daily")
 	f.expireMemo()
 	f.mustSync(t, "daily")
 
@@ -86,14 +72,11 @@ func TestSyncMovesTheTaskWhenTheReferenceLeadsToAnotherCluster(t *testing.T) {
 func TestSyncKeepsATaskThatCanNotLeaveItsOldCluster(t *testing.T) {
 	t.Parallel()
 
-	f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"))
-	f.mustSync(t, "daily")
-	f.registerOtherCluster(t)
+	f := newMoveFixture(t)
 	if err := f.manager.InjectFailure(fakescyllamanager.EndpointDeleteTask, fakescyllamanager.Failure{Status: http.StatusInternalServerError, Times: 1}); err != nil {
 		t.Fatal(err)
 	}
 
-	retarget(t, f, "daily")
 	f.expireMemo()
 	if err := f.sync(t, "daily"); err == nil {
 		t.Fatal("expected the failed delete to be retried")
@@ -163,10 +146,7 @@ func TestSyncFinishesAMoveInterruptedByACrash(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 
-			f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"))
-			f.mustSync(t, "daily")
-			f.registerOtherCluster(t)
-			retarget(t, f, "daily")
+			f := newMoveFixture(t)
 			tc.crash(t, f)
 			f.expireMemo()
 			f.managerRequests()
@@ -219,21 +199,11 @@ func TestSyncDeletesAMovedTaskOnDeletion(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 
-			f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"))
-			f.mustSync(t, "daily")
-			f.registerOtherCluster(t)
-			retarget(t, f, "daily")
+			f := newMoveFixture(t)
 			if tc.syncedMove {
 				f.mustSync(t, "daily")
 			}
-			f.expireMemo()
-			f.managerRequests()
-			f.kubeWrites()
-
-			task := f.task(t, "daily")
-			task.DeletionTimestamp = new(metav1.NewTime(testStart))
-			f.put(t, task, "scylladbmanagertasks")
-			f.mustSync(t, "daily")
+			f.deleteAndSync(t, "daily")
 
 			if diff := cmp.Diff(tc.want, clusterWrites(f.managerRequests())); diff != "" {
 				t.Errorf("unexpected ScyllaDB Manager writes (-want +got):\n%s", diff)

@@ -709,12 +709,16 @@ func TestSyncDeletesTheTaskOnDeletionAndThenReleasesTheObject(t *testing.T) {
 	}
 }
 
-func TestSyncReleasesADeletedTaskWithoutScyllaDBManagerWrites(t *testing.T) {
+func TestSyncReleasesADeletedTaskOnceNoClusterHoldsItsTask(t *testing.T) {
 	t.Parallel()
 
+	deleteTask := []fakescyllamanager.Endpoint{fakescyllamanager.EndpointDeleteTask}
 	tt := []struct {
 		name   string
 		before func(t *testing.T, f *fixture)
+		// wantWrites are ScyllaDB Manager's writes: a delete where it still knows the recorded cluster, so that the
+		// task can't outlive the object there.
+		wantWrites []fakescyllamanager.Endpoint
 	}{
 		{
 			name: "the cluster is gone from ScyllaDB Manager",
@@ -751,40 +755,6 @@ func TestSyncReleasesADeletedTaskWithoutScyllaDBManagerWrites(t *testing.T) {
 				}
 			},
 		},
-	}
-	for _, tc := range tt {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-
-			f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"))
-			f.mustSync(t, "daily")
-			tc.before(t, f)
-			f.expireMemo()
-			f.managerRequests()
-			f.kubeWrites()
-
-			task := f.task(t, "daily")
-			task.DeletionTimestamp = new(metav1.NewTime(testStart))
-			f.put(t, task, "scylladbmanagertasks")
-			f.mustSync(t, "daily")
-
-			if writes := managerWrites(f.managerRequests()); len(writes) != 0 {
-				t.Errorf("expected no ScyllaDB Manager writes, got %v", writes)
-			}
-			if got := f.task(t, "daily").Finalizers; len(got) != 0 {
-				t.Errorf("expected the finalizer to be removed, got %q", got)
-			}
-		})
-	}
-}
-
-func TestSyncDeletesTheTaskFromTheRecordedClusterWhenTheReferenceLeadsNowhere(t *testing.T) {
-	t.Parallel()
-
-	tt := []struct {
-		name   string
-		before func(t *testing.T, f *fixture)
-	}{
 		{
 			name: "the datacenter is gone",
 			before: func(t *testing.T, f *fixture) {
@@ -793,6 +763,7 @@ func TestSyncDeletesTheTaskFromTheRecordedClusterWhenTheReferenceLeadsNowhere(t 
 					t.Fatal(err)
 				}
 			},
+			wantWrites: deleteTask,
 		},
 		{
 			name: "the datacenter is no longer labelled for registration",
@@ -801,6 +772,7 @@ func TestSyncDeletesTheTaskFromTheRecordedClusterWhenTheReferenceLeadsNowhere(t 
 				dc.Labels = nil
 				f.put(t, dc, "scylladbdatacenters")
 			},
+			wantWrites: deleteTask,
 		},
 		{
 			name: "the reference was changed to a datacenter that does not exist",
@@ -809,6 +781,7 @@ func TestSyncDeletesTheTaskFromTheRecordedClusterWhenTheReferenceLeadsNowhere(t 
 				task.Spec.ScyllaDBClusterRef.Name = "typo"
 				f.put(t, task, "scylladbmanagertasks")
 			},
+			wantWrites: deleteTask,
 		},
 	}
 	for _, tc := range tt {
@@ -818,20 +791,12 @@ func TestSyncDeletesTheTaskFromTheRecordedClusterWhenTheReferenceLeadsNowhere(t 
 			f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"))
 			f.mustSync(t, "daily")
 			tc.before(t, f)
-			f.expireMemo()
-			f.managerRequests()
-			f.kubeWrites()
+			f.deleteAndSync(t, "daily")
 
-			task := f.task(t, "daily")
-			task.DeletionTimestamp = new(metav1.NewTime(testStart))
-			f.put(t, task, "scylladbmanagertasks")
-			f.mustSync(t, "daily")
-
-			// ScyllaDB Manager still knows the recorded cluster, so the task would outlive the object there.
-			if diff := cmp.Diff([]fakescyllamanager.Endpoint{fakescyllamanager.EndpointDeleteTask}, managerWrites(f.managerRequests())); diff != "" {
+			if diff := cmp.Diff(tc.wantWrites, managerWrites(f.managerRequests())); diff != "" {
 				t.Errorf("unexpected ScyllaDB Manager writes (-want +got):\n%s", diff)
 			}
-			if tasks := f.ourTasks(); len(tasks) != 0 {
+			if tasks := f.ourTasks(); len(tc.wantWrites) != 0 && len(tasks) != 0 {
 				t.Errorf("expected ScyllaDB Manager to hold no task, got %+v", tasks)
 			}
 			if got := f.task(t, "daily").Finalizers; len(got) != 0 {
