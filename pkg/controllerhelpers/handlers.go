@@ -1,6 +1,6 @@
 // Package controllerhelpers holds the pieces every controller of the operator needs and that are the same in each:
 // informer event handlers that map objects to the key of their controller, claiming of owned objects, the sub-sync
-// runner and condition aggregation, and finalizer patches. Each controller still writes its own loop.
+// runner and condition aggregation, finalizer patches, and the loop that runs a controller's workers (RunWorkers).
 package controllerhelpers
 
 import (
