@@ -7,13 +7,11 @@ package managerregistration
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	scyllav1 "github.com/scyllakube/api/scylla/v1"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	scyllaclientset "github.com/scyllakube/client/scylla/clientset/versioned"
-	scyllascheme "github.com/scyllakube/client/scylla/clientset/versioned/scheme"
 	scyllav1alpha1informers "github.com/scyllakube/client/scylla/informers/externalversions/scylla/v1alpha1"
 	scyllav1alpha1listers "github.com/scyllakube/client/scylla/listers/scylla/v1alpha1"
 	"github.com/scyllakube/managerclient"
@@ -24,12 +22,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	corev1informers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -80,15 +75,10 @@ func NewScyllaDBDatacenterController(
 		return nil, fmt.Errorf("can't create %s: the ScyllaDB Manager client is nil", ScyllaDBDatacenterControllerName)
 	}
 
-	// Events refer to our own kinds, so the recorder needs a scheme that knows them; the global one is left alone.
-	eventScheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(eventScheme); err != nil {
-		return nil, fmt.Errorf("can't build the event scheme: %w", err)
+	eventBroadcaster, eventRecorder, err := controllerhelpers.NewEventRecorder(naming.EventSourceComponent(naming.ManagerControllerProgramName, ScyllaDBDatacenterControllerName))
+	if err != nil {
+		return nil, err
 	}
-	if err := scyllascheme.AddToScheme(eventScheme); err != nil {
-		return nil, fmt.Errorf("can't build the event scheme: %w", err)
-	}
-	eventBroadcaster := record.NewBroadcaster()
 
 	c := &ScyllaDBDatacenterController{
 		kubeClient:   kubeClient,
@@ -119,7 +109,7 @@ func NewScyllaDBDatacenterController(
 				},
 			},
 			managerClient: managerClient,
-			recorder:      eventBroadcaster.NewRecorder(eventScheme, corev1.EventSource{Component: naming.ManagerControllerProgramName}),
+			recorder:      eventRecorder,
 			clock:         time.Now,
 		},
 	}
@@ -188,39 +178,12 @@ func (c *ScyllaDBDatacenterController) enqueueScyllaDBDatacenterOfSecret(obj any
 // Run waits for the informer caches, then syncs ScyllaDBDatacenters with workers workers until ctx is done. On
 // shutdown each worker finishes the item it is syncing and takes no other; Run returns once all have stopped.
 func (c *ScyllaDBDatacenterController) Run(ctx context.Context, workers int) {
-	defer utilruntime.HandleCrashWithContext(ctx)
-
-	logger := klog.FromContext(ctx).WithValues("controller", ScyllaDBDatacenterControllerName)
-	ctx = klog.NewContext(ctx, logger)
-
-	c.eventBroadcaster.StartStructuredLogging(4)
-	c.eventBroadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.kubeClient.CoreV1().Events("")})
-	defer c.eventBroadcaster.Shutdown()
-
-	logger.Info("Starting controller", "workers", workers)
-	var wg sync.WaitGroup
-	defer func() {
-		logger.Info("Shutting down controller")
-		c.queue.ShutDown()
-		wg.Wait()
-		logger.Info("Controller shut down")
-	}()
-
-	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.cachesToSync...) {
-		return
-	}
-
-	for range workers {
-		wg.Go(func() {
-			for c.processNextWorkItem(ctx) {
-			}
-		})
-	}
-
-	<-ctx.Done()
-}
-
-// processNextWorkItem syncs the next key of the queue and reports whether the worker should go on.
-func (c *ScyllaDBDatacenterController) processNextWorkItem(ctx context.Context) bool {
-	return controllerhelpers.ProcessNextWorkItem(ctx, ScyllaDBDatacenterControllerName, c.queue, c.sync)
+	controllerhelpers.RunWorkers(ctx, workers, controllerhelpers.Loop{
+		Name:             ScyllaDBDatacenterControllerName,
+		Queue:            c.queue,
+		CachesToSync:     c.cachesToSync,
+		Sync:             c.sync,
+		EventBroadcaster: c.eventBroadcaster,
+		KubeClient:       c.kubeClient,
+	})
 }

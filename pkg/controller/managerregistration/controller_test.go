@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	scyllafake "github.com/scyllakube/client/scylla/clientset/versioned/fake"
 	scyllainformers "github.com/scyllakube/client/scylla/informers/externalversions"
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	kubeinformers "k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
@@ -138,7 +139,7 @@ func TestProcessNextWorkItemSyncsAKey(t *testing.T) {
 	sdc.Finalizers = nil
 	f := newFixture(t, sdc, newAuthTokenSecret(t, testToken))
 	f.controller.queue.Add(testKey)
-	if !f.controller.processNextWorkItem(t.Context()) {
+	if !controllerhelpers.ProcessNextWorkItem(t.Context(), ScyllaDBDatacenterControllerName, f.controller.queue, f.controller.sync) {
 		t.Fatal("expected the worker to go on")
 	}
 	if diff := cmp.Diff([]string{"patch scylladbdatacenters"}, f.writes()); diff != "" {

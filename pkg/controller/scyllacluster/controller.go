@@ -6,26 +6,21 @@ package scyllacluster
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	scyllav1 "github.com/scyllakube/api/scylla/v1"
 	scyllaclientset "github.com/scyllakube/client/scylla/clientset/versioned"
-	scyllascheme "github.com/scyllakube/client/scylla/clientset/versioned/scheme"
 	scyllav1informers "github.com/scyllakube/client/scylla/informers/externalversions/scylla/v1"
 	scyllav1alpha1informers "github.com/scyllakube/client/scylla/informers/externalversions/scylla/v1alpha1"
 	scyllav1listers "github.com/scyllakube/client/scylla/listers/scylla/v1"
 	scyllav1alpha1listers "github.com/scyllakube/client/scylla/listers/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
-	corev1 "k8s.io/api/core/v1"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -66,15 +61,10 @@ func NewController(
 	scyllaDBDatacenterInformer scyllav1alpha1informers.ScyllaDBDatacenterInformer,
 	scyllaDBManagerTaskInformer scyllav1alpha1informers.ScyllaDBManagerTaskInformer,
 ) (*Controller, error) {
-	// Events refer to our own kinds, so the recorder needs a scheme that knows them; the global one is left alone.
-	eventScheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(eventScheme); err != nil {
-		return nil, fmt.Errorf("can't build the event scheme: %w", err)
+	eventBroadcaster, eventRecorder, err := controllerhelpers.NewEventRecorder(naming.EventSourceComponent(naming.OperatorProgramName, ControllerName))
+	if err != nil {
+		return nil, err
 	}
-	if err := scyllascheme.AddToScheme(eventScheme); err != nil {
-		return nil, fmt.Errorf("can't build the event scheme: %w", err)
-	}
-	eventBroadcaster := record.NewBroadcaster()
 
 	c := &Controller{
 		kubeClient:   kubeClient,
@@ -90,7 +80,7 @@ func NewController(
 		},
 
 		eventBroadcaster: eventBroadcaster,
-		eventRecorder:    eventBroadcaster.NewRecorder(eventScheme, corev1.EventSource{Component: "scylla-operator-" + ControllerName}),
+		eventRecorder:    eventRecorder,
 
 		queue: controllerhelpers.NewQueue(ControllerName),
 		clock: time.Now,
@@ -161,41 +151,14 @@ func (c *Controller) blockingScyllaDBDatacenterHandlerFuncs() cache.ResourceEven
 // Run waits for the informer caches, then syncs ScyllaClusters with workers workers until ctx is done. On shutdown
 // each worker finishes the item it is syncing and takes no other; Run returns once all have stopped.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	defer utilruntime.HandleCrashWithContext(ctx)
-
-	logger := klog.FromContext(ctx).WithValues("controller", ControllerName)
-	ctx = klog.NewContext(ctx, logger)
-
-	c.eventBroadcaster.StartStructuredLogging(4)
-	c.eventBroadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.kubeClient.CoreV1().Events("")})
-	defer c.eventBroadcaster.Shutdown()
-
-	logger.Info("Starting controller", "workers", workers)
-	var wg sync.WaitGroup
-	defer func() {
-		logger.Info("Shutting down controller")
-		c.queue.ShutDown()
-		wg.Wait()
-		logger.Info("Controller shut down")
-	}()
-
-	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.cachesToSync...) {
-		return
-	}
-
-	for range workers {
-		wg.Go(func() {
-			for c.processNextWorkItem(ctx) {
-			}
-		})
-	}
-
-	<-ctx.Done()
-}
-
-// processNextWorkItem syncs the next key of the queue and reports whether the worker should go on.
-func (c *Controller) processNextWorkItem(ctx context.Context) bool {
-	return controllerhelpers.ProcessNextWorkItem(ctx, ControllerName, c.queue, c.sync)
+	controllerhelpers.RunWorkers(ctx, workers, controllerhelpers.Loop{
+		Name:             ControllerName,
+		Queue:            c.queue,
+		CachesToSync:     c.cachesToSync,
+		Sync:             c.sync,
+		EventBroadcaster: c.eventBroadcaster,
+		KubeClient:       c.kubeClient,
+	})
 }
 
 // isControlledBy tells whether obj's controller is sc (same UID, kind and group).

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -118,7 +119,7 @@ func TestProcessNextWorkItemSyncsAKeyAndTakesNoMoreWorkOnShutdown(t *testing.T) 
 	c := f.controller
 
 	c.queue.Add("scylla/basic")
-	if !c.processNextWorkItem(t.Context()) {
+	if !controllerhelpers.ProcessNextWorkItem(t.Context(), ControllerName, c.queue, c.sync) {
 		t.Fatal("expected the worker to go on")
 	}
 	if _, err := f.scyllaClient.ScyllaV1alpha1().ScyllaDBDatacenters(testNamespace).Get(t.Context(), "basic", metav1.GetOptions{}); err != nil {
@@ -132,7 +133,7 @@ func TestProcessNextWorkItemSyncsAKeyAndTakesNoMoreWorkOnShutdown(t *testing.T) 
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	c.queue.Add("scylla/basic")
-	if c.processNextWorkItem(ctx) {
+	if controllerhelpers.ProcessNextWorkItem(ctx, ControllerName, c.queue, c.sync) {
 		t.Error("expected the worker to stop once its context is done")
 	}
 	if writes := f.takeWrites(); len(writes) != 0 {
@@ -150,7 +151,7 @@ func TestProcessNextWorkItemRequeuesAFailedSync(t *testing.T) {
 	})
 
 	c.queue.Add("scylla/basic")
-	if !c.processNextWorkItem(t.Context()) {
+	if !controllerhelpers.ProcessNextWorkItem(t.Context(), ControllerName, c.queue, c.sync) {
 		t.Fatal("expected the worker to go on")
 	}
 	if n := c.queue.NumRequeues("scylla/basic"); n != 1 {

@@ -14,24 +14,19 @@ import (
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	scyllaclientset "github.com/scyllakube/client/scylla/clientset/versioned"
-	scyllascheme "github.com/scyllakube/client/scylla/clientset/versioned/scheme"
 	scyllav1alpha1informers "github.com/scyllakube/client/scylla/informers/externalversions/scylla/v1alpha1"
 	scyllav1alpha1listers "github.com/scyllakube/client/scylla/listers/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	appsv1informers "k8s.io/client-go/informers/apps/v1"
 	corev1informers "k8s.io/client-go/informers/core/v1"
 	policyv1informers "k8s.io/client-go/informers/policy/v1"
 	rbacv1informers "k8s.io/client-go/informers/rbac/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	appsv1listers "k8s.io/client-go/listers/apps/v1"
 	corev1listers "k8s.io/client-go/listers/core/v1"
 	policyv1listers "k8s.io/client-go/listers/policy/v1"
@@ -41,11 +36,6 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 )
-
-func init() {
-	// Events about our own kinds need them in the scheme the recorder encodes references with.
-	utilruntime.Must(scyllascheme.AddToScheme(scheme.Scheme))
-}
 
 // ControllerName names the controller in logs, events, metrics and its workqueue.
 const ControllerName = "ScyllaDBDatacenterController"
@@ -112,7 +102,10 @@ func NewController(
 	if len(operatorImage) == 0 {
 		return nil, errors.New("can't create the ScyllaDBDatacenter controller: the operator image is empty")
 	}
-	eventBroadcaster := record.NewBroadcaster()
+	eventBroadcaster, eventRecorder, err := controllerhelpers.NewEventRecorder(naming.EventSourceComponent(naming.OperatorProgramName, ControllerName))
+	if err != nil {
+		return nil, err
+	}
 	c := &Controller{
 		kubeClient:    kubeClient,
 		scyllaClient:  scyllaClient,
@@ -143,7 +136,7 @@ func NewController(
 		},
 
 		eventBroadcaster: eventBroadcaster,
-		eventRecorder:    eventBroadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "scylladbdatacenter-controller"}),
+		eventRecorder:    eventRecorder,
 
 		queue:           controllerhelpers.NewQueue(ControllerName),
 		expectations:    newExpectations(time.Now),
@@ -298,47 +291,14 @@ func accessorOf(obj any) (metav1.Object, error) {
 // Run starts workers that sync ScyllaDBDatacenters until ctx is done, then waits for them to finish their current
 // item.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	defer utilruntime.HandleCrash()
-	logger := klog.FromContext(ctx).WithValues("controller", ControllerName)
-	ctx = klog.NewContext(ctx, logger)
-
-	c.eventBroadcaster.StartStructuredLogging(0)
-	c.eventBroadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.kubeClient.CoreV1().Events("")})
-	defer c.eventBroadcaster.Shutdown()
-
-	defer c.queue.ShutDown()
-
-	logger.Info("Starting controller")
-	defer logger.Info("Shut down controller")
-
-	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.cachesToSync...) {
-		return
-	}
-
-	done := make(chan struct{})
-	for range workers {
-		go func() {
-			defer func() { done <- struct{}{} }()
-			wait.UntilWithContext(ctx, c.runWorker, time.Second)
-		}()
-	}
-	<-ctx.Done()
-	// Workers finish their current item and take no other (processNextWorkItem); shutting the queue down wakes the
-	// ones waiting for an item. The keys still queued are dropped: the next leader syncs every datacenter anyway.
-	c.queue.ShutDown()
-	for range workers {
-		<-done
-	}
-}
-
-func (c *Controller) runWorker(ctx context.Context) {
-	for c.processNextWorkItem(ctx) {
-	}
-}
-
-// processNextWorkItem syncs the next key of the queue and reports whether the worker should go on.
-func (c *Controller) processNextWorkItem(ctx context.Context) bool {
-	return controllerhelpers.ProcessNextWorkItem(ctx, ControllerName, c.queue, c.sync)
+	controllerhelpers.RunWorkers(ctx, workers, controllerhelpers.Loop{
+		Name:             ControllerName,
+		Queue:            c.queue,
+		CachesToSync:     c.cachesToSync,
+		Sync:             c.sync,
+		EventBroadcaster: c.eventBroadcaster,
+		KubeClient:       c.kubeClient,
+	})
 }
 
 // authTokenAlphabet and authTokenLength shape generated agent auth tokens: 128 alphanumeric characters, about 762

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -174,7 +175,7 @@ func TestProcessNextWorkItemRequeuesOnlyFailures(t *testing.T) {
 			}
 			c := f.controller
 			c.queue.Add("scylla/basic")
-			if !c.processNextWorkItem(t.Context()) {
+			if !controllerhelpers.ProcessNextWorkItem(t.Context(), ControllerName, c.queue, c.sync) {
 				t.Fatal("the queue shut down")
 			}
 			if got := c.queue.NumRequeues("scylla/basic"); got != tc.wantRequeues {
@@ -193,7 +194,7 @@ func TestWorkersTakeNoNewItemAfterShutdown(t *testing.T) {
 	cancel()
 	c.queue.Add("scylla/basic")
 
-	if c.processNextWorkItem(ctx) {
+	if controllerhelpers.ProcessNextWorkItem(ctx, ControllerName, c.queue, c.sync) {
 		t.Error("a worker asked for more work after its context was done")
 	}
 	if diff := cmp.Diff([]string(nil), f.writes()); diff != "" {

@@ -7,26 +7,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	scyllaclientset "github.com/scyllakube/client/scylla/clientset/versioned"
-	scyllascheme "github.com/scyllakube/client/scylla/clientset/versioned/scheme"
 	scyllav1alpha1informers "github.com/scyllakube/client/scylla/informers/externalversions/scylla/v1alpha1"
 	scyllav1alpha1listers "github.com/scyllakube/client/scylla/listers/scylla/v1alpha1"
 	"github.com/scyllakube/managerclient"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -116,15 +110,6 @@ func newController(
 	scyllaDBDatacenterInformer scyllav1alpha1informers.ScyllaDBDatacenterInformer,
 	scyllaDBClusterInformer scyllav1alpha1informers.ScyllaDBClusterInformer,
 ) (*Controller, error) {
-	// Events refer to our own kinds, so the recorder needs a scheme that knows them; the global one is left alone.
-	eventScheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(eventScheme); err != nil {
-		return nil, fmt.Errorf("can't build the event scheme: %w", err)
-	}
-	if err := scyllascheme.AddToScheme(eventScheme); err != nil {
-		return nil, fmt.Errorf("can't build the event scheme: %w", err)
-	}
-
 	// The index lets a change of a ScyllaDBDatacenter or ScyllaDBCluster reach the tasks that reference it.
 	if err := scyllaDBManagerTaskInformer.Informer().AddIndexers(cache.Indexers{
 		naming.ScyllaDBManagerTaskClusterRefIndex: clusterRefIndexFunc,
@@ -132,7 +117,10 @@ func newController(
 		return nil, fmt.Errorf("can't add the ScyllaDBManagerTask index %q: %w", naming.ScyllaDBManagerTaskClusterRefIndex, err)
 	}
 
-	eventBroadcaster := record.NewBroadcaster()
+	eventBroadcaster, eventRecorder, err := controllerhelpers.NewEventRecorder(naming.EventSourceComponent(naming.ManagerControllerProgramName, ControllerName))
+	if err != nil {
+		return nil, err
+	}
 	c := &Controller{
 		kubeClient:    kubeClient,
 		scyllaClient:  scyllaClient,
@@ -149,7 +137,7 @@ func newController(
 		},
 
 		eventBroadcaster: eventBroadcaster,
-		eventRecorder:    eventBroadcaster.NewRecorder(eventScheme, corev1.EventSource{Component: "scylla-manager-controller-" + ControllerName}),
+		eventRecorder:    eventRecorder,
 
 		queue:      controllerhelpers.NewQueue(ControllerName),
 		rejections: newRejections(),
@@ -201,12 +189,9 @@ func clusterRefIndexFunc(obj any) ([]string, error) {
 // (its status, mostly) and resyncs enqueue nothing: the tasks do not depend on them.
 func (c *Controller) referencedClusterHandlerFuncs(kind string) cache.ResourceEventHandlerFuncs {
 	enqueue := func(obj any) {
-		if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = tombstone.Obj
-		}
-		accessor, err := meta.Accessor(obj)
+		accessor, err := controllerhelpers.ObjectFromDeleteEvent[metav1.Object](obj)
 		if err != nil {
-			utilruntime.HandleError(fmt.Errorf("can't read the metadata of %T: %w", obj, err))
+			utilruntime.HandleError(err)
 			return
 		}
 		tasks, err := c.scyllaDBManagerTaskIndexer.ByIndex(naming.ScyllaDBManagerTaskClusterRefIndex,
@@ -251,37 +236,15 @@ func registrationChanged(oldObj, newObj metav1.Object) bool {
 // statusRefreshInterval it enqueues every ScyllaDBManagerTask to refresh their run state. On shutdown each worker
 // finishes the item it is syncing and takes no other; Run returns once all have stopped.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	defer utilruntime.HandleCrashWithContext(ctx)
-
-	logger := klog.FromContext(ctx).WithValues("controller", ControllerName)
-	ctx = klog.NewContext(ctx, logger)
-
-	c.eventBroadcaster.StartStructuredLogging(4)
-	c.eventBroadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.kubeClient.CoreV1().Events("")})
-	defer c.eventBroadcaster.Shutdown()
-
-	logger.Info("Starting controller", "workers", workers)
-	var wg sync.WaitGroup
-	defer func() {
-		logger.Info("Shutting down controller")
-		c.queue.ShutDown()
-		wg.Wait()
-		logger.Info("Controller shut down")
-	}()
-
-	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.cachesToSync...) {
-		return
-	}
-
-	for range workers {
-		wg.Go(func() {
-			for c.processNextWorkItem(ctx) {
-			}
-		})
-	}
-	wg.Go(func() { c.refreshStatuses(ctx) })
-
-	<-ctx.Done()
+	controllerhelpers.RunWorkers(ctx, workers, controllerhelpers.Loop{
+		Name:             ControllerName,
+		Queue:            c.queue,
+		CachesToSync:     c.cachesToSync,
+		Sync:             c.sync,
+		EventBroadcaster: c.eventBroadcaster,
+		KubeClient:       c.kubeClient,
+		Background:       []func(ctx context.Context){c.refreshStatuses},
+	})
 }
 
 // refreshStatuses enqueues every ScyllaDBManagerTask every statusRefreshInterval until ctx is done. ScyllaDB Manager
@@ -309,11 +272,6 @@ func (c *Controller) enqueueAll(ctx context.Context) {
 	for _, task := range tasks {
 		c.handlers.Enqueue(task)
 	}
-}
-
-// processNextWorkItem syncs the next key of the queue and reports whether the worker should go on.
-func (c *Controller) processNextWorkItem(ctx context.Context) bool {
-	return controllerhelpers.ProcessNextWorkItem(ctx, ControllerName, c.queue, c.sync)
 }
 
 // now returns the time conditions that change status get as lastTransitionTime.

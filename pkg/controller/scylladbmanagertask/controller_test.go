@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/test/fakescyllamanager"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -120,7 +121,7 @@ func TestProcessNextWorkItemRequeuesAFailedSync(t *testing.T) {
 	}
 
 	f.controller.queue.Add("scylla/daily")
-	if !f.controller.processNextWorkItem(t.Context()) {
+	if !controllerhelpers.ProcessNextWorkItem(t.Context(), ControllerName, f.controller.queue, f.controller.sync) {
 		t.Fatal("expected the worker to go on")
 	}
 	if n := f.controller.queue.NumRequeues("scylla/daily"); n != 1 {
