@@ -39,7 +39,10 @@ const (
 const (
 	// defaultStatusRefreshInterval is how often every ScyllaDBManagerTask is synced to refresh the run state in its
 	// status (lastRunStatus, nextActivation, ...), which changes in ScyllaDB Manager without any Kubernetes event.
-	// All tasks are enqueued at once, so this costs one task list read per cluster per interval.
+	// All tasks are enqueued at once, so this costs one task list read per cluster per interval. With a
+	// --resync-period longer than this (the default is 12h) it is also what finds tasks changed or deleted in
+	// ScyllaDB Manager by hand: those are restored at most min(--resync-period, defaultStatusRefreshInterval) after
+	// the change, as defaultTaskListTTL is shorter than both.
 	defaultStatusRefreshInterval = 5 * time.Minute
 	// defaultClusterMissingRequeueDelay is how long a task whose cluster ScyllaDB Manager does not know waits before
 	// it looks again: the registration controller registers the cluster again under the same ID, which changes

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -197,13 +196,10 @@ func (c *Controller) syncManagerTask(ctx context.Context, key string, task *scyl
 		if err != nil {
 			return o, c.handleWriteError(ctx, o, key, task, desired, clusterID, "create", err)
 		}
-		item := itemFromUpdate(clusterID, id, &desired.update)
-		c.taskLists.upsert(clusterID, item)
-		o.managerTask = &item
 		c.rejections.forget(key)
 		logger.V(2).Info("Created ScyllaDB Manager task", "clusterID", clusterID, "taskID", id, "taskName", desired.update.Name)
 		c.eventRecorder.Eventf(task, corev1.EventTypeNormal, taskCreatedReason, "Created %s task %q (%s) in ScyllaDB Manager cluster %s", taskType, desired.update.Name, id, clusterID)
-		return o, nil
+		return o, c.readBack(ctx, o, task, taskType, clusterID)
 	}
 
 	// The labels others put on the task stay; ours are replaced.
@@ -213,17 +209,36 @@ func (c *Controller) syncManagerTask(ctx context.Context, key string, task *scyl
 		update.Labels = map[string]string{}
 	}
 	maps.Copy(update.Labels, desired.update.Labels)
-	updated, err := c.managerClient.UpdateTask(ctx, clusterID, taskType, existing.ID, &update)
-	if err != nil {
+	if _, err := c.managerClient.UpdateTask(ctx, clusterID, taskType, existing.ID, &update); err != nil {
 		return o, c.handleWriteError(ctx, o, key, task, desired, clusterID, "update", err)
 	}
-	item := itemAfterUpdate(existing, updated)
-	c.taskLists.upsert(clusterID, item)
-	o.managerTask = &item
 	c.rejections.forget(key)
 	logger.V(2).Info("Updated ScyllaDB Manager task", "clusterID", clusterID, "taskID", existing.ID, "taskName", update.Name, "fields", diff)
 	c.eventRecorder.Eventf(task, corev1.EventTypeNormal, taskUpdatedReason, "Updated %s task %q (%s) in ScyllaDB Manager cluster %s: %s", taskType, update.Name, existing.ID, clusterID, strings.Join(diff, ", "))
-	return o, nil
+	return o, c.readBack(ctx, o, task, taskType, clusterID)
+}
+
+// readBack makes o describe task's task as ScyllaDB Manager holds it after the controller created or updated it in
+// cluster clusterID, read from a task list requested after the write. ScyllaDB Manager fills in and normalises what it
+// was sent (start date, schedule) and only its list tells the next activation: a status made from what was sent
+// would change on the next read, a write after convergence. When the read fails, o says ScyllaDB Manager's state is
+// unknown, so that the status keeps its previous view, and the error asks for a retry.
+func (c *Controller) readBack(ctx context.Context, o *outcome, task *scyllav1alpha1.ScyllaDBManagerTask, taskType managerclient.TaskType, clusterID string) error {
+	c.taskLists.invalidate(clusterID)
+	o.managerRead, o.managerTask = false, nil
+	items, err := c.taskLists.get(ctx, clusterID)
+	if err != nil {
+		o.fail(managerErrorReason, fmt.Sprintf("can't read the task back from ScyllaDB Manager cluster %q after writing it: %s", clusterID, managerErrorMessage(err)))
+		return fmt.Errorf("can't read the task of ScyllaDBManagerTask %q back from ScyllaDB Manager cluster %q: %w", klog.KObj(task), clusterID, err)
+	}
+	o.managerRead = true
+	existing, err := findManagerTask(items, task, taskType)
+	if err != nil {
+		o.fail(ownershipConflictReason, err.Error())
+		return nil
+	}
+	o.managerTask = existing
+	return nil
 }
 
 // handleWriteError records a failed create or update (verb) of task's ScyllaDB Manager task in o and returns the
@@ -231,7 +246,7 @@ func (c *Controller) syncManagerTask(ctx context.Context, key string, task *scyl
 // changes would fail again.
 func (c *Controller) handleWriteError(ctx context.Context, o *outcome, key string, task *scyllav1alpha1.ScyllaDBManagerTask, desired *desiredTask, clusterID, verb string, err error) error {
 	// The memo may be what made the write wrong (a task deleted or changed behind its back).
-	c.taskLists.drop(clusterID)
+	c.taskLists.invalidate(clusterID)
 	message := fmt.Sprintf("can't %s ScyllaDB Manager task %q: %s", verb, desired.update.Name, managerErrorMessage(err))
 	if managerclient.IsBadRequest(err) {
 		c.rejections.set(key, task, desired.hash, message)
@@ -290,37 +305,6 @@ func findManagerTask(items []managerclient.TaskListItem, task *scyllav1alpha1.Sc
 	default:
 		return byID, nil
 	}
-}
-
-// itemFromUpdate returns the list item of a task just created from update with id: what ScyllaDB Manager holds until
-// the next read tells more (its start date, run state and next activation).
-func itemFromUpdate(clusterID, id string, update *managerclient.TaskUpdate) managerclient.TaskListItem {
-	item := managerclient.TaskListItem{Task: managerclient.Task{
-		ClusterID:  clusterID,
-		ID:         id,
-		Type:       update.Type,
-		Name:       update.Name,
-		Enabled:    update.Enabled,
-		Labels:     maps.Clone(update.Labels),
-		Properties: slices.Clone(update.Properties),
-		Status:     managerclient.TaskStatusNew,
-	}}
-	if update.Schedule != nil {
-		item.Schedule = *update.Schedule
-		item.Schedule.StartDate = copyTime(update.Schedule.StartDate)
-		item.Schedule.Window = slices.Clone(update.Schedule.Window)
-	}
-	return item
-}
-
-// itemAfterUpdate returns the list item of existing after an update that answered updated. The next activation is
-// kept only when the schedule did not change; the next read tells the new one.
-func itemAfterUpdate(existing *managerclient.TaskListItem, updated *managerclient.Task) managerclient.TaskListItem {
-	item := managerclient.TaskListItem{Task: *updated, Suspended: existing.Suspended, Retry: existing.Retry}
-	if reflect.DeepEqual(existing.Schedule, updated.Schedule) {
-		item.NextActivation = existing.NextActivation
-	}
-	return item
 }
 
 // recordedClusterID returns the ScyllaDB Manager cluster task's task was recorded in, or "" when there is no record
@@ -406,7 +390,7 @@ func (c *Controller) deleteManagerTask(ctx context.Context, task *scyllav1alpha1
 
 	err = c.managerClient.DeleteTask(ctx, clusterID, found.Type, found.ID)
 	if err != nil && !managerclient.IsNotFound(err) {
-		c.taskLists.drop(clusterID)
+		c.taskLists.invalidate(clusterID)
 		return fmt.Errorf("can't delete ScyllaDB Manager task %q (%s) of ScyllaDBManagerTask %q: %w", found.Name, found.ID, klog.KObj(task), err)
 	}
 	c.taskLists.remove(clusterID, found.ID)

@@ -35,8 +35,7 @@ var (
 )
 
 // settle syncs the task named name until a sync with a fresh task list writes nothing to ScyllaDB Manager or
-// Kubernetes, which is what a created or updated task reaches once the next read tells what ScyllaDB Manager filled
-// in (its start date, next activation). It fails the test if that takes more than three syncs.
+// Kubernetes. It fails the test if that takes more than three syncs.
 func settle(t *testing.T, f *fixture, name string) {
 	t.Helper()
 	for range 3 {
@@ -862,8 +861,9 @@ func TestSyncReadsTheTaskListOncePerClusterInABurst(t *testing.T) {
 
 	burst()
 	requests := f.managerRequests()
-	if n := countEndpoint(requests, fakescyllamanager.EndpointListTasks); n != 1 {
-		t.Errorf("expected one task list read for %d tasks, got %d", len(names), n)
+	// One read finds the tasks missing; each create is read back, by a read it may share with concurrent ones.
+	if n := countEndpoint(requests, fakescyllamanager.EndpointListTasks); n < 2 || n > 1+len(names) {
+		t.Errorf("expected one task list read and at most one read back per create for %d tasks, got %d reads", len(names), n)
 	}
 	if n := countEndpoint(requests, fakescyllamanager.EndpointCreateTask); n != len(names) {
 		t.Errorf("expected %d creates, got %d", len(names), n)
@@ -994,5 +994,129 @@ func TestSyncShowsScyllaDBManagersHintsInDegraded(t *testing.T) {
 	f.mustSync(t, "weekly")
 	if degraded := meta.FindStatusCondition(f.task(t, "weekly").Status.Conditions, controllerhelpers.DegradedCondition); degraded.Status != metav1.ConditionFalse {
 		t.Errorf("expected Degraded to clear, got %+v", degraded)
+	}
+}
+
+func TestSyncReflectsWhatScyllaDBManagerHoldsRightAfterItsOwnWrite(t *testing.T) {
+	t.Parallel()
+
+	for _, tc := range []struct {
+		name string
+		// write runs the sync that writes the task to ScyllaDB Manager, and returns the write it expects.
+		write func(t *testing.T, f *fixture) fakescyllamanager.Endpoint
+	}{
+		{
+			name: "create",
+			write: func(t *testing.T, f *fixture) fakescyllamanager.Endpoint {
+				f.mustSync(t, "daily")
+				return fakescyllamanager.EndpointCreateTask
+			},
+		},
+		{
+			name: "update",
+			write: func(t *testing.T, f *fixture) fakescyllamanager.Endpoint {
+				f.mustSync(t, "daily")
+				settle(t, f, "daily")
+				task := f.task(t, "daily")
+				task.Spec.Backup.Cron = new("0 4 * * *")
+				task.Generation++
+				f.put(t, task, "scylladbmanagertasks")
+				f.expireMemo()
+				f.managerRequests()
+				f.kubeWrites()
+				f.mustSync(t, "daily")
+				return fakescyllamanager.EndpointUpdateTask
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+
+			f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"))
+			want := tc.write(t, f)
+			requests := f.managerRequests()
+			if diff := cmp.Diff([]fakescyllamanager.Endpoint{want}, managerWrites(requests)); diff != "" {
+				t.Errorf("unexpected ScyllaDB Manager writes (-want +got):\n%s", diff)
+			}
+			// The read that found the task missing or different, and the read back.
+			if n := countEndpoint(requests, fakescyllamanager.EndpointListTasks); n != 2 {
+				t.Errorf("expected two task list reads, got %d", n)
+			}
+			task := f.task(t, "daily")
+			if task.Status.NextActivation == nil {
+				t.Errorf("expected status.nextActivation, which only ScyllaDB Manager's list tells, got none")
+			}
+			if annotation := task.Annotations[naming.ScyllaDBManagerTaskStatusAnnotation]; !strings.Contains(annotation, `"startDate"`) {
+				t.Errorf("expected the status annotation to carry the start date ScyllaDB Manager filled in, got %s", annotation)
+			}
+			f.kubeWrites()
+
+			// The next read of ScyllaDB Manager changes nothing.
+			f.expireMemo()
+			f.mustSync(t, "daily")
+			if writes := managerWrites(f.managerRequests()); len(writes) != 0 {
+				t.Errorf("expected no ScyllaDB Manager writes, got %v", writes)
+			}
+			if writes := f.kubeWrites(); len(writes) != 0 {
+				t.Errorf("expected no Kubernetes writes once ScyllaDB Manager was read again, got %q", writes)
+			}
+		})
+	}
+}
+
+func TestSyncKeepsTheStatusWhenTheReadBackFails(t *testing.T) {
+	t.Parallel()
+
+	f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"))
+	f.mustSync(t, "daily")
+	settle(t, f, "daily")
+	before := f.task(t, "daily")
+
+	task := before.DeepCopy()
+	task.Spec.Backup.Cron = new("0 4 * * *")
+	task.Generation++
+	f.put(t, task, "scylladbmanagertasks")
+	f.kubeWrites()
+	// The sync compares with the memo of settle's last read; the update goes through and the list after it fails.
+	if err := f.manager.InjectFailure(fakescyllamanager.EndpointListTasks, fakescyllamanager.Failure{Status: http.StatusServiceUnavailable, Times: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.sync(t, "daily"); err == nil {
+		t.Fatal("expected the failed read back to be retried")
+	}
+	got := f.task(t, "daily")
+	if diff := cmp.Diff(before.Annotations[naming.ScyllaDBManagerTaskStatusAnnotation], got.Annotations[naming.ScyllaDBManagerTaskStatusAnnotation]); diff != "" {
+		t.Errorf("the status annotation changed without a read of ScyllaDB Manager (-before +after):\n%s", diff)
+	}
+	if diff := cmp.Diff(before.Status.NextActivation, got.Status.NextActivation); diff != "" {
+		t.Errorf("status.nextActivation changed without a read of ScyllaDB Manager (-before +after):\n%s", diff)
+	}
+}
+
+func TestSyncSeesATaskDeletedByHandOnTheNextResync(t *testing.T) {
+	t.Parallel()
+
+	// The shortest --resync-period the manager-controller accepts.
+	const minResyncPeriod = time.Minute
+
+	f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"))
+	f.mustSync(t, "daily")
+	settle(t, f, "daily")
+
+	// A resync: the burst reaches this task's cluster a few seconds after the informer's tick and reads its tasks.
+	const burstDelay = 2 * time.Second
+	f.clock.Advance(defaultTaskListTTL + burstDelay)
+	f.mustSync(t, "daily")
+	deleted := f.onlyTask(t).ID
+	if err := f.managerClient.DeleteTask(t.Context(), testClusterID, managerclient.TaskTypeBackup, deleted); err != nil {
+		t.Fatal(err)
+	}
+	f.managerRequests()
+
+	// The next resync comes one period after the previous tick.
+	f.clock.Advance(minResyncPeriod - burstDelay)
+	f.mustSync(t, "daily")
+	if diff := cmp.Diff([]fakescyllamanager.Endpoint{fakescyllamanager.EndpointCreateTask}, managerWrites(f.managerRequests())); diff != "" {
+		t.Errorf("expected the next resync to recreate the task deleted by hand (-want +got):\n%s", diff)
 	}
 }

@@ -112,27 +112,31 @@ func TestTaskListsFollowOwnWritesAndForgetOn404(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	updated := item("2")
-	updated.Name = "renamed"
-	lists.upsert("a", updated)
-	lists.upsert("a", item("3"))
+	// A delete needs no read to be known.
 	lists.remove("a", "1")
 	got, err := lists.get(t.Context(), "a")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]managerclient.TaskListItem{updated, item("3")}, got); diff != "" {
-		t.Errorf("unexpected memo (-want +got):\n%s", diff)
+	if diff := cmp.Diff([]string{"2"}, ids(got)); diff != "" {
+		t.Errorf("unexpected memo after a delete (-want +got):\n%s", diff)
 	}
 	if n := lister.reads.Load(); n != 1 {
-		t.Errorf("expected the memo to follow writes without reading, got %d reads", n)
+		t.Errorf("expected the memo to follow a delete without reading, got %d reads", n)
 	}
 
-	// A write to a cluster without a memo does not make one up.
-	lists.upsert("b", item("9"))
-	lister.items["b"] = []managerclient.TaskListItem{item("4")}
-	if got, err := lists.get(t.Context(), "b"); err != nil || !cmp.Equal(ids(got), []string{"4"}) {
-		t.Errorf("unexpected list %v, %v", ids(got), err)
+	// A create or update is read back: ScyllaDB Manager fills in what was not sent.
+	lister.items["a"] = []managerclient.TaskListItem{item("2"), item("3")}
+	lists.invalidate("a")
+	got, err = lists.get(t.Context(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"2", "3"}, ids(got)); diff != "" {
+		t.Errorf("unexpected list after a write (-want +got):\n%s", diff)
+	}
+	if n := lister.reads.Load(); n != 2 {
+		t.Errorf("expected a write to make the next get read, got %d reads", n)
 	}
 
 	lister.err = &managerclient.APIError{StatusCode: http.StatusNotFound, Message: "get resource: not found"}
@@ -145,6 +149,55 @@ func TestTaskListsFollowOwnWritesAndForgetOn404(t *testing.T) {
 	clock.Advance(-time.Minute)
 	if got, err := lists.get(t.Context(), "a"); err != nil || len(got) != 0 {
 		t.Errorf("expected the 404 to drop the memo, got %v, %v", ids(got), err)
+	}
+}
+
+func TestTaskListsDoNotMemoiseAReadThatStartedBeforeAWrite(t *testing.T) {
+	t.Parallel()
+
+	for _, tc := range []struct {
+		name  string
+		write func(lists *taskLists)
+	}{
+		{"create or update", func(lists *taskLists) { lists.invalidate("a") }},
+		{"delete", func(lists *taskLists) { lists.remove("a", "1") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+
+			clock := &testClock{now: testStart}
+			lister := &countingLister{items: map[string][]managerclient.TaskListItem{"a": {item("1")}}, release: make(chan struct{})}
+			lists := newTaskLists(time.Minute, clock.Now, lister.list)
+
+			// Another sync's read is in flight while this sync writes; what it read predates the write.
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				if _, err := lists.get(t.Context(), "a"); err != nil {
+					t.Error(err)
+				}
+			}()
+			for lister.reads.Load() == 0 {
+				time.Sleep(time.Millisecond)
+			}
+			tc.write(lists)
+			lister.mu.Lock()
+			lister.items["a"] = []managerclient.TaskListItem{item("2")}
+			lister.mu.Unlock()
+			close(lister.release)
+			<-done
+
+			got, err := lists.get(t.Context(), "a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]string{"2"}, ids(got)); diff != "" {
+				t.Errorf("the read from before the write was memoised (-want +got):\n%s", diff)
+			}
+			if n := lister.reads.Load(); n != 2 {
+				t.Errorf("expected a read after the write, got %d reads", n)
+			}
+		})
 	}
 }
 
@@ -165,12 +218,12 @@ func TestTaskListsDoNotMemoiseErrors(t *testing.T) {
 		t.Errorf("expected the failed read to be retried, got %d reads", n)
 	}
 
-	lists.drop("a")
+	lists.invalidate("a")
 	if _, err := lists.get(t.Context(), "a"); err != nil {
 		t.Fatal(err)
 	}
 	if n := lister.reads.Load(); n != 3 {
-		t.Errorf("expected a dropped memo to be read again, got %d reads", n)
+		t.Errorf("expected an invalidated memo to be read again, got %d reads", n)
 	}
 }
 
