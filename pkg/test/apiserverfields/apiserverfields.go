@@ -161,8 +161,8 @@ func addModels(models map[string]*spec.Schema, path string) error {
 
 // NewScyllaClientset returns a fake clientset of the operator's API holding objects, like the generated
 // NewClientset, but whose tracker knows the CRDs' list and map types: the generated apply configurations carry no
-// schema, so the generated fake can't apply the operator's kinds. It returns the tracker too; the clientset's
-// Tracker method returns an unused one.
+// schema, so the generated fake can't apply the operator's kinds. Its writes bump resource versions
+// (BumpResourceVersions). It returns the tracker too; the clientset's Tracker method returns an unused one.
 func NewScyllaClientset(objects ...runtime.Object) (*scyllafake.Clientset, clienttesting.ObjectTracker, error) {
 	tc, err := NewTypeConverter()
 	if err != nil {
@@ -178,6 +178,7 @@ func NewScyllaClientset(objects ...runtime.Object) (*scyllafake.Clientset, clien
 	cs.ReactionChain = nil
 	cs.WatchReactionChain = nil
 	cs.AddReactor("*", "*", clienttesting.ObjectReaction(tracker))
+	BumpResourceVersions(&cs.Fake, tracker)
 	cs.AddWatchReactor("*", func(action clienttesting.Action) (bool, watch.Interface, error) {
 		var opts metav1.ListOptions
 		if a, ok := action.(clienttesting.WatchActionImpl); ok {

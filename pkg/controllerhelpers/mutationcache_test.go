@@ -1,0 +1,115 @@
+package controllerhelpers
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+)
+
+func newVersionedService(resourceVersion, note string) *corev1.Service {
+	return &corev1.Service{ObjectMeta: metav1.ObjectMeta{
+		Namespace:       "scylla",
+		Name:            "basic",
+		ResourceVersion: resourceVersion,
+		Annotations:     map[string]string{"note": note},
+	}}
+}
+
+func TestMutationCacheServesTheNewerOfTheInformersAndTheWrittenObject(t *testing.T) {
+	t.Parallel()
+
+	tt := []struct {
+		name     string
+		cached   *corev1.Service
+		written  *corev1.Service
+		wantNote string
+		wantErr  bool
+	}{
+		{
+			name:     "nothing written",
+			cached:   newVersionedService("10", "cached"),
+			wantNote: "cached",
+		},
+		{
+			name:     "the cache has not seen the write yet",
+			cached:   newVersionedService("10", "cached"),
+			written:  newVersionedService("11", "written"),
+			wantNote: "written",
+		},
+		{
+			name:     "the cache caught up with a later write by someone else",
+			cached:   newVersionedService("12", "cached"),
+			written:  newVersionedService("11", "written"),
+			wantNote: "cached",
+		},
+		{
+			name:    "a write does not outlive a delete the cache saw",
+			written: newVersionedService("11", "written"),
+			wantErr: true,
+		},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+
+			store := cache.NewStore(cache.MetaNamespaceKeyFunc)
+			if tc.cached != nil {
+				if err := store.Add(tc.cached); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c := NewMutationCache[*corev1.Service](store, corev1.Resource("services"))
+			if tc.written != nil {
+				c.Written(tc.written)
+			}
+
+			got, err := c.Get("scylla", "basic")
+			if tc.wantErr {
+				if !apierrors.IsNotFound(err) {
+					t.Fatalf("expected NotFound, got %v, %v", got, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.wantNote, got.Annotations["note"]); diff != "" {
+				t.Errorf("unexpected object served (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestMutationCachePatcherRecordsWhatThePatchReturned(t *testing.T) {
+	t.Parallel()
+
+	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
+	if err := store.Add(newVersionedService("10", "cached")); err != nil {
+		t.Fatal(err)
+	}
+	c := NewMutationCache[*corev1.Service](store, corev1.Resource("services"))
+	client := fake.NewClientset(newVersionedService("10", "cached"))
+	// The API server gives every write a new resource version; the fake does not.
+	client.PrependReactor("patch", "services", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		return true, newVersionedService("11", "patched"), nil
+	})
+
+	if _, err := c.Patcher(client.CoreV1().Services("scylla")).Patch(t.Context(), "basic", types.MergePatchType, []byte(`{}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Get("scylla", "basic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff("patched", got.Annotations["note"]); diff != "" {
+		t.Errorf("unexpected object served after the patch (-want +got):\n%s", diff)
+	}
+}
