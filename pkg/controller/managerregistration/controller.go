@@ -49,8 +49,12 @@ type ScyllaDBDatacenterController struct {
 	scyllaClient scyllaclientset.Interface
 
 	scyllaDBDatacenterLister scyllav1alpha1listers.ScyllaDBDatacenterLister
-	secretLister             corev1listers.SecretLister
-	cachesToSync             []cache.InformerSynced
+	// scyllaDBDatacenters is what a sync reads its datacenter from: the informer's copy, or the one the controller's
+	// last write returned while the informer has not caught up with it, so that a sync does not write again what the
+	// previous sync of the same datacenter wrote.
+	scyllaDBDatacenters *controllerhelpers.MutationCache[*scyllav1alpha1.ScyllaDBDatacenter]
+	secretLister        corev1listers.SecretLister
+	cachesToSync        []cache.InformerSynced
 
 	eventBroadcaster record.EventBroadcaster
 
@@ -80,11 +84,14 @@ func NewScyllaDBDatacenterController(
 		return nil, err
 	}
 
+	scyllaDBDatacenters := controllerhelpers.NewMutationCache[*scyllav1alpha1.ScyllaDBDatacenter](
+		scyllaDBDatacenterInformer.Informer().GetStore(), scyllav1alpha1.Resource("scylladbdatacenters"))
 	c := &ScyllaDBDatacenterController{
 		kubeClient:   kubeClient,
 		scyllaClient: scyllaClient,
 
 		scyllaDBDatacenterLister: scyllaDBDatacenterInformer.Lister(),
+		scyllaDBDatacenters:      scyllaDBDatacenters,
 		secretLister:             secretInformer.Lister(),
 		cachesToSync: []cache.InformerSynced{
 			scyllaDBDatacenterInformer.Informer().HasSynced,
@@ -99,13 +106,17 @@ func NewScyllaDBDatacenterController(
 			kind: targetKind[*scyllav1alpha1.ScyllaDBDatacenter]{
 				kind: scyllaDBDatacenterGVK.Kind,
 				client: func(namespace string) kubeinterfaces.PatcherInterface[*scyllav1alpha1.ScyllaDBDatacenter] {
-					return scyllaClient.ScyllaV1alpha1().ScyllaDBDatacenters(namespace)
+					return scyllaDBDatacenters.Patcher(scyllaClient.ScyllaV1alpha1().ScyllaDBDatacenters(namespace))
 				},
 				conditions: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) []metav1.Condition {
 					return sdc.Status.Conditions
 				},
 				applyConditions: func(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, conditions []metav1.Condition) (*scyllav1alpha1.ScyllaDBDatacenter, error) {
-					return applyScyllaDBDatacenterConditions(ctx, scyllaClient, sdc, conditions)
+					applied, err := applyScyllaDBDatacenterConditions(ctx, scyllaClient, sdc, conditions)
+					if err == nil {
+						scyllaDBDatacenters.Written(applied)
+					}
+					return applied, err
 				},
 			},
 			managerClient: managerClient,

@@ -23,7 +23,7 @@ func (c *ScyllaDBDatacenterController) sync(ctx context.Context, key string) err
 		return nil
 	}
 
-	sdc, err := c.scyllaDBDatacenterLister.ScyllaDBDatacenters(namespace).Get(name)
+	sdc, err := c.scyllaDBDatacenters.Get(namespace, name)
 	if apierrors.IsNotFound(err) {
 		// Its finalizer kept it until its cluster was deregistered, unless it never had one.
 		logger.V(4).Info("ScyllaDBDatacenter is gone", "scyllaDBDatacenter", klog.KRef(namespace, name))

@@ -122,6 +122,28 @@ func TestSyncOfAnUnchangedRegistrationWritesNothing(t *testing.T) {
 	}
 }
 
+func TestSyncDoesNotRepeatItsWritesBeforeTheCacheSeesThem(t *testing.T) {
+	t.Parallel()
+
+	f := newFixture(t, newSDC(), newAuthTokenSecret(t, testToken))
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"patch scylladbdatacenters", "apply scylladbdatacenters/status"}, f.writes()); diff != "" {
+		t.Fatalf("unexpected writes (-want +got):\n%s", diff)
+	}
+	f.reset()
+
+	// The annotation patch's event enqueues the datacenter again while the informer still holds it from before both
+	// writes.
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if writes := f.writes(); len(writes) != 0 {
+		t.Errorf("expected the second sync to compare with what the first one wrote and write nothing, got %v", writes)
+	}
+}
+
 func TestSyncWaitsForTheRolloutWithoutCallingScyllaDBManager(t *testing.T) {
 	t.Parallel()
 

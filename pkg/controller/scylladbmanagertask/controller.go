@@ -66,7 +66,11 @@ type Controller struct {
 	scyllaClient  scyllaclientset.Interface
 	managerClient managerClient
 
-	scyllaDBManagerTaskLister  scyllav1alpha1listers.ScyllaDBManagerTaskLister
+	scyllaDBManagerTaskLister scyllav1alpha1listers.ScyllaDBManagerTaskLister
+	// scyllaDBManagerTasks is what a sync reads its task from: the informer's copy, or the one the controller's last
+	// write returned while the informer has not caught up with it, so that a sync does not write again what the
+	// previous sync of the same task wrote.
+	scyllaDBManagerTasks       *controllerhelpers.MutationCache[*scyllav1alpha1.ScyllaDBManagerTask]
 	scyllaDBManagerTaskIndexer cache.Indexer
 	scyllaDBDatacenterLister   scyllav1alpha1listers.ScyllaDBDatacenterLister
 	scyllaDBClusterLister      scyllav1alpha1listers.ScyllaDBClusterLister
@@ -129,7 +133,9 @@ func newController(
 		scyllaClient:  scyllaClient,
 		managerClient: managerClient,
 
-		scyllaDBManagerTaskLister:  scyllaDBManagerTaskInformer.Lister(),
+		scyllaDBManagerTaskLister: scyllaDBManagerTaskInformer.Lister(),
+		scyllaDBManagerTasks: controllerhelpers.NewMutationCache[*scyllav1alpha1.ScyllaDBManagerTask](
+			scyllaDBManagerTaskInformer.Informer().GetStore(), scyllav1alpha1.Resource("scylladbmanagertasks")),
 		scyllaDBManagerTaskIndexer: scyllaDBManagerTaskInformer.Informer().GetIndexer(),
 		scyllaDBDatacenterLister:   scyllaDBDatacenterInformer.Lister(),
 		scyllaDBClusterLister:      scyllaDBClusterInformer.Lister(),

@@ -13,6 +13,7 @@ import (
 	scyllainformers "github.com/scyllakube/client/scylla/informers/externalversions"
 	"github.com/scyllakube/managerclient"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/test/apiserverfields"
 	"github.com/scyllakube/scylla-operator/pkg/test/fakescyllamanager"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -94,6 +95,7 @@ func newFixture(t *testing.T, objects ...runtime.Object) *fixture {
 
 	// NewSimpleClientset: the generated apply configurations carry no OpenAPI schema, which NewClientset needs.
 	scyllaClient := scyllafake.NewSimpleClientset(objects...)
+	apiserverfields.BumpResourceVersions(&scyllaClient.Fake, scyllaClient.Tracker())
 	factory := scyllainformers.NewSharedInformerFactory(scyllaClient, 0)
 	controller, err := NewController(
 		kubefake.NewClientset(),
@@ -184,6 +186,15 @@ func (f *fixture) sync(t *testing.T, name string) error {
 	err := f.controller.sync(t.Context(), testNamespace+"/"+name)
 	f.catchUp(t)
 	return err
+}
+
+// syncBeforeTheCacheCatchesUp runs one sync of the task named name and leaves the caches as they were, as when the
+// events of the sync's writes enqueue the task again before the informer processed them all.
+func (f *fixture) syncBeforeTheCacheCatchesUp(t *testing.T, name string) {
+	t.Helper()
+	if err := f.controller.sync(t.Context(), testNamespace+"/"+name); err != nil {
+		t.Fatalf("unexpected sync error: %v", err)
+	}
 }
 
 // mustSync runs one sync of the task named name and fails the test on error.

@@ -144,6 +144,7 @@ func (c *Controller) updateStatus(ctx context.Context, task *scyllav1alpha1.Scyl
 	if err != nil {
 		return fmt.Errorf("can't apply status of ScyllaDBManagerTask %q: %w", klog.KObj(task), err)
 	}
+	c.scyllaDBManagerTasks.Written(applied)
 	klog.FromContext(ctx).V(2).Info("Applied status", "scyllaDBManagerTask", klog.KObj(task), "resourceVersion", applied.ResourceVersion)
 	return nil
 }
@@ -278,7 +279,7 @@ func (c *Controller) patchAnnotation(ctx context.Context, task *scyllav1alpha1.S
 	if err != nil {
 		return fmt.Errorf("can't make the patch of annotation %q: %w", key, err)
 	}
-	_, err = c.scyllaClient.ScyllaV1alpha1().ScyllaDBManagerTasks(task.Namespace).Patch(ctx, task.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: naming.ManagerControllerFieldManager})
+	_, err = c.taskPatcher(task.Namespace).Patch(ctx, task.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: naming.ManagerControllerFieldManager})
 	return err
 }
 

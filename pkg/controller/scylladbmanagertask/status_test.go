@@ -358,3 +358,29 @@ func TestOwnedStatusLeavesOtherConditionsOut(t *testing.T) {
 		t.Errorf("unexpected owned conditions %+v", got.Conditions)
 	}
 }
+
+func TestSyncDoesNotRepeatItsWritesBeforeTheCacheSeesThem(t *testing.T) {
+	t.Parallel()
+
+	f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"))
+	f.mustSync(t, "daily")
+	settle(t, f, "daily")
+
+	// A change the next read shows: the run state, reflected in the status and the status annotation.
+	task := f.task(t, "daily")
+	task.Spec.Backup.Retention = new(int64(14))
+	task.Generation++
+	f.put(t, task, "scylladbmanagertasks")
+	f.expireMemo()
+	f.kubeWrites()
+	f.syncBeforeTheCacheCatchesUp(t, "daily")
+	if diff := cmp.Diff(statusWrites, f.kubeWrites()); diff != "" {
+		t.Fatalf("unexpected Kubernetes writes (-want +got):\n%s", diff)
+	}
+
+	// The annotation patch's event enqueues the task again while the informer still holds the object from before.
+	f.syncBeforeTheCacheCatchesUp(t, "daily")
+	if writes := f.kubeWrites(); len(writes) != 0 {
+		t.Errorf("expected the second sync to compare with what the first one wrote and write nothing, got %q", writes)
+	}
+}

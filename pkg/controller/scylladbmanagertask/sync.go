@@ -6,6 +6,7 @@ import (
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
+	"github.com/scyllakube/scylla-operator/pkg/kubeinterfaces"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,7 +30,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return nil
 	}
 
-	task, err := c.scyllaDBManagerTaskLister.ScyllaDBManagerTasks(namespace).Get(name)
+	task, err := c.scyllaDBManagerTasks.Get(namespace, name)
 	if apierrors.IsNotFound(err) {
 		logger.V(2).Info("ScyllaDBManagerTask is gone", "scyllaDBManagerTask", klog.KRef(namespace, name))
 		c.rejections.forget(key)
@@ -46,7 +47,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if !controllerhelpers.HasFinalizer(task, naming.ScyllaDBManagerTaskFinalizer) {
 		// The finalizer goes on before anything is written to ScyllaDB Manager, so that nothing written there can
 		// outlive the object. The patch brings the object back through the informer for the next step.
-		_, _, err := controllerhelpers.AddFinalizer(ctx, c.scyllaClient.ScyllaV1alpha1().ScyllaDBManagerTasks(namespace), task, naming.ScyllaDBManagerTaskFinalizer)
+		_, _, err := controllerhelpers.AddFinalizer(ctx, c.taskPatcher(namespace), task, naming.ScyllaDBManagerTaskFinalizer)
 		if err != nil {
 			return fmt.Errorf("can't add finalizer to ScyllaDBManagerTask %q: %w", key, err)
 		}
@@ -88,4 +89,10 @@ func (c *Controller) recordDegradedTransition(task *scyllav1alpha1.ScyllaDBManag
 		return
 	}
 	c.eventRecorder.Event(task, corev1.EventTypeWarning, current.Reason, current.Message)
+}
+
+// taskPatcher returns the client that patches ScyllaDBManagerTasks in namespace; what each patch returns is what the
+// next sync of the task reads until the informer catches up.
+func (c *Controller) taskPatcher(namespace string) kubeinterfaces.PatcherInterface[*scyllav1alpha1.ScyllaDBManagerTask] {
+	return c.scyllaDBManagerTasks.Patcher(c.scyllaClient.ScyllaV1alpha1().ScyllaDBManagerTasks(namespace))
 }

@@ -359,7 +359,7 @@ func (c *Controller) syncDeletion(ctx context.Context, key string, task *scyllav
 		}
 	}
 
-	if _, _, err := controllerhelpers.RemoveFinalizer(ctx, c.scyllaClient.ScyllaV1alpha1().ScyllaDBManagerTasks(task.Namespace), task, naming.ScyllaDBManagerTaskFinalizer); err != nil {
+	if _, _, err := controllerhelpers.RemoveFinalizer(ctx, c.taskPatcher(task.Namespace), task, naming.ScyllaDBManagerTaskFinalizer); err != nil {
 		return fmt.Errorf("can't remove finalizer from ScyllaDBManagerTask %q: %w", key, err)
 	}
 	c.rejections.forget(key)
