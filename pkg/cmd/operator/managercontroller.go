@@ -17,19 +17,15 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
-	scyllaclientset "github.com/scyllakube/client/scylla/clientset/versioned"
 	scyllainformers "github.com/scyllakube/client/scylla/informers/externalversions"
 	"github.com/scyllakube/managerclient"
 
 	"github.com/scyllakube/scylla-operator/pkg/controller/managerregistration"
 	"github.com/scyllakube/scylla-operator/pkg/controller/scylladbmanagertask"
-	"github.com/scyllakube/scylla-operator/pkg/genericclioptions"
 	"github.com/scyllakube/scylla-operator/pkg/metrics"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
-	"github.com/scyllakube/scylla-operator/pkg/serving"
 	"github.com/scyllakube/scylla-operator/pkg/version"
 )
 
@@ -38,63 +34,42 @@ const scyllaDBManagerPingTimeout = 10 * time.Second
 
 // ManagerControllerOptions are the options of the manager-controller program.
 type ManagerControllerOptions struct {
-	genericclioptions.ClientConfig
-	LeaderElection genericclioptions.LeaderElection
-	Serving        serving.Options
+	ControllerProgramOptions
 
 	ScyllaDBManagerURL           string
 	ScyllaDBManagerAuthTokenFile string
 	ScyllaDBManagerCAFile        string
-	ConcurrentSyncs              int
-	ResyncPeriod                 time.Duration
 
 	// Set by Complete.
 	scyllaDBManagerToken     string
 	scyllaDBManagerTLSConfig *tls.Config
-	kubeClient               kubernetes.Interface
-	scyllaClient             scyllaclientset.Interface
 	managerClient            *managerclient.Client
 }
 
 // NewManagerControllerOptions returns ManagerControllerOptions with their defaults.
 func NewManagerControllerOptions() *ManagerControllerOptions {
 	return &ManagerControllerOptions{
-		ClientConfig:       genericclioptions.NewClientConfig("manager-controller"),
-		LeaderElection:     genericclioptions.NewLeaderElection(naming.ManagerControllerLeaseName),
-		Serving:            serving.NewOptions(":8080"),
-		ScyllaDBManagerURL: naming.DefaultScyllaDBManagerURL,
-		ConcurrentSyncs:    10,
-		ResyncPeriod:       12 * time.Hour,
+		ControllerProgramOptions: NewControllerProgramOptions("manager-controller", naming.ManagerControllerLeaseName),
+		ScyllaDBManagerURL:       naming.DefaultScyllaDBManagerURL,
 	}
 }
 
 // AddFlags registers the manager-controller's flags.
 func (o *ManagerControllerOptions) AddFlags(cmd *cobra.Command) {
-	o.ClientConfig.AddFlags(cmd)
-	o.LeaderElection.AddFlags(cmd)
-	o.Serving.AddFlags(cmd)
+	o.ControllerProgramOptions.AddFlags(cmd, "How often every object is synced again even when nothing changed, which also compares it with ScyllaDB Manager's state again.")
 	cmd.Flags().StringVar(&o.ScyllaDBManagerURL, "scylladb-manager-url", o.ScyllaDBManagerURL, "URL of ScyllaDB Manager's API, with or without the /api/v1 suffix (http or https).")
 	cmd.Flags().StringVar(&o.ScyllaDBManagerAuthTokenFile, "scylladb-manager-auth-token-file", o.ScyllaDBManagerAuthTokenFile, "File holding the token sent to ScyllaDB Manager as \"Authorization: Bearer <token>\" (surrounding whitespace is ignored). Empty sends none.")
 	cmd.Flags().StringVar(&o.ScyllaDBManagerCAFile, "scylladb-manager-ca-file", o.ScyllaDBManagerCAFile, "PEM file of the certificate authorities that sign ScyllaDB Manager's certificate, for an https URL. Empty uses the system's.")
-	cmd.Flags().IntVar(&o.ConcurrentSyncs, "concurrent-syncs", o.ConcurrentSyncs, "How many objects of each kind are synced at once.")
-	cmd.Flags().DurationVar(&o.ResyncPeriod, "resync-period", o.ResyncPeriod, "How often every object is synced again even when nothing changed, which also compares it with ScyllaDB Manager's state again.")
 }
 
 // Validate rejects flag values the manager-controller can't run with. The files the flags name are read by Complete.
 func (o *ManagerControllerOptions) Validate() error {
-	var errs []error
-	errs = append(errs, o.ClientConfig.Validate(), o.LeaderElection.Validate(), o.Serving.Validate())
+	errs := o.ControllerProgramOptions.Validate()
 	errs = append(errs, validateScyllaDBManagerURL(o.ScyllaDBManagerURL))
 	if len(o.ScyllaDBManagerCAFile) != 0 {
 		if u, err := url.Parse(o.ScyllaDBManagerURL); err == nil && u.Scheme != "https" {
 			errs = append(errs, fmt.Errorf("--scylladb-manager-ca-file is only used with an https --scylladb-manager-url, got scheme %q", u.Scheme))
 		}
-	}
-	if o.ConcurrentSyncs < 1 {
-		errs = append(errs, fmt.Errorf("--concurrent-syncs must be at least 1, got %d", o.ConcurrentSyncs))
-	}
-	if o.ResyncPeriod < time.Minute {
-		errs = append(errs, fmt.Errorf("--resync-period must be at least 1m, got %v", o.ResyncPeriod))
 	}
 	return errors.Join(errs...)
 }
@@ -124,22 +99,7 @@ func (o *ManagerControllerOptions) Complete() error {
 	if err := o.completeScyllaDBManager(); err != nil {
 		return err
 	}
-	if err := o.ClientConfig.Complete(); err != nil {
-		return err
-	}
-	if err := o.LeaderElection.Complete(); err != nil {
-		return err
-	}
-	var err error
-	o.kubeClient, err = kubernetes.NewForConfig(o.RestConfig)
-	if err != nil {
-		return fmt.Errorf("can't build the Kubernetes client: %w", err)
-	}
-	o.scyllaClient, err = scyllaclientset.NewForConfig(o.RestConfig)
-	if err != nil {
-		return fmt.Errorf("can't build the scylla.scylladb.com client: %w", err)
-	}
-	return nil
+	return o.ControllerProgramOptions.Complete()
 }
 
 // completeScyllaDBManager reads the files the ScyllaDB Manager flags name and builds the ScyllaDB Manager client.

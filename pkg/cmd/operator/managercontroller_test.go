@@ -45,7 +45,7 @@ func TestManagerControllerOptionsValidate(t *testing.T) {
 		{name: "bad serving address", mutate: func(o *ManagerControllerOptions) { o.Serving.Address = "8080" }, wantErr: "--serving-address"},
 		{name: "bad lease timing", mutate: func(o *ManagerControllerOptions) { o.LeaderElection.LeaseDuration = time.Second }, wantErr: "--leader-election-lease-duration"},
 		{name: "empty lease name", mutate: func(o *ManagerControllerOptions) { o.LeaderElection.LeaseName = "" }, wantErr: "--leader-election-lease-name must not be empty"},
-		{name: "every error is reported at once", mutate: func(o *ManagerControllerOptions) { o.ScyllaDBManagerURL = "ftp://x"; o.ConcurrentSyncs = -1 }, wantErr: "must use http or https\n--concurrent-syncs must be at least 1, got -1"},
+		{name: "every error is reported at once", mutate: func(o *ManagerControllerOptions) { o.ScyllaDBManagerURL = "ftp://x"; o.ConcurrentSyncs = -1 }, wantErr: "--concurrent-syncs must be at least 1, got -1\n--scylladb-manager-url \"ftp://x\" must use http or https"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -15,85 +15,40 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
-	scyllaclientset "github.com/scyllakube/client/scylla/clientset/versioned"
 	scyllainformers "github.com/scyllakube/client/scylla/informers/externalversions"
 
 	"github.com/scyllakube/scylla-operator/pkg/controller/scyllacluster"
 	"github.com/scyllakube/scylla-operator/pkg/controller/scylladbdatacenter"
-	"github.com/scyllakube/scylla-operator/pkg/genericclioptions"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
-	"github.com/scyllakube/scylla-operator/pkg/serving"
 )
 
 // OperatorOptions are the options of the operator program.
 type OperatorOptions struct {
-	genericclioptions.ClientConfig
-	LeaderElection genericclioptions.LeaderElection
-	Serving        serving.Options
+	ControllerProgramOptions
 
-	ConcurrentSyncs int
-	OperatorImage   string
-	ResyncPeriod    time.Duration
-
-	kubeClient   kubernetes.Interface
-	scyllaClient scyllaclientset.Interface
+	OperatorImage string
 }
 
 // NewOperatorOptions returns OperatorOptions with their defaults.
 func NewOperatorOptions() *OperatorOptions {
 	return &OperatorOptions{
-		ClientConfig:    genericclioptions.NewClientConfig("operator"),
-		LeaderElection:  genericclioptions.NewLeaderElection("scylla-operator-lock"),
-		Serving:         serving.NewOptions(":8080"),
-		ConcurrentSyncs: 10,
-		ResyncPeriod:    12 * time.Hour,
+		ControllerProgramOptions: NewControllerProgramOptions("operator", "scylla-operator-lock"),
 	}
 }
 
 // AddFlags registers the operator's flags.
 func (o *OperatorOptions) AddFlags(cmd *cobra.Command) {
-	o.ClientConfig.AddFlags(cmd)
-	o.LeaderElection.AddFlags(cmd)
-	o.Serving.AddFlags(cmd)
-	cmd.Flags().IntVar(&o.ConcurrentSyncs, "concurrent-syncs", o.ConcurrentSyncs, "How many objects of each kind are synced at once.")
+	o.ControllerProgramOptions.AddFlags(cmd, "How often every object is synced again even when nothing changed.")
 	cmd.Flags().StringVar(&o.OperatorImage, "image", o.OperatorImage, "The operator's own image; its binary is copied into ScyllaDB pods to run the sidecar.")
-	cmd.Flags().DurationVar(&o.ResyncPeriod, "resync-period", o.ResyncPeriod, "How often every object is synced again even when nothing changed.")
 }
 
 // Validate rejects options the operator can't run with.
 func (o *OperatorOptions) Validate() error {
-	var errs []error
-	errs = append(errs, o.ClientConfig.Validate(), o.LeaderElection.Validate(), o.Serving.Validate())
-	if o.ConcurrentSyncs < 1 {
-		errs = append(errs, fmt.Errorf("--concurrent-syncs must be at least 1, got %d", o.ConcurrentSyncs))
-	}
+	errs := o.ControllerProgramOptions.Validate()
 	if len(o.OperatorImage) == 0 {
 		errs = append(errs, errors.New("--image must name the operator image"))
 	}
-	if o.ResyncPeriod < time.Minute {
-		errs = append(errs, fmt.Errorf("--resync-period must be at least 1m, got %v", o.ResyncPeriod))
-	}
 	return errors.Join(errs...)
-}
-
-// Complete loads the client configuration and builds the clients.
-func (o *OperatorOptions) Complete() error {
-	if err := o.ClientConfig.Complete(); err != nil {
-		return err
-	}
-	if err := o.LeaderElection.Complete(); err != nil {
-		return err
-	}
-	var err error
-	o.kubeClient, err = kubernetes.NewForConfig(o.RestConfig)
-	if err != nil {
-		return fmt.Errorf("can't build the Kubernetes client: %w", err)
-	}
-	o.scyllaClient, err = scyllaclientset.NewForConfig(o.RestConfig)
-	if err != nil {
-		return fmt.Errorf("can't build the scylla.scylladb.com client: %w", err)
-	}
-	return nil
 }
 
 // Run serves health and metrics, then reconciles once this replica leads, until ctx is done.

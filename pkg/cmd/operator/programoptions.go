@@ -1,0 +1,83 @@
+package operator
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+
+	scyllaclientset "github.com/scyllakube/client/scylla/clientset/versioned"
+
+	"github.com/scyllakube/scylla-operator/pkg/genericclioptions"
+	"github.com/scyllakube/scylla-operator/pkg/serving"
+)
+
+// ControllerProgramOptions are the options every controller program (operator, manager-controller) shares: how it
+// reaches the API server, leader election, serving, and how many syncs run at once and how often every object is
+// synced again.
+type ControllerProgramOptions struct {
+	genericclioptions.ClientConfig
+	LeaderElection genericclioptions.LeaderElection
+	Serving        serving.Options
+
+	ConcurrentSyncs int
+	ResyncPeriod    time.Duration
+
+	// Set by Complete.
+	kubeClient   kubernetes.Interface
+	scyllaClient scyllaclientset.Interface
+}
+
+// NewControllerProgramOptions returns the shared options with their defaults for the program named program, which
+// holds the Lease leaseName while it leads.
+func NewControllerProgramOptions(program, leaseName string) ControllerProgramOptions {
+	return ControllerProgramOptions{
+		ClientConfig:    genericclioptions.NewClientConfig(program),
+		LeaderElection:  genericclioptions.NewLeaderElection(leaseName),
+		Serving:         serving.NewOptions(":8080"),
+		ConcurrentSyncs: 10,
+		ResyncPeriod:    12 * time.Hour,
+	}
+}
+
+// AddFlags registers the shared flags; resyncHelp says what a resync does in this program.
+func (o *ControllerProgramOptions) AddFlags(cmd *cobra.Command, resyncHelp string) {
+	o.ClientConfig.AddFlags(cmd)
+	o.LeaderElection.AddFlags(cmd)
+	o.Serving.AddFlags(cmd)
+	cmd.Flags().IntVar(&o.ConcurrentSyncs, "concurrent-syncs", o.ConcurrentSyncs, "How many objects of each kind are synced at once.")
+	cmd.Flags().DurationVar(&o.ResyncPeriod, "resync-period", o.ResyncPeriod, resyncHelp)
+}
+
+// Validate returns every problem with the shared options.
+func (o *ControllerProgramOptions) Validate() []error {
+	errs := []error{o.ClientConfig.Validate(), o.LeaderElection.Validate(), o.Serving.Validate()}
+	if o.ConcurrentSyncs < 1 {
+		errs = append(errs, fmt.Errorf("--concurrent-syncs must be at least 1, got %d", o.ConcurrentSyncs))
+	}
+	if o.ResyncPeriod < time.Minute {
+		errs = append(errs, fmt.Errorf("--resync-period must be at least 1m, got %v", o.ResyncPeriod))
+	}
+	return errs
+}
+
+// Complete loads the client configuration and builds the clients.
+func (o *ControllerProgramOptions) Complete() error {
+	if err := o.ClientConfig.Complete(); err != nil {
+		return err
+	}
+	if err := o.LeaderElection.Complete(); err != nil {
+		return err
+	}
+	var err error
+	o.kubeClient, err = kubernetes.NewForConfig(o.RestConfig)
+	if err != nil {
+		return fmt.Errorf("can't build the Kubernetes client: %w", err)
+	}
+	o.scyllaClient, err = scyllaclientset.NewForConfig(o.RestConfig)
+	if err != nil {
+		return fmt.Errorf("can't build the scylla.scylladb.com client: %w", err)
+	}
+	return nil
+}
