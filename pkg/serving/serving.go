@@ -1,4 +1,4 @@
-// Package serving serves a program's /healthz, /readyz and /metrics endpoints.
+// Package serving serves a program's /healthz, /readyz and /metrics endpoints, and its profiles when asked.
 package serving
 
 import (
@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
+
+	"github.com/scyllakube/scylla-operator/pkg/profiling"
 
 	// Registers client-go's request and workqueue metrics with the legacy registry served on /metrics.
 	_ "k8s.io/component-base/metrics/prometheus/clientgo"
@@ -40,6 +42,9 @@ func (c CheckFunc) Check(*http.Request) error { return c.F() }
 // Options hold the serving flags.
 type Options struct {
 	Address string
+	// Profiling also serves net/http/pprof's profiles under /debug/pprof/. Off by default: they expose the program's
+	// memory and command line, and a CPU profile or trace costs CPU, to whoever reaches Address.
+	Profiling bool
 }
 
 // NewOptions returns serving options with the given default address.
@@ -50,11 +55,15 @@ func NewOptions(defaultAddress string) Options {
 // AddFlags registers the serving flags.
 func (o *Options) AddFlags(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.Address, "serving-address", o.Address, "Address of the /healthz, /readyz and /metrics endpoints; empty turns them off.")
+	cmd.Flags().BoolVar(&o.Profiling, "profiling", o.Profiling, "Also serve net/http/pprof's profiles under /debug/pprof/ on --serving-address; they expose the program's memory to whoever reaches that address.")
 }
 
-// Validate rejects an address that can't be listened on.
+// Validate rejects an address that can't be listened on, and profiling with nothing to serve it on.
 func (o *Options) Validate() error {
 	if len(o.Address) == 0 {
+		if o.Profiling {
+			return errors.New("--profiling needs a --serving-address")
+		}
 		return nil
 	}
 	if _, _, err := net.SplitHostPort(o.Address); err != nil {
@@ -63,12 +72,16 @@ func (o *Options) Validate() error {
 	return nil
 }
 
-// Handler returns the mux serving /healthz, /readyz and /metrics.
-func Handler(healthz, readyz []Checker) http.Handler {
+// Handler returns the mux serving /healthz, /readyz and /metrics, and with Profiling the profiles under
+// profiling.Path.
+func (o *Options) Handler(healthz, readyz []Checker) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/healthz", checksHandler(healthz))
 	mux.Handle("/readyz", checksHandler(readyz))
 	mux.Handle("/metrics", legacyregistry.Handler())
+	if o.Profiling {
+		profiling.Register(mux)
+	}
 	return mux
 }
 
@@ -100,7 +113,7 @@ func (o *Options) Run(ctx context.Context, handler http.Handler) error {
 	if err != nil {
 		return fmt.Errorf("can't listen on %q: %w", o.Address, err)
 	}
-	klog.InfoS("Serving health and metrics endpoints", "address", l.Addr().String())
+	klog.InfoS("Serving health and metrics endpoints", "address", l.Addr().String(), "profiling", o.Profiling)
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()

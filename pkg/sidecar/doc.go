@@ -75,6 +75,10 @@
 // Sidecar:
 //
 //	--probes-address    SCYLLA_OPERATOR_PROBES_ADDRESS    host:port of /healthz and /readyz; default :8080
+//	--profiling         SCYLLA_OPERATOR_PROFILING         also serve net/http/pprof's profiles under /debug/pprof/
+//	                                                      on --probes-address; default false: that address is on
+//	                                                      the Pod IP, and the profiles expose the sidecar's memory
+//	                                                      and command line; the operator never sets it
 //	--startup-timeout   SCYLLA_OPERATOR_STARTUP_TIMEOUT   bound on waiting for a Pod IP, a LoadBalancer ingress IP
 //	                                                      or another node's address; default 10m
 //	--kubeconfig, --qps, --burst                          Kubernetes client; no kubeconfig: in-cluster

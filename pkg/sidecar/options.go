@@ -75,7 +75,10 @@ type Options struct {
 	ScyllaDBDataDir          string
 	ScyllaDBAPIAddress       string
 
-	ProbesAddress  string
+	ProbesAddress string
+	// Profiling also serves net/http/pprof's profiles on ProbesAddress. Off by default: that address is reachable
+	// on the Pod IP from the whole Pod network, and the profiles expose the sidecar's memory and command line.
+	Profiling      bool
 	StartupTimeout time.Duration
 
 	// Set by Validate.
@@ -171,6 +174,7 @@ func (o *Options) AddFlags(cmd *cobra.Command) {
 	fs.StringVar(&o.ScyllaDBAPIAddress, "scylladb-api-address", o.ScyllaDBAPIAddress, "host:port of ScyllaDB's REST API, set as api_address and api_port.")
 
 	fs.StringVar(&o.ProbesAddress, "probes-address", o.ProbesAddress, "host:port serving /healthz and /readyz.")
+	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "Also serve net/http/pprof's profiles under /debug/pprof/ on --probes-address; they expose the sidecar's memory to whoever reaches that address.")
 	fs.DurationVar(&o.StartupTimeout, "startup-timeout", o.StartupTimeout, "How long to wait at start for what the configuration needs (a Pod IP, a load balancer ingress, another node's address).")
 }
 

@@ -24,6 +24,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/profiling"
 	"github.com/scyllakube/scylla-operator/pkg/scyllaclient"
 )
 
@@ -304,7 +305,7 @@ func (o *Options) Run(ctx context.Context) error {
 			return fmt.Errorf("can't serve probes on %q: %w", o.ProbesAddress, err)
 		}
 	}
-	probes := &http.Server{Handler: prober.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	probes := &http.Server{Handler: o.probesHandler(prober), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := probes.Serve(listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			logger.Error(err, "Probe server failed")
@@ -410,4 +411,15 @@ func (o *Options) Run(ctx context.Context) error {
 		return &ExitError{Code: code}
 	}
 	return nil
+}
+
+// probesHandler serves the probes and, with --profiling, the profiles under profiling.Path.
+func (o *Options) probesHandler(prober *Prober) http.Handler {
+	if !o.Profiling {
+		return prober.Handler()
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", prober.Handler())
+	profiling.Register(mux)
+	return mux
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -662,6 +663,40 @@ func TestRunAfterAnInterruptedDecommission(t *testing.T) {
 			}
 			if got := svc.Labels[naming.DecommissionedLabel]; got != tc.wantLabel {
 				t.Errorf("label %s = %q, want %q", naming.DecommissionedLabel, got, tc.wantLabel)
+			}
+		})
+	}
+}
+
+func TestProbesHandlerServesProfilesOnlyWithProfiling(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		profiling bool
+		wantCode  int
+	}{
+		{name: "off by default: no profiles on the Pod IP", wantCode: http.StatusNotFound},
+		{name: "on: profiles served beside the probes", profiling: true, wantCode: http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := NewOptions()
+			o.Profiling = tc.profiling
+			// In maintenance /healthz answers without asking ScyllaDB.
+			lister := serviceLister(t, memberServiceWithLabels(map[string]string{naming.NodeMaintenanceLabel: ""}))
+			h := o.probesHandler(NewProber(lister, testNamespace, selfName, nil, &atomic.Bool{}, NewRestart()))
+			get := func(path string) int {
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+				return rec.Code
+			}
+			for _, path := range []string{"/debug/pprof/", "/debug/pprof/heap"} {
+				if code := get(path); code != tc.wantCode {
+					t.Errorf("GET %s = %d, want %d", path, code, tc.wantCode)
+				}
+			}
+			if code := get(HealthzPath); code != http.StatusOK {
+				t.Errorf("GET %s = %d, want 200 whatever --profiling says", HealthzPath, code)
 			}
 		})
 	}

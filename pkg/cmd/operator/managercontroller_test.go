@@ -234,10 +234,14 @@ func TestManagerControllerCommandIsRegistered(t *testing.T) {
 		"scylladb-manager-url", "scylladb-manager-auth-token-file", "scylladb-manager-ca-file", "kubeconfig", "qps", "burst",
 		"concurrent-syncs", "resync-period", "leader-elect", "leader-election-namespace", "leader-election-lease-name",
 		"leader-election-lease-duration", "leader-election-renew-deadline", "leader-election-retry-period", "serving-address",
+		"profiling",
 	} {
 		if cmd.Flags().Lookup(flag) == nil {
 			t.Errorf("manager-controller has no flag --%s", flag)
 		}
+	}
+	if got := cmd.Flags().Lookup("profiling").DefValue; got != "false" {
+		t.Errorf("--profiling defaults to %s, want false: profiles are served only when asked for", got)
 	}
 	if got := cmd.Flags().Lookup("leader-election-lease-name").DefValue; got != "scylla-manager-controller-lock" {
 		t.Errorf("the default lease is %q, want its own, scylla-manager-controller-lock", got)

@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+
+	"github.com/scyllakube/scylla-operator/pkg/genericclioptions"
 )
 
 func TestOperatorOptionsValidate(t *testing.T) {
@@ -27,6 +29,7 @@ func TestOperatorOptionsValidate(t *testing.T) {
 		{name: "resync too short", mutate: func(o *OperatorOptions) { o.ResyncPeriod = time.Second }, wantErr: "--resync-period must be at least 1m"},
 		{name: "bad qps", mutate: func(o *OperatorOptions) { o.QPS = 0 }, wantErr: "--qps must be greater than 0"},
 		{name: "bad serving address", mutate: func(o *OperatorOptions) { o.Serving.Address = "8080" }, wantErr: "--serving-address"},
+		{name: "profiling with serving off", mutate: func(o *OperatorOptions) { o.Serving.Address = ""; o.Serving.Profiling = true }, wantErr: "--profiling needs a --serving-address"},
 		{name: "bad lease timing", mutate: func(o *OperatorOptions) { o.LeaderElection.LeaseDuration = time.Second }, wantErr: "--leader-election-lease-duration"},
 		{name: "every error is reported at once", mutate: func(o *OperatorOptions) { o.OperatorImage = ""; o.ConcurrentSyncs = -1 }, wantErr: "--concurrent-syncs must be at least 1, got -1\n--image"},
 	} {
@@ -90,5 +93,24 @@ func TestManagedInformersSeeOnlyTheOperatorsObjects(t *testing.T) {
 	slices.Sort(got)
 	if diff := cmp.Diff([]string{"Pod basic-dc1-a-0", "Secret basic-auth-token"}, got); diff != "" {
 		t.Errorf("unexpected cached objects (-want +got):\n%s", diff)
+	}
+}
+
+func TestOperatorCommandRegistersServingFlags(t *testing.T) {
+	t.Parallel()
+	root := NewScyllaOperatorCommand(genericclioptions.IOStreams{})
+	cmd, _, err := root.Find([]string{"operator"})
+	if err != nil || cmd == root {
+		t.Fatalf("the root command has no operator subcommand: %v", err)
+	}
+	for flag, wantDefault := range map[string]string{"serving-address": ":8080", "profiling": "false"} {
+		f := cmd.Flags().Lookup(flag)
+		if f == nil {
+			t.Errorf("operator has no flag --%s", flag)
+			continue
+		}
+		if f.DefValue != wantDefault {
+			t.Errorf("--%s defaults to %q, want %q", flag, f.DefValue, wantDefault)
+		}
 	}
 }

@@ -30,7 +30,8 @@ type controllerSet struct {
 }
 
 // controllerProgram is what the controller programs (operator, manager-controller) share: they serve /healthz,
-// /readyz and /metrics, elect a leader, and only the leader builds its controllers, syncs their caches and runs them.
+// /readyz, /metrics and, with --profiling, /debug/pprof/, elect a leader, and only the leader builds its
+// controllers, syncs their caches and runs them.
 type controllerProgram struct {
 	serving        *serving.Options
 	leaderElection *genericclioptions.LeaderElection
@@ -53,7 +54,7 @@ func (p *controllerProgram) run(ctx context.Context) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		servingErr <- p.serving.Run(servingCtx, serving.Handler(healthz, readyz))
+		servingErr <- p.serving.Run(servingCtx, p.serving.Handler(healthz, readyz))
 	}()
 
 	err := p.leaderElection.Run(ctx, p.kubeClient, func(ctx context.Context) {
