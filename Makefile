@@ -36,6 +36,14 @@ test-e2e: ## Build the local control plane (cached) and run the e2e tests agains
 bench: ## Run the benchmarks of every module.
 	hack/test-unit.sh -run '^$$' -bench . -benchmem $(GO_TEST_FLAGS)
 
+BENCH_SCALE_N ?= 10,100
+BENCH_SCALE_FLAGS ?=
+
+.PHONY: bench-scale
+bench-scale: ## Measure convergence, API and ScyllaDB Manager requests, RSS and CPU for BENCH_SCALE_N ScyllaClusters (not part of test).
+	hack/build-control-plane.sh
+	go run ./e2e/cmd/bench-scale --n=$(BENCH_SCALE_N) --out=$(OUTPUT_DIR)/bench $(BENCH_SCALE_FLAGS)
+
 .PHONY: update
 update: update-codegen update-crds ## Regenerate all generated code.
 

@@ -1,0 +1,507 @@
+// Command bench-scale measures how the operator and the manager-controller scale: for each N of a list, it starts a
+// fresh local control plane (kwok nodes), the real operator and manager-controller built from the working tree and a
+// fake ScyllaDB Manager, creates N ScyllaClusters (3 racks × 1 node, one backup and one repair each) at once, and
+// measures the time until everything converged, the API requests of every program (from the audit log), the
+// ScyllaDB Manager requests (from the fake's request log), the programs' peak RSS and CPU time, and the writes at
+// rest over two resync periods. It prints a table and writes JSON.
+//
+// ScyllaDB pods are made Ready by kwok stages (a copy of hack/kwok/stages.yaml in which they become Ready like any
+// other pod), not by the node simulator, so that large N fit on a small machine: readiness does not come from real
+// sidecars here.
+//
+// Run it through 'make bench-scale'; it is not part of 'make test'.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/scyllakube/scylla-operator/e2e/framework"
+	"github.com/scyllakube/scylla-operator/e2e/nodesim"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+)
+
+// userAgent identifies bench-scale's own requests in the audit log.
+const userAgent = "bench-scale"
+
+const (
+	operatorUserAgentPrefix          = "scylla-operator-operator/"
+	managerControllerUserAgentPrefix = "scylla-operator-manager-controller/"
+)
+
+// zones are the zones of the simulated nodes, one rack in each.
+var zones = []string{"us-east-1a", "us-east-1b", "us-east-1c"}
+
+// nodesPerZone returns how many simulated nodes each zone needs for n ScyllaClusters: the pods ask for little, so a
+// node takes up to its 110 pods, and one node more than that leaves room.
+func nodesPerZone(n int) int {
+	return max(2, (n+99)/100+1)
+}
+
+var (
+	scyllaClusterGVR = schema.GroupVersionResource{Group: "scylla.scylladb.com", Version: "v1", Resource: "scyllaclusters"}
+	sdcGVR           = schema.GroupVersionResource{Group: "scylla.scylladb.com", Version: "v1alpha1", Resource: "scylladbdatacenters"}
+	taskGVR          = schema.GroupVersionResource{Group: "scylla.scylladb.com", Version: "v1alpha1", Resource: "scylladbmanagertasks"}
+)
+
+type options struct {
+	ns           string
+	outDir       string
+	binDir       string
+	resync       time.Duration
+	steadyPeriod int
+	timeout      time.Duration
+	keep         bool
+	floor        bool
+}
+
+func main() {
+	o := &options{ns: "10,100", outDir: "_output/bench", binDir: "_output/bin", resync: time.Minute, steadyPeriod: 2, timeout: 15 * time.Minute}
+	flag.StringVar(&o.ns, "n", o.ns, "Comma-separated numbers of ScyllaClusters; one fresh control plane each.")
+	flag.StringVar(&o.outDir, "out", o.outDir, "Directory for the runs' files and the JSON results.")
+	flag.StringVar(&o.binDir, "bin-dir", o.binDir, "Directory holding kcp, its component symlinks and kwok.")
+	flag.DurationVar(&o.resync, "resync-period", o.resync, "The manager-controller's --resync-period.")
+	flag.IntVar(&o.steadyPeriod, "steady-resyncs", o.steadyPeriod, "Resync periods to measure the steady state over; 0 skips it.")
+	flag.DurationVar(&o.timeout, "timeout", o.timeout, "How long one N may take to converge.")
+	flag.BoolVar(&o.floor, "floor", true, "Also measure the floor: the same pods as single-replica StatefulSets with a claim each, no operator.")
+	flag.BoolVar(&o.keep, "keep", o.keep, "Keep each run's directory (logs, audit log) after it ends.")
+	flag.Parse()
+	if err := run(o); err != nil {
+		fmt.Fprintf(os.Stderr, "bench-scale: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+func run(o *options) error {
+	var ns []int
+	for _, s := range strings.Split(o.ns, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return fmt.Errorf("can't parse N %q: want a positive integer", s)
+		}
+		ns = append(ns, n)
+	}
+	root, err := framework.RepoRoot()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	outDir, binDir := absIn(root, o.outDir), absIn(root, o.binDir)
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return err
+	}
+	builder := framework.NewGoBuilder(root, filepath.Join(outDir, "build"))
+	stages := filepath.Join(outDir, "stages.yaml")
+	if err := writeBenchStages(filepath.Join(root, "hack", "kwok", "stages.yaml"), stages); err != nil {
+		return err
+	}
+	hostname, _ := os.Hostname()
+	report := Report{Started: time.Now().UTC(), Machine: machine(), Host: hostname}
+	for _, n := range ns {
+		r, err := runOne(ctx, o, root, binDir, outDir, stages, builder, n)
+		if err != nil {
+			return fmt.Errorf("N=%d: %w", n, err)
+		}
+		if o.floor {
+			floor, err := measureFloor(ctx, o, binDir, outDir, stages, builder, n)
+			if err != nil {
+				return fmt.Errorf("floor N=%d: %w", n, err)
+			}
+			r.FloorPodsReadySeconds = floor
+			r.PodsReadyToFloor = r.AllPodsReadySeconds / floor
+		}
+		report.Runs = append(report.Runs, r)
+		printTable(os.Stdout, report.Runs)
+	}
+	path := filepath.Join(outDir, "scale-"+report.Started.Format("20060102-150405")+".json")
+	data, err := json.MarshalIndent(report, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return err
+	}
+	logf("wrote %s", path)
+	return nil
+}
+
+func absIn(root, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(root, p)
+}
+
+// writeBenchStages writes a copy of the kwok stages at from in which ScyllaDB pods become Running and Ready at once,
+// like any other pod, instead of waiting for the node simulator.
+func writeBenchStages(from, to string) error {
+	objs, err := framework.DecodeManifestFile(from)
+	if err != nil {
+		return err
+	}
+	var docs []string
+	for _, obj := range objs {
+		switch obj.GetName() {
+		case "scylladb-pod-running":
+			continue
+		case "pod-running":
+			exprs, _, err := unstructured.NestedSlice(obj.Object, "spec", "selector", "matchExpressions")
+			if err != nil {
+				return fmt.Errorf("can't read the pod-running stage's selector: %w", err)
+			}
+			var kept []any
+			for _, e := range exprs {
+				if m, ok := e.(map[string]any); ok && strings.Contains(fmt.Sprint(m["key"]), naming.PodTypeLabel) {
+					continue
+				}
+				kept = append(kept, e)
+			}
+			if err := unstructured.SetNestedSlice(obj.Object, kept, "spec", "selector", "matchExpressions"); err != nil {
+				return err
+			}
+		}
+		data, err := yaml.Marshal(obj.Object)
+		if err != nil {
+			return err
+		}
+		docs = append(docs, string(data))
+	}
+	return os.WriteFile(to, []byte(strings.Join(docs, "---\n")), 0o644)
+}
+
+// runOne measures one N on a fresh control plane.
+func runOne(ctx context.Context, o *options, root, binDir, outDir, stages string, builder *framework.GoBuilder, n int) (Run, error) {
+	r := Run{N: n, ResyncPeriod: o.resync.String()}
+	dir := filepath.Join(outDir, fmt.Sprintf("run-n%d", n))
+	if err := os.RemoveAll(dir); err != nil {
+		return r, err
+	}
+	fakes, err := builder.Build(ctx, "./e2e/cmd/cluster-fakes")
+	if err != nil {
+		return r, err
+	}
+	cp, err := framework.StartControlPlane(ctx, framework.ControlPlaneOptions{
+		Name:               fmt.Sprintf("bench-n%d", n),
+		Dir:                dir,
+		BinDir:             binDir,
+		KwokStagesPath:     stages,
+		ClusterFakesBinary: fakes,
+		Nodes:              framework.ZonedNodes("us-east-1", zones, nodesPerZone(n)),
+		StartTimeout:       5 * time.Minute,
+		Logf:               logf,
+	})
+	if err != nil {
+		return r, err
+	}
+	defer func() {
+		if err := cp.Stop(); err != nil {
+			logf("can't stop the control plane cleanly: %v", err)
+		}
+		if !o.keep {
+			_ = os.RemoveAll(dir)
+		}
+	}()
+	clients, err := cp.Clients(userAgent)
+	if err != nil {
+		return r, err
+	}
+	if _, err := clients.InstallCRDs(ctx, filepath.Join(root, "deploy", "crds"), userAgent); err != nil {
+		return r, err
+	}
+	if err := nodesim.InstallMemberClusterRole(ctx, clients, root, userAgent); err != nil {
+		return r, err
+	}
+
+	addressFile := filepath.Join(dir, "fake-scylladb-manager.address")
+	if _, err := framework.StartProgram(ctx, builder, cp, framework.Program{
+		Name:    "fake-scylladb-manager",
+		Package: "./e2e/cmd/fake-scylladb-manager",
+		Args:    []string{"--listen-address=127.0.0.1:0", "--address-file=" + addressFile},
+	}); err != nil {
+		return r, err
+	}
+	var managerURL string
+	if err := framework.WaitFor(ctx, 30*time.Second, func(context.Context) (bool, error) {
+		b, err := os.ReadFile(addressFile)
+		managerURL = strings.TrimSpace(string(b))
+		return err == nil && managerURL != "", nil
+	}); err != nil {
+		return r, fmt.Errorf("the fake ScyllaDB Manager did not write its address: %w", err)
+	}
+	fake := &framework.FakeScyllaDBManager{URL: managerURL}
+
+	outside := []string{"--kubeconfig=" + cp.KubeconfigPath, "--leader-elect=false", "--serving-address=127.0.0.1:0"}
+	operator, err := framework.StartProgram(ctx, builder, cp, framework.Program{
+		Name:    "operator",
+		Package: "./cmd/scylla-operator",
+		Args:    append([]string{"operator", "--image=localhost/scylla-operator:bench"}, outside...),
+	})
+	if err != nil {
+		return r, err
+	}
+	mc, err := framework.StartProgram(ctx, builder, cp, framework.Program{
+		Name:    "manager-controller",
+		Package: "./cmd/scylla-operator",
+		Args:    append([]string{"manager-controller", "--resync-period=" + o.resync.String(), "--scylladb-manager-url=" + managerURL}, outside...),
+	})
+	if err != nil {
+		return r, err
+	}
+	procs := map[string]int{"operator": operator.PID(), "manager-controller": mc.PID(), "kube-apiserver": cp.Process("kube-apiserver").PID()}
+	// Let the programs sync their (empty) caches, so that start-up does not count as convergence.
+	time.Sleep(3 * time.Second)
+	if err := cp.CheckProcesses(); err != nil {
+		return r, err
+	}
+
+	mark, err := cp.Audit.Mark()
+	if err != nil {
+		return r, err
+	}
+	if err := fake.ResetRequests(ctx); err != nil {
+		return r, err
+	}
+	cpuBefore := cpuSeconds(procs)
+
+	logf("N=%d: creating %d ScyllaClusters", n, n)
+	start := time.Now()
+	if err := createClusters(ctx, clients, n); err != nil {
+		return r, err
+	}
+	r.CreateSeconds = time.Since(start).Seconds()
+
+	if err := waitConverged(ctx, cp, clients, n, start, o.timeout, &r); err != nil {
+		return r, err
+	}
+	logf("N=%d: converged in %.1fs", n, r.ConvergedSeconds)
+	cpuAfter := cpuSeconds(procs)
+
+	events, err := cp.Audit.EventsSince(mark)
+	if err != nil {
+		return r, err
+	}
+	r.Converge = summarizeAudit(events, n)
+	reqs, err := fake.Requests(ctx)
+	if err != nil {
+		return r, err
+	}
+	r.Converge.Manager = summarizeManager(reqs)
+	r.Converge.ManagerWrites = managerWrites(r.Converge.Manager)
+	r.Programs = map[string]*ProgramStats{}
+	for name := range procs {
+		r.Programs[name] = &ProgramStats{ConvergeCPUSeconds: cpuAfter[name] - cpuBefore[name]}
+	}
+
+	if o.steadyPeriod > 0 {
+		window := time.Duration(o.steadyPeriod) * o.resync
+		logf("N=%d: measuring the steady state for %v", n, window)
+		mark, err := cp.Audit.Mark()
+		if err != nil {
+			return r, err
+		}
+		if err := fake.ResetRequests(ctx); err != nil {
+			return r, err
+		}
+		select {
+		case <-ctx.Done():
+			return r, ctx.Err()
+		case <-time.After(window + 5*time.Second):
+		}
+		if err := cp.CheckProcesses(); err != nil {
+			return r, err
+		}
+		events, err := cp.Audit.EventsSince(mark)
+		if err != nil {
+			return r, err
+		}
+		steady := summarizeAudit(events, n)
+		reqs, err := fake.Requests(ctx)
+		if err != nil {
+			return r, err
+		}
+		steady.Manager = summarizeManager(reqs)
+		steady.ManagerWrites = managerWrites(steady.Manager)
+		steady.WindowSeconds = window.Seconds() + 5
+		r.Steady = &steady
+		cpuSteady := cpuSeconds(procs)
+		for name := range procs {
+			r.Programs[name].SteadyCPUSeconds = cpuSteady[name] - cpuAfter[name]
+		}
+	}
+	for name, pid := range procs {
+		r.Programs[name].PeakRSSMiB = peakRSSMiB(pid)
+	}
+	return r, nil
+}
+
+// createClusters creates n namespaces with one ScyllaCluster each, concurrently, as users would all at once.
+func createClusters(ctx context.Context, clients *framework.Clients, n int) error {
+	errs := make(chan error, n)
+	sem := make(chan struct{}, 32)
+	for i := range n {
+		go func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			ns := fmt.Sprintf("bench-%d", i)
+			if _, err := clients.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+				errs <- fmt.Errorf("can't create namespace %q: %w", ns, err)
+				return
+			}
+			_, err := clients.Dynamic.Resource(scyllaClusterGVR).Namespace(ns).Create(ctx, makeScyllaCluster(ns), metav1.CreateOptions{})
+			if err != nil {
+				err = fmt.Errorf("can't create ScyllaCluster %s/bench: %w", ns, err)
+			}
+			errs <- err
+		}()
+	}
+	var all []error
+	for range n {
+		all = append(all, <-errs)
+	}
+	return errors.Join(all...)
+}
+
+// makeScyllaCluster returns a ScyllaCluster of 3 racks of 1 node, one per zone, with one backup and one repair.
+func makeScyllaCluster(ns string) *unstructured.Unstructured {
+	var racks []any
+	for _, zone := range zones {
+		racks = append(racks, map[string]any{
+			"name":    zone,
+			"members": int64(1),
+			"storage": map[string]any{"capacity": "1Gi"},
+			"resources": map[string]any{
+				"requests": map[string]any{"cpu": "10m", "memory": "64Mi"},
+				"limits":   map[string]any{"cpu": "10m", "memory": "64Mi"},
+			},
+			"placement": map[string]any{"nodeAffinity": map[string]any{"requiredDuringSchedulingIgnoredDuringExecution": map[string]any{
+				"nodeSelectorTerms": []any{map[string]any{"matchExpressions": []any{map[string]any{
+					"key": corev1.LabelTopologyZone, "operator": "In", "values": []any{zone},
+				}}}},
+			}}},
+		})
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "scylla.scylladb.com/v1",
+		"kind":       "ScyllaCluster",
+		"metadata":   map[string]any{"name": "bench", "namespace": ns},
+		"spec": map[string]any{
+			"version":      "2025.1.2",
+			"agentVersion": "3.5.0",
+			"datacenter":   map[string]any{"name": "us-east-1", "racks": racks},
+			"backups":      []any{map[string]any{"name": "nightly", "cron": "0 2 * * *", "location": []any{"s3:bench"}}},
+			"repairs":      []any{map[string]any{"name": "weekly", "cron": "0 3 * * SUN"}},
+		},
+	}}
+}
+
+// waitConverged polls until every ScyllaDBDatacenter is Available, every ScyllaDB pod Ready and every task has a
+// ScyllaDB Manager task ID, and records when each first held.
+func waitConverged(ctx context.Context, cp *framework.ControlPlane, clients *framework.Clients, n int, start time.Time, timeout time.Duration, r *Run) error {
+	deadline := time.Now().Add(timeout)
+	var last string
+	for {
+		if err := cp.CheckProcesses(); err != nil {
+			return err
+		}
+		sdcs, err := clients.Dynamic.Resource(sdcGVR).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		available := 0
+		for _, sdc := range sdcs.Items {
+			if conditionTrue(&sdc, "Available") {
+				available++
+			}
+		}
+		pods, err := clients.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: naming.PodTypeLabel + "=" + naming.PodTypeScyllaDBNode})
+		if err != nil {
+			return err
+		}
+		ready := 0
+		for i := range pods.Items {
+			if podReady(&pods.Items[i]) {
+				ready++
+			}
+		}
+		tasks, err := clients.Dynamic.Resource(taskGVR).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		withID := 0
+		for _, t := range tasks.Items {
+			if id, _, _ := unstructured.NestedString(t.Object, "status", "taskID"); id != "" {
+				withID++
+			}
+		}
+		elapsed := time.Since(start).Seconds()
+		if len(sdcs.Items) == n && r.AllDatacentersExistSeconds == 0 {
+			r.AllDatacentersExistSeconds = elapsed
+		}
+		if available == n && r.AllAvailableSeconds == 0 {
+			r.AllAvailableSeconds = elapsed
+		}
+		if ready == 3*n && r.AllPodsReadySeconds == 0 {
+			r.AllPodsReadySeconds = elapsed
+		}
+		if withID == 2*n && r.AllTasksScheduledSeconds == 0 {
+			r.AllTasksScheduledSeconds = elapsed
+		}
+		if r.AllAvailableSeconds != 0 && r.AllPodsReadySeconds != 0 && r.AllTasksScheduledSeconds != 0 {
+			r.ConvergedSeconds = elapsed
+			return nil
+		}
+		state := fmt.Sprintf("datacenters %d/%d available, pods %d/%d ready, tasks %d/%d with an ID", available, n, ready, 3*n, withID, 2*n)
+		if state != last {
+			logf("N=%d: %.1fs: %s", n, elapsed, state)
+			last = state
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not converged after %v: %s", timeout, state)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func conditionTrue(obj *unstructured.Unstructured, condType string) bool {
+	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	for _, c := range conds {
+		m, ok := c.(map[string]any)
+		if ok && m["type"] == condType {
+			return m["status"] == "True"
+		}
+	}
+	return false
+}
+
+func podReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
