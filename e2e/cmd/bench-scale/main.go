@@ -68,6 +68,7 @@ type options struct {
 	timeout      time.Duration
 	keep         bool
 	floor        bool
+	rolling      bool
 }
 
 func main() {
@@ -79,6 +80,7 @@ func main() {
 	flag.IntVar(&o.steadyPeriod, "steady-resyncs", o.steadyPeriod, "Resync periods to measure the steady state over; 0 skips it.")
 	flag.DurationVar(&o.timeout, "timeout", o.timeout, "How long one N may take to converge.")
 	flag.BoolVar(&o.floor, "floor", true, "Also measure the floor: the same pods as single-replica StatefulSets with a claim each, no operator.")
+	flag.BoolVar(&o.rolling, "rolling", true, "Also measure a rolling change (a new ScyllaDB version) on every ScyllaCluster, after the steady state.")
 	flag.BoolVar(&o.keep, "keep", o.keep, "Keep each run's directory (logs, audit log) after it ends.")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -347,6 +349,15 @@ func runOne(ctx context.Context, o *options, root, binDir, outDir, stages string
 		for name := range procs {
 			r.Programs[name].SteadyCPUSeconds = cpuSteady[name] - cpuAfter[name]
 		}
+	}
+	if o.rolling {
+		// A roll-out that does not finish is a finding, not a reason to lose the other figures.
+		rolling, err := measureRolling(ctx, cp, clients, fake, procs, n, o.timeout)
+		if err != nil {
+			logf("N=%d: rolling change: %v", n, err)
+			r.RollingError = err.Error()
+		}
+		r.Rolling = rolling
 	}
 	for name, pid := range procs {
 		r.Programs[name].PeakRSSMiB = peakRSSMiB(pid)

@@ -41,6 +41,9 @@ type Run struct {
 	Converge         WindowStats              `json:"converge"`
 	Steady           *WindowStats             `json:"steady,omitempty"`
 	Programs         map[string]*ProgramStats `json:"programs"`
+	// Rolling is the rolling change's cost, nil if not measured or not finished (RollingError says why).
+	Rolling      *Rolling `json:"rolling,omitempty"`
+	RollingError string   `json:"rollingError,omitempty"`
 }
 
 // ProgramStats are one process's resources: peak RSS over its life, CPU time while converging and at rest.
@@ -220,7 +223,7 @@ func machine() string {
 // printTable prints one row per N and the details of the last run.
 func printTable(w io.Writer, runs []Run) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "N\tDCs exist\tDCs Available\tpods Ready\tfloor\tto floor\ttasks have IDs\twrites/cluster op\tmc\top+mc\tstatus writes/cluster\t409s\tevents/cluster\tManager reqs\top RSS MiB\top CPU s\tmc RSS MiB\tmc CPU s\tapiserver CPU s\tsteady API writes\tsteady Manager writes\t")
+	fmt.Fprintln(tw, "N\tDCs exist\tDCs Available\tpods Ready\tfloor\tto floor\ttasks have IDs\twrites/cluster op\tmc\top+mc\tstatus writes/cluster\t409s\tevents/cluster\tManager reqs\top RSS MiB\top CPU s\tmc RSS MiB\tmc CPU s\tapiserver CPU s\tsteady API writes\tsteady Manager writes\trolling\trolling writes/cluster\t")
 	for _, r := range runs {
 		c := r.Converge
 		status := float64(c.StatusWrites["operator"]+c.StatusWrites["manager-controller"]) / float64(r.N)
@@ -234,18 +237,30 @@ func printTable(w io.Writer, runs []Run) {
 			steadyAPI = strconv.Itoa(r.Steady.Writes["operator"] + r.Steady.Writes["manager-controller"] + r.Steady.Events["operator"] + r.Steady.Events["manager-controller"])
 			steadyManager = strconv.Itoa(r.Steady.ManagerWrites)
 		}
+		floor, toFloor := "-", "-"
+		if r.FloorPodsReadySeconds != 0 {
+			floor, toFloor = fmt.Sprintf("%.1fs", r.FloorPodsReadySeconds), fmt.Sprintf("%.2fx", r.PodsReadyToFloor)
+		}
+		rollingTime, rollingWrites := "-", "-"
+		if r.Rolling != nil {
+			rc := r.Rolling.Requests
+			rollingTime = fmt.Sprintf("%.1fs", r.Rolling.Seconds)
+			rollingWrites = fmt.Sprintf("%.1f", rc.WritesPerCluster["operator"]+rc.WritesPerCluster["manager-controller"])
+		} else if r.RollingError != "" {
+			rollingTime = "failed"
+		}
 		p := func(name string) *ProgramStats {
 			if s := r.Programs[name]; s != nil {
 				return s
 			}
 			return &ProgramStats{}
 		}
-		fmt.Fprintf(tw, "%d\t%.1fs\t%.1fs\t%.1fs\t%.1fs\t%.2fx\t%.1fs\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%.1f\t%d\t%.0f\t%.1f\t%.0f\t%.1f\t%.1f\t%s\t%s\t\n",
-			r.N, r.AllDatacentersExistSeconds, r.AllAvailableSeconds, r.AllPodsReadySeconds, r.FloorPodsReadySeconds, r.PodsReadyToFloor, r.AllTasksScheduledSeconds,
+		fmt.Fprintf(tw, "%d\t%.1fs\t%.1fs\t%.1fs\t%s\t%s\t%.1fs\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%.1f\t%d\t%.0f\t%.1f\t%.0f\t%.1f\t%.1f\t%s\t%s\t%s\t%s\t\n",
+			r.N, r.AllDatacentersExistSeconds, r.AllAvailableSeconds, r.AllPodsReadySeconds, floor, toFloor, r.AllTasksScheduledSeconds,
 			c.WritesPerCluster["operator"], c.WritesPerCluster["manager-controller"], c.WritesPerCluster["operator"]+c.WritesPerCluster["manager-controller"], status, conflicts, events,
 			total(c.Manager), p("operator").PeakRSSMiB, p("operator").ConvergeCPUSeconds,
 			p("manager-controller").PeakRSSMiB, p("manager-controller").ConvergeCPUSeconds, p("kube-apiserver").ConvergeCPUSeconds,
-			steadyAPI, steadyManager)
+			steadyAPI, steadyManager, rollingTime, rollingWrites)
 	}
 	_ = tw.Flush()
 	if len(runs) == 0 {
@@ -257,6 +272,10 @@ func printTable(w io.Writer, runs []Run) {
 	if last.Steady != nil {
 		fmt.Fprintf(w, "N=%d, API writes at rest (%.0fs):\n%s", last.N, last.Steady.WindowSeconds, formatCounts(last.Steady.Writes))
 		fmt.Fprintf(w, "N=%d, ScyllaDB Manager requests at rest:\n%s", last.N, formatCounts(last.Steady.Manager))
+	}
+	if last.Rolling != nil {
+		fmt.Fprintf(w, "N=%d, API writes of the rolling change:\n%s", last.N, formatCounts(last.Rolling.Requests.Writes))
+		fmt.Fprintf(w, "N=%d, ScyllaDB Manager requests of the rolling change:\n%s", last.N, formatCounts(last.Rolling.Requests.Manager))
 	}
 }
 
