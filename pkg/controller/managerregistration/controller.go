@@ -7,6 +7,8 @@ package managerregistration
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	scyllav1 "github.com/scyllakube/api/scylla/v1"
@@ -19,6 +21,7 @@ import (
 	"github.com/scyllakube/scylla-operator/pkg/kubeinterfaces"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -131,7 +134,7 @@ func NewScyllaDBDatacenterController(
 		informer cache.SharedIndexInformer
 		handler  cache.ResourceEventHandler
 	}{
-		{"ScyllaDBDatacenter", scyllaDBDatacenterInformer.Informer(), c.handlers.ControllerHandlerFuncs()},
+		{"ScyllaDBDatacenter", scyllaDBDatacenterInformer.Informer(), c.scyllaDBDatacenterHandlerFuncs()},
 		{"Secret", secretInformer.Informer(), c.secretHandlerFuncs()},
 	}
 	for _, r := range registrations {
@@ -145,6 +148,61 @@ func NewScyllaDBDatacenterController(
 
 func (c *ScyllaDBDatacenterController) getScyllaDBDatacenter(namespace, name string) (*scyllav1alpha1.ScyllaDBDatacenter, error) {
 	return c.scyllaDBDatacenterLister.ScyllaDBDatacenters(namespace).Get(name)
+}
+
+// scyllaDBDatacenterHandlerFuncs enqueue a ScyllaDBDatacenter on every add, delete and resync, and on an update only
+// when scyllaDBDatacenterUpdateMatters: each sync reads the cluster from ScyllaDB Manager, so the operator's status
+// writes and this controller's own condition writes must not each cost a ScyllaDB Manager request.
+func (c *ScyllaDBDatacenterController) scyllaDBDatacenterHandlerFuncs() cache.ResourceEventHandlerFuncs {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: c.handlers.Enqueue,
+		UpdateFunc: func(oldObj, newObj any) {
+			oldSDC, oldOK := oldObj.(*scyllav1alpha1.ScyllaDBDatacenter)
+			newSDC, newOK := newObj.(*scyllav1alpha1.ScyllaDBDatacenter)
+			if oldOK && newOK && !scyllaDBDatacenterUpdateMatters(oldSDC, newSDC) {
+				return
+			}
+			c.handlers.Enqueue(newObj)
+		},
+		DeleteFunc: c.handlers.Enqueue,
+	}
+}
+
+// scyllaDBDatacenterUpdateMatters tells whether the update from oldSDC to newSDC can change what the registration of
+// newSDC does. A resync (the same resourceVersion) always matters: it is the periodic check of ScyllaDB Manager. Of
+// the status, only what scyllaDBDatacenterRollout reads matters; other status fields and this controller's own
+// conditions do not.
+func scyllaDBDatacenterUpdateMatters(oldSDC, newSDC *scyllav1alpha1.ScyllaDBDatacenter) bool {
+	if oldSDC.ResourceVersion == newSDC.ResourceVersion {
+		return true
+	}
+	if oldSDC.UID != newSDC.UID ||
+		oldSDC.Generation != newSDC.Generation ||
+		!oldSDC.DeletionTimestamp.Equal(newSDC.DeletionTimestamp) ||
+		!maps.Equal(oldSDC.Labels, newSDC.Labels) ||
+		!maps.Equal(oldSDC.Annotations, newSDC.Annotations) ||
+		!slices.Equal(oldSDC.Finalizers, newSDC.Finalizers) ||
+		// The controllerRef gives the previous owner of the cluster (scyllaDBDatacenterPreviousOwners).
+		!apiequality.Semantic.DeepEqual(oldSDC.OwnerReferences, newSDC.OwnerReferences) {
+		return true
+	}
+	if !equalInt64Pointers(oldSDC.Status.ObservedGeneration, newSDC.Status.ObservedGeneration) {
+		return true
+	}
+	oldAvailable := meta.FindStatusCondition(oldSDC.Status.Conditions, controllerhelpers.AvailableCondition)
+	newAvailable := meta.FindStatusCondition(newSDC.Status.Conditions, controllerhelpers.AvailableCondition)
+	if (oldAvailable == nil) != (newAvailable == nil) {
+		return true
+	}
+	return oldAvailable != nil &&
+		(oldAvailable.Status != newAvailable.Status || oldAvailable.ObservedGeneration != newAvailable.ObservedGeneration)
+}
+
+func equalInt64Pointers(a, b *int64) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }
 
 // secretHandlerFuncs enqueue the ScyllaDBDatacenter whose agent auth-token Secret changed: a new token must reach

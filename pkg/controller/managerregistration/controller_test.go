@@ -4,10 +4,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	scyllafake "github.com/scyllakube/client/scylla/clientset/versioned/fake"
 	scyllainformers "github.com/scyllakube/client/scylla/informers/externalversions"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubeinformers "k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
@@ -44,13 +47,13 @@ func TestHandlersEnqueueTheDatacenterAnEventConcerns(t *testing.T) {
 	}{
 		{
 			name:     "a ScyllaDBDatacenter enqueues itself",
-			deliver:  func(c *ScyllaDBDatacenterController) { c.handlers.ControllerHandlerFuncs().OnAdd(sdc, false) },
+			deliver:  func(c *ScyllaDBDatacenterController) { c.scyllaDBDatacenterHandlerFuncs().OnAdd(sdc, false) },
 			wantKeys: []string{testKey},
 		},
 		{
 			name: "a deleted ScyllaDBDatacenter, seen as a tombstone, enqueues itself",
 			deliver: func(c *ScyllaDBDatacenterController) {
-				c.handlers.ControllerHandlerFuncs().OnDelete(cache.DeletedFinalStateUnknown{Key: testKey, Obj: sdc})
+				c.scyllaDBDatacenterHandlerFuncs().OnDelete(cache.DeletedFinalStateUnknown{Key: testKey, Obj: sdc})
 			},
 			wantKeys: []string{testKey},
 		},
@@ -94,6 +97,161 @@ func TestHandlersEnqueueTheDatacenterAnEventConcerns(t *testing.T) {
 			f := newFixture(t, sdc)
 			tc.deliver(f.controller)
 			if diff := cmp.Diff(tc.wantKeys, drainQueue(f.controller)); diff != "" {
+				t.Errorf("unexpected keys (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestScyllaDBDatacenterUpdatesEnqueueOnlyWhatTheRegistrationDependsOn(t *testing.T) {
+	t.Parallel()
+
+	tt := []struct {
+		name        string
+		change      func(sdc *scyllav1alpha1.ScyllaDBDatacenter)
+		keepVersion bool
+		wantEnqueue bool
+	}{
+		{
+			name:        "a resync enqueues",
+			change:      func(*scyllav1alpha1.ScyllaDBDatacenter) {},
+			keepVersion: true,
+			wantEnqueue: true,
+		},
+		{
+			name:        "a write that changes nothing the registration reads enqueues nothing",
+			change:      func(*scyllav1alpha1.ScyllaDBDatacenter) {},
+			wantEnqueue: false,
+		},
+		{
+			name:        "a new generation enqueues",
+			change:      func(sdc *scyllav1alpha1.ScyllaDBDatacenter) { sdc.Generation++ },
+			wantEnqueue: true,
+		},
+		{
+			name: "a changed label enqueues",
+			change: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+				delete(sdc.Labels, naming.RegisterWithScyllaDBManagerLabel)
+			},
+			wantEnqueue: true,
+		},
+		{
+			name: "a changed annotation enqueues",
+			change: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+				sdc.Annotations[naming.ScyllaDBManagerClusterNameOverrideAnnotation] = "renamed"
+			},
+			wantEnqueue: true,
+		},
+		{
+			name:        "a changed finalizer enqueues",
+			change:      func(sdc *scyllav1alpha1.ScyllaDBDatacenter) { sdc.Finalizers = sdc.Finalizers[:1] },
+			wantEnqueue: true,
+		},
+		{
+			name: "a deletion timestamp enqueues",
+			change: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+				sdc.DeletionTimestamp = &metav1.Time{Time: testNow}
+			},
+			wantEnqueue: true,
+		},
+		{
+			name:        "a new UID enqueues",
+			change:      func(sdc *scyllav1alpha1.ScyllaDBDatacenter) { sdc.UID = testScyllaClusterUID },
+			wantEnqueue: true,
+		},
+		{
+			name: "a changed controllerRef enqueues",
+			change: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+				sdc.OwnerReferences = newTranslatedSDC().OwnerReferences
+			},
+			wantEnqueue: true,
+		},
+		{
+			name:        "a new status.observedGeneration enqueues",
+			change:      func(sdc *scyllav1alpha1.ScyllaDBDatacenter) { sdc.Status.ObservedGeneration = new(int64(3)) },
+			wantEnqueue: true,
+		},
+		{
+			name:        "a status.observedGeneration that goes away enqueues",
+			change:      func(sdc *scyllav1alpha1.ScyllaDBDatacenter) { sdc.Status.ObservedGeneration = nil },
+			wantEnqueue: true,
+		},
+		{
+			name: "a changed Available status enqueues",
+			change: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+				meta.FindStatusCondition(sdc.Status.Conditions, "Available").Status = metav1.ConditionFalse
+			},
+			wantEnqueue: true,
+		},
+		{
+			name: "a changed Available observedGeneration enqueues",
+			change: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+				meta.FindStatusCondition(sdc.Status.Conditions, "Available").ObservedGeneration = 3
+			},
+			wantEnqueue: true,
+		},
+		{
+			name: "a removed Available condition enqueues",
+			change: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+				meta.RemoveStatusCondition(&sdc.Status.Conditions, "Available")
+			},
+			wantEnqueue: true,
+		},
+		{
+			name: "a changed Available message enqueues nothing",
+			change: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+				meta.FindStatusCondition(sdc.Status.Conditions, "Available").Message = "still available"
+			},
+			wantEnqueue: false,
+		},
+		{
+			name: "a changed operator condition other than Available enqueues nothing",
+			change: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+				meta.FindStatusCondition(sdc.Status.Conditions, "Progressing").Status = metav1.ConditionTrue
+			},
+			wantEnqueue: false,
+		},
+		{
+			name: "this controller's own conditions enqueue nothing",
+			change: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+				sdc.Status.Conditions = append(sdc.Status.Conditions, makeConditions(sdc.Generation, nil, nil)...)
+			},
+			wantEnqueue: false,
+		},
+		{
+			name: "node counts, versions and racks enqueue nothing",
+			change: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+				sdc.Status.Nodes = new(int32(3))
+				sdc.Status.CurrentNodes = new(int32(2))
+				sdc.Status.UpdatedNodes = new(int32(1))
+				sdc.Status.CurrentVersion = "2025.1.0"
+				sdc.Status.UpdatedVersion = "2025.1.1"
+				sdc.Status.Racks = []scyllav1alpha1.RackStatus{{Name: "a"}}
+			},
+			wantEnqueue: false,
+		},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+
+			oldSDC := newSDC()
+			newSDC := oldSDC.DeepCopy()
+			tc.change(newSDC)
+			if !tc.keepVersion {
+				newSDC.ResourceVersion = "11"
+			}
+			if got := scyllaDBDatacenterUpdateMatters(oldSDC, newSDC); got != tc.wantEnqueue {
+				t.Errorf("expected scyllaDBDatacenterUpdateMatters to return %t, got %t", tc.wantEnqueue, got)
+			}
+
+			f := newFixture(t, oldSDC)
+			f.controller.scyllaDBDatacenterHandlerFuncs().OnUpdate(oldSDC, newSDC)
+			var wantKeys []string
+			if tc.wantEnqueue {
+				wantKeys = []string{testKey}
+			}
+			if diff := cmp.Diff(wantKeys, drainQueue(f.controller)); diff != "" {
 				t.Errorf("unexpected keys (-want +got):\n%s", diff)
 			}
 		})
