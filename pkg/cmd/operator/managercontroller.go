@@ -10,10 +10,8 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -230,27 +228,10 @@ func (o *ManagerControllerOptions) newControllers() (*controllerSet, error) {
 // NewManagerControllerCommand returns the manager-controller subcommand.
 func NewManagerControllerCommand() *cobra.Command {
 	o := NewManagerControllerOptions()
-	cmd := &cobra.Command{
-		Use:   "manager-controller",
-		Short: "Register ScyllaDBDatacenters with ScyllaDB Manager and schedule ScyllaDBManagerTasks in it.",
-		Long: "The manager-controller registers every ScyllaDBDatacenter labelled " + naming.RegisterWithScyllaDBManagerLabel +
-			" with ScyllaDB Manager once it is rolled out, schedules the backup and repair tasks ScyllaDBManagerTasks declare, " +
-			"and removes both from ScyllaDB Manager when their objects are deleted. Every flag can also be set through " +
-			"SCYLLA_OPERATOR_<FLAG_NAME>.",
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			// Flag errors come first: they need no file and no cluster to report.
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			return o.Run(ctx)
-		},
-	}
-	o.AddFlags(cmd)
-	return cmd
+	return newControllerProgramCommand(o, "manager-controller",
+		"Register ScyllaDBDatacenters with ScyllaDB Manager and schedule ScyllaDBManagerTasks in it.",
+		"The manager-controller registers every ScyllaDBDatacenter labelled "+naming.RegisterWithScyllaDBManagerLabel+
+			" with ScyllaDB Manager once it is rolled out, schedules the backup and repair tasks ScyllaDBManagerTasks declare, "+
+			"and removes both from ScyllaDB Manager when their objects are deleted. Every flag can also be set through "+
+			"SCYLLA_OPERATOR_<FLAG_NAME>.")
 }

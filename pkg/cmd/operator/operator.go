@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -119,22 +116,7 @@ func (o *OperatorOptions) newControllers() (*controllerSet, error) {
 // NewOperatorCommand returns the operator subcommand.
 func NewOperatorCommand() *cobra.Command {
 	o := NewOperatorOptions()
-	cmd := &cobra.Command{
-		Use:   "operator",
-		Short: "Reconcile ScyllaClusters and ScyllaDBDatacenters into ScyllaDB deployments.",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			return o.Run(ctx)
-		},
-	}
-	o.AddFlags(cmd)
-	return cmd
+	return newControllerProgramCommand(o, "operator",
+		"Reconcile ScyllaClusters and ScyllaDBDatacenters into ScyllaDB deployments.",
+		"")
 }

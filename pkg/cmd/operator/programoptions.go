@@ -1,7 +1,11 @@
 package operator
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -80,4 +84,36 @@ func (o *ControllerProgramOptions) Complete() error {
 		return fmt.Errorf("can't build the scylla.scylladb.com client: %w", err)
 	}
 	return nil
+}
+
+// controllerProgramOptions are what newControllerProgramCommand runs: a program's options in the kubectl shape.
+type controllerProgramOptions interface {
+	AddFlags(cmd *cobra.Command)
+	Validate() error
+	Complete() error
+	Run(ctx context.Context) error
+}
+
+// newControllerProgramCommand returns the subcommand of a controller program: it validates the flags first (their
+// errors need no file and no cluster), completes the options, and runs until SIGINT or SIGTERM.
+func newControllerProgramCommand(o controllerProgramOptions, use, short, long string) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Long:  long,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return o.Run(ctx)
+		},
+	}
+	o.AddFlags(cmd)
+	return cmd
 }
