@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -23,38 +22,11 @@ const floorLabel = "bench-scale/floor"
 // StatefulSets with a claim each (no operator), are all Ready on a fresh control plane like the operator's.
 func measureFloor(ctx context.Context, o *options, binDir, outDir, stages string, builder *framework.GoBuilder, n int) (float64, error) {
 	dir := filepath.Join(outDir, fmt.Sprintf("floor-n%d", n))
-	if err := os.RemoveAll(dir); err != nil {
-		return 0, err
-	}
-	fakes, err := builder.Build(ctx, "./e2e/cmd/cluster-fakes")
+	_, clients, stop, err := startControlPlane(ctx, o, binDir, stages, builder, fmt.Sprintf("bench-floor-n%d", n), dir, n)
 	if err != nil {
 		return 0, err
 	}
-	cp, err := framework.StartControlPlane(ctx, framework.ControlPlaneOptions{
-		Name:               fmt.Sprintf("bench-floor-n%d", n),
-		Dir:                dir,
-		BinDir:             binDir,
-		KwokStagesPath:     stages,
-		ClusterFakesBinary: fakes,
-		Nodes:              framework.ZonedNodes("us-east-1", zones, nodesPerZone(n)),
-		StartTimeout:       5 * time.Minute,
-		Logf:               logf,
-	})
-	if err != nil {
-		return 0, err
-	}
-	defer func() {
-		if err := cp.Stop(); err != nil {
-			logf("can't stop the control plane cleanly: %v", err)
-		}
-		if !o.keep {
-			_ = os.RemoveAll(dir)
-		}
-	}()
-	clients, err := cp.Clients(userAgent)
-	if err != nil {
-		return 0, err
-	}
+	defer stop()
 	logf("floor N=%d: creating %d StatefulSets", n, 3*n)
 	start := time.Now()
 	errs := make(chan error, n)

@@ -195,38 +195,11 @@ func writeBenchStages(from, to string) error {
 func runOne(ctx context.Context, o *options, root, binDir, outDir, stages string, builder *framework.GoBuilder, n int) (Run, error) {
 	r := Run{N: n, ResyncPeriod: o.resync.String()}
 	dir := filepath.Join(outDir, fmt.Sprintf("run-n%d", n))
-	if err := os.RemoveAll(dir); err != nil {
-		return r, err
-	}
-	fakes, err := builder.Build(ctx, "./e2e/cmd/cluster-fakes")
+	cp, clients, stop, err := startControlPlane(ctx, o, binDir, stages, builder, fmt.Sprintf("bench-n%d", n), dir, n)
 	if err != nil {
 		return r, err
 	}
-	cp, err := framework.StartControlPlane(ctx, framework.ControlPlaneOptions{
-		Name:               fmt.Sprintf("bench-n%d", n),
-		Dir:                dir,
-		BinDir:             binDir,
-		KwokStagesPath:     stages,
-		ClusterFakesBinary: fakes,
-		Nodes:              framework.ZonedNodes("us-east-1", zones, nodesPerZone(n)),
-		StartTimeout:       5 * time.Minute,
-		Logf:               logf,
-	})
-	if err != nil {
-		return r, err
-	}
-	defer func() {
-		if err := cp.Stop(); err != nil {
-			logf("can't stop the control plane cleanly: %v", err)
-		}
-		if !o.keep {
-			_ = os.RemoveAll(dir)
-		}
-	}()
-	clients, err := cp.Clients(userAgent)
-	if err != nil {
-		return r, err
-	}
+	defer stop()
 	if _, err := clients.InstallCRDs(ctx, filepath.Join(root, "deploy", "crds"), userAgent); err != nil {
 		return r, err
 	}
@@ -515,4 +488,43 @@ func podReady(pod *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// startControlPlane starts a fresh control plane named name in dir, with nodes for n ScyllaClusters and the kwok
+// stages of the benchmark, and returns its admin clients and a function that stops it (and removes dir unless --keep).
+func startControlPlane(ctx context.Context, o *options, binDir, stages string, builder *framework.GoBuilder, name, dir string, n int) (*framework.ControlPlane, *framework.Clients, func(), error) {
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, nil, nil, err
+	}
+	fakes, err := builder.Build(ctx, "./e2e/cmd/cluster-fakes")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cp, err := framework.StartControlPlane(ctx, framework.ControlPlaneOptions{
+		Name:               name,
+		Dir:                dir,
+		BinDir:             binDir,
+		KwokStagesPath:     stages,
+		ClusterFakesBinary: fakes,
+		Nodes:              framework.ZonedNodes("us-east-1", zones, nodesPerZone(n)),
+		StartTimeout:       5 * time.Minute,
+		Logf:               logf,
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	stop := func() {
+		if err := cp.Stop(); err != nil {
+			logf("can't stop the control plane cleanly: %v", err)
+		}
+		if !o.keep {
+			_ = os.RemoveAll(dir)
+		}
+	}
+	clients, err := cp.Clients(userAgent)
+	if err != nil {
+		stop()
+		return nil, nil, nil, err
+	}
+	return cp, clients, stop, nil
 }
