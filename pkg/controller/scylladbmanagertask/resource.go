@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	// The image may have no zoneinfo: time zone names are checked against the embedded database.
+	_ "time/tzdata"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/managerclient"
@@ -173,13 +175,24 @@ func makeSchedule(spec *scyllav1alpha1.ScyllaDBManagerTaskSchedule, annotations 
 
 	if interval, ok := annotations[naming.ScyllaDBManagerTaskScheduleIntervalOverrideAnnot]; ok {
 		interval = strings.TrimSpace(interval)
-		// "0" meant "run once" in the ScyllaCluster API, which is what no interval means to ScyllaDB Manager.
-		if d, err := parseManagerDuration(interval); err != nil || d != 0 {
+		d, err := parseManagerDuration(interval)
+		switch {
+		case err != nil || d < 0:
+			// Checked here so that the user reads what is wrong without a round trip to ScyllaDB Manager.
+			errs = append(errs, fmt.Errorf("can't parse annotation %q value %q: want a non-negative duration in d, h, m and s, e.g. 7d or 1d12h", naming.ScyllaDBManagerTaskScheduleIntervalOverrideAnnot, interval))
+		case d != 0:
+			// "0" meant "run once" in the ScyllaCluster API, which is what no interval means to ScyllaDB Manager.
 			schedule.Interval = interval
 		}
 	}
 	if timezone, ok := annotations[naming.ScyllaDBManagerTaskScheduleTimezoneOverrideAnnot]; ok {
-		schedule.Timezone = strings.TrimSpace(timezone)
+		// An empty name is UTC to both time.LoadLocation and ScyllaDB Manager.
+		timezone = strings.TrimSpace(timezone)
+		if _, err := time.LoadLocation(timezone); err != nil {
+			errs = append(errs, fmt.Errorf("can't parse annotation %q value %q: want an IANA time zone name, e.g. Europe/Warsaw", naming.ScyllaDBManagerTaskScheduleTimezoneOverrideAnnot, timezone))
+		} else {
+			schedule.Timezone = timezone
+		}
 	}
 
 	var start startDate

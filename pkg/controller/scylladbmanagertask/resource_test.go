@@ -201,6 +201,16 @@ func TestMakeDesiredTaskTranslatesTheSpecAndTheOverrideAnnotations(t *testing.T)
 			wantErr: `can't parse annotation "internal.scylla-operator.scylladb.com/scylladb-manager-task-schedule-start-date-override" value "tomorrow"`,
 		},
 		{
+			name:    "an interval annotation that is not a duration is an error",
+			task:    withAnnotations(newBackupTask("daily"), map[string]string{naming.ScyllaDBManagerTaskScheduleIntervalOverrideAnnot: "weekly"}),
+			wantErr: `can't parse annotation "internal.scylla-operator.scylladb.com/scylladb-manager-task-schedule-interval-override" value "weekly"`,
+		},
+		{
+			name:    "a timezone annotation that is not an IANA name is an error",
+			task:    withAnnotations(newBackupTask("daily"), map[string]string{naming.ScyllaDBManagerTaskScheduleTimezoneOverrideAnnot: "Mars/Olympus"}),
+			wantErr: `can't parse annotation "internal.scylla-operator.scylladb.com/scylladb-manager-task-schedule-timezone-override" value "Mars/Olympus"`,
+		},
+		{
 			name: "a type without its options is an error",
 			task: func() *scyllav1alpha1.ScyllaDBManagerTask {
 				task := newBackupTask("daily")

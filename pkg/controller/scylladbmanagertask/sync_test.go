@@ -544,8 +544,10 @@ func TestSyncWaitsForAClusterMissingFromScyllaDBManagerAndRecreatesTheTask(t *te
 func TestSyncDoesNotResendATaskScyllaDBManagerRejected(t *testing.T) {
 	t.Parallel()
 
+	// ScyllaDB Manager answers 400 to a task name that is a UUID; nothing checks that before it.
+	const uuidName = "6d3a0a8e-0000-4000-8000-000000000001"
 	task := newBackupTask("daily")
-	task.Annotations = map[string]string{naming.ScyllaDBManagerTaskScheduleTimezoneOverrideAnnot: "Mars/Olympus"}
+	task.Annotations = map[string]string{naming.ScyllaDBManagerTaskNameOverrideAnnotation: uuidName}
 	f := newFixture(t, newRegisteredDatacenter(), task)
 
 	if err := f.sync(t, "daily"); err != nil {
@@ -560,7 +562,7 @@ func TestSyncDoesNotResendATaskScyllaDBManagerRejected(t *testing.T) {
 		t.Errorf("unexpected conditions (-want +got):\n%s", diff)
 	}
 	degraded := meta.FindStatusCondition(got.Status.Conditions, controllerhelpers.DegradedCondition)
-	if !strings.Contains(degraded.Message, "malformed request") || !strings.Contains(degraded.Message, "Mars/Olympus") {
+	if !strings.Contains(degraded.Message, "name cannot be an UUID") {
 		t.Errorf("expected ScyllaDB Manager's message in Degraded, got %q", degraded.Message)
 	}
 	if degraded.ObservedGeneration != 1 {
@@ -580,7 +582,7 @@ func TestSyncDoesNotResendATaskScyllaDBManagerRejected(t *testing.T) {
 	}
 
 	// Fixing the annotation is a change: the task is sent again and accepted.
-	got.Annotations[naming.ScyllaDBManagerTaskScheduleTimezoneOverrideAnnot] = "Europe/Warsaw"
+	got.Annotations[naming.ScyllaDBManagerTaskNameOverrideAnnotation] = "daily"
 	f.put(t, got, "scylladbmanagertasks")
 	f.mustSync(t, "daily")
 	if diff := cmp.Diff([]fakescyllamanager.Endpoint{fakescyllamanager.EndpointCreateTask}, managerWrites(f.managerRequests())); diff != "" {
