@@ -20,10 +20,12 @@ const (
 )
 
 // reportWrite logs the outcome of writing the object key of kind and records it as an event on target: Normal
-// "<Kind>Created" (Updated, Deleted) on success, Warning "<Kind>CreateFailed" (UpdateFailed, DeleteFailed) on failure,
-// except for failures that only mean the cache is stale (isStaleCacheError) or that the namespace is being deleted
-// (isNamespaceTerminatingError). why, when set, ends every message. It
-// returns err wrapped as "can't <verb> <Kind> <key><why>: <err>", or nil.
+// "<Kind>Updated" (Deleted) on a successful update (delete), Warning "<Kind>CreateFailed" (UpdateFailed,
+// DeleteFailed) on failure, except for failures that only mean the cache is stale (isStaleCacheError) or that the
+// namespace is being deleted (isNamespaceTerminatingError). A successful create is only logged: creating what the
+// owner's spec asks for is the expected course, the new object shows it, and an event per object would bury the
+// steps that matter (a scale-up, a rollout, a node removed) under a dozen routine ones for every new cluster. why,
+// when set, ends every message. It returns err wrapped as "can't <verb> <Kind> <key><why>: <err>", or nil.
 func reportWrite(ctx context.Context, recorder record.EventRecorder, target runtime.Object, verb writeVerb, kind string, key klog.ObjectRef, why string, err error) error {
 	var reasonVerb, past string
 	switch verb {
@@ -43,6 +45,9 @@ func reportWrite(ctx context.Context, recorder record.EventRecorder, target runt
 	}
 
 	klog.FromContext(ctx).V(2).Info("Wrote object", "operation", verb, "kind", kind, "object", key, "why", why)
+	if verb == createVerb {
+		return nil
+	}
 	recorder.Eventf(target, corev1.EventTypeNormal, kind+reasonVerb[:1]+past[1:], "%s %s %s%s", kind, key, past, why)
 	return nil
 }

@@ -36,7 +36,10 @@ type Controller struct {
 	kubeClient   kubernetes.Interface
 	scyllaClient scyllaclientset.Interface
 
-	scyllaClusterLister       scyllav1listers.ScyllaClusterLister
+	scyllaClusterLister scyllav1listers.ScyllaClusterLister
+	// scyllaClusters serves a sync the ScyllaCluster as the controller's last status update returned it while the
+	// informer is behind: an update built on the older copy would conflict, or repeat that write.
+	scyllaClusters            *controllerhelpers.MutationCache[*scyllav1.ScyllaCluster]
 	scyllaDBDatacenterLister  scyllav1alpha1listers.ScyllaDBDatacenterLister
 	scyllaDBManagerTaskLister scyllav1alpha1listers.ScyllaDBManagerTaskLister
 	cachesToSync              []cache.InformerSynced
@@ -47,6 +50,9 @@ type Controller struct {
 	queue workqueue.TypedRateLimitingInterface[string]
 	// handlers map events of ScyllaClusters and the objects they control to queue keys.
 	handlers *controllerhelpers.Handlers[*scyllav1.ScyllaCluster]
+
+	// statusBatcher spaces out the status writes of each ScyllaCluster.
+	statusBatcher *controllerhelpers.StatusBatcher
 
 	// clock is the time source of condition transitions; tests replace it.
 	clock func() time.Time
@@ -70,7 +76,9 @@ func NewController(
 		kubeClient:   kubeClient,
 		scyllaClient: scyllaClient,
 
-		scyllaClusterLister:       scyllaClusterInformer.Lister(),
+		scyllaClusterLister: scyllaClusterInformer.Lister(),
+		scyllaClusters: controllerhelpers.NewMutationCache[*scyllav1.ScyllaCluster](
+			scyllaClusterInformer.Informer().GetStore(), scyllav1.Resource("scyllaclusters")),
 		scyllaDBDatacenterLister:  scyllaDBDatacenterInformer.Lister(),
 		scyllaDBManagerTaskLister: scyllaDBManagerTaskInformer.Lister(),
 		cachesToSync: []cache.InformerSynced{
@@ -82,8 +90,9 @@ func NewController(
 		eventBroadcaster: eventBroadcaster,
 		eventRecorder:    eventRecorder,
 
-		queue: controllerhelpers.NewQueue(ControllerName),
-		clock: time.Now,
+		queue:         controllerhelpers.NewQueue(ControllerName),
+		statusBatcher: controllerhelpers.NewStatusBatcher(controllerhelpers.DefaultStatusBatchPeriod),
+		clock:         time.Now,
 	}
 
 	c.handlers = controllerhelpers.NewHandlers(klog.Background().WithName(ControllerName), c.queue, scyllaClusterGVK, c.getScyllaCluster)

@@ -267,7 +267,6 @@ func TestSyncDropsAManagerIDThatIsNotAUUIDWithAWarning(t *testing.T) {
 		t.Errorf("expected the invalid managerId to be dropped, got %q", *got)
 	}
 	wantEvents := []string{
-		`Normal ScyllaDBDatacenterCreated ScyllaDBDatacenter scylla/basic created`,
 		`Warning InvalidManagerID status.managerId "scylla/basic" is not a UUID, so it can't be the ID of a cluster in ScyllaDB Manager: ` +
 			`it is not handed over to ScyllaDB Manager integration and is dropped from the status; the cluster is registered in ScyllaDB Manager under a new ID`,
 	}

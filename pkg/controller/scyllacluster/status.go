@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 )
 
@@ -255,14 +256,25 @@ func mirrorScyllaDBDatacenterConditions(sc *scyllav1.ScyllaCluster, sdc *scyllav
 	return mirrored
 }
 
-// updateStatus writes status as sc's status unless it is already that.
+// updateStatus writes status as sc's status unless it is already that. A change clients wait for
+// (controllerhelpers.UrgentStatusChange) is written at once; any other waits until sc's last status write is
+// controllerhelpers.DefaultStatusBatchPeriod old (statusBatcher), and sc is synced again then.
 //
 // The operator is the only writer of a ScyllaCluster's status and computes all of it, so an Update that replaces it
-// whole is right. A Conflict only means that sc came from a cache behind the API server: the watch event of the newer
+// whole is right. sc comes from the informer or, while that is behind, from the controller's own last write
+// (scyllaClusters), so a Conflict means that someone else changed it meanwhile: the watch event of the newer
 // ScyllaCluster queues it again, and that sync writes the status, so the conflict is not retried with back-off.
 func (c *Controller) updateStatus(ctx context.Context, sc *scyllav1.ScyllaCluster, status *scyllav1.ScyllaClusterStatus) error {
 	if apiequality.Semantic.DeepEqual(&sc.Status, status) {
 		return nil
+	}
+	key := cache.MetaObjectToName(sc).String()
+	if !controllerhelpers.UrgentStatusChange(sc.Status.ObservedGeneration, status.ObservedGeneration, sc.Status.Conditions, status.Conditions, aggregatedConditionTypes...) {
+		if wait := c.statusBatcher.Wait(key); wait > 0 {
+			klog.FromContext(ctx).V(4).Info("Batching status change", "scyllaCluster", klog.KObj(sc), "wait", wait)
+			c.queue.AddAfter(key, wait)
+			return nil
+		}
 	}
 
 	sc = sc.DeepCopy()
@@ -275,6 +287,8 @@ func (c *Controller) updateStatus(ctx context.Context, sc *scyllav1.ScyllaCluste
 	if err != nil {
 		return fmt.Errorf("can't update status of ScyllaCluster %q: %w", klog.KObj(sc), err)
 	}
+	c.scyllaClusters.Written(updated)
+	c.statusBatcher.Wrote(key)
 	klog.FromContext(ctx).V(2).Info("Updated status", "scyllaCluster", klog.KObj(sc), "resourceVersion", updated.ResourceVersion)
 	return nil
 }

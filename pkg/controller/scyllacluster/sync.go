@@ -59,9 +59,10 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return nil
 	}
 
-	sc, err := c.scyllaClusterLister.ScyllaClusters(namespace).Get(name)
+	sc, err := c.scyllaClusters.Get(namespace, name)
 	if apierrors.IsNotFound(err) {
 		logger.V(2).Info("ScyllaCluster is gone", "scyllaCluster", klog.KRef(namespace, name))
+		c.statusBatcher.Forget(key)
 		return nil
 	}
 	if err != nil {

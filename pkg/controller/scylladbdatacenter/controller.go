@@ -46,7 +46,10 @@ type Controller struct {
 	scyllaClient  scyllaclientset.Interface
 	operatorImage string
 
-	sdcLister            scyllav1alpha1listers.ScyllaDBDatacenterLister
+	sdcLister scyllav1alpha1listers.ScyllaDBDatacenterLister
+	// scyllaDBDatacenters serves a sync the datacenter as the operator's last status write returned it while the
+	// informer is behind, so that the sync compares its status with that write rather than write it again.
+	scyllaDBDatacenters  *controllerhelpers.MutationCache[*scyllav1alpha1.ScyllaDBDatacenter]
 	statefulSetLister    appsv1listers.StatefulSetLister
 	serviceLister        corev1listers.ServiceLister
 	secretLister         corev1listers.SecretLister
@@ -69,6 +72,8 @@ type Controller struct {
 	expectations *expectations
 	// conflicts are the objects in the way of the ones datacenters need.
 	conflicts *ownershipConflicts
+	// statusBatcher spaces out the status writes of each datacenter.
+	statusBatcher *controllerhelpers.StatusBatcher
 	// recheckInterval is how often a datacenter that depends on objects outside the informer caches (the user's
 	// Secrets and ConfigMaps it reads, objects in the way of its own) is synced again: their changes never enqueue it.
 	recheckInterval time.Duration
@@ -111,7 +116,9 @@ func NewController(
 		scyllaClient:  scyllaClient,
 		operatorImage: operatorImage,
 
-		sdcLister:            sdcInformer.Lister(),
+		sdcLister: sdcInformer.Lister(),
+		scyllaDBDatacenters: controllerhelpers.NewMutationCache[*scyllav1alpha1.ScyllaDBDatacenter](
+			sdcInformer.Informer().GetStore(), scyllav1alpha1.Resource("scylladbdatacenters")),
 		statefulSetLister:    statefulSetInformer.Lister(),
 		serviceLister:        serviceInformer.Lister(),
 		secretLister:         secretInformer.Lister(),
@@ -141,6 +148,7 @@ func NewController(
 		queue:           controllerhelpers.NewQueue(ControllerName),
 		expectations:    newExpectations(time.Now),
 		conflicts:       newOwnershipConflicts(),
+		statusBatcher:   controllerhelpers.NewStatusBatcher(controllerhelpers.DefaultStatusBatchPeriod),
 		recheckInterval: defaultRecheckInterval,
 
 		generateAuthToken:        generateAuthToken,

@@ -10,6 +10,7 @@ import (
 	scyllafake "github.com/scyllakube/client/scylla/clientset/versioned/fake"
 	scyllascheme "github.com/scyllakube/client/scylla/clientset/versioned/scheme"
 	scyllainformers "github.com/scyllakube/client/scylla/informers/externalversions"
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/test/apiserverfields"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -86,6 +87,8 @@ func newFixture(t *testing.T, w world) *fixture {
 	c.generateAuthToken = func() (string, error) { return testToken, nil }
 	c.generateAuthTokenHMACKey = func() ([]byte, error) { return []byte("test-hmac-key"), nil }
 	c.now = func() metav1.Time { return testNow }
+	// Every status is written at once unless a test batches them.
+	c.statusBatcher = controllerhelpers.NewStatusBatcher(0)
 
 	f := &fixture{t: t, kubeClient: kubeClient, scyllaClient: scyllaClient, scyllaTracker: scyllaTracker, kubeInformers: kubeInformers, scyllaInformers: scyllaInformers, controller: c, recorder: recorder}
 	f.cache(w.sdc)

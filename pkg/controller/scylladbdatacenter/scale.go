@@ -198,6 +198,23 @@ func statefulSetSettled(sts *appsv1.StatefulSet) bool {
 		s.CurrentRevision == s.UpdateRevision
 }
 
+// statefulSetReady tells whether a StatefulSet has observed its spec and runs every replica ready at the updated
+// revision. A ready node is up in the ring (the sidecar's readiness), so another may join: unlike a decommission, a
+// bootstrap does not wait for minReadySeconds.
+func statefulSetReady(sts *appsv1.StatefulSet) bool {
+	if sts == nil {
+		return false
+	}
+	replicas := int32(1)
+	if sts.Spec.Replicas != nil {
+		replicas = *sts.Spec.Replicas
+	}
+	s := sts.Status
+	return s.ObservedGeneration >= sts.Generation &&
+		s.Replicas == replicas && s.ReadyReplicas == replicas && s.UpdatedReplicas == replicas &&
+		s.CurrentRevision == s.UpdateRevision
+}
+
 // parallelNodeOperations tells whether ScyllaDB of sdc may run several node operations, such as bootstraps, at once;
 // off unless spec.enableParallelNodeOperations says so.
 func parallelNodeOperations(sdc *scyllav1alpha1.ScyllaDBDatacenter) bool {
@@ -218,12 +235,12 @@ func parallelNodeOperations(sdc *scyllav1alpha1.ScyllaDBDatacenter) bool {
 //
 // Unless parallelNodeOperations (spec.enableParallelNodeOperations) allows ScyllaDB to bootstrap several nodes at
 // once, racks scale up one at a time, in spec order: a rack grows only while every StatefulSet of the datacenter is
-// settled and no rack before it grows in the same plan. Within the growing rack, the StatefulSet's OrderedReady
+// ready (statefulSetReady) and no rack before it grows in the same plan. Within the growing rack, the StatefulSet's OrderedReady
 // policy starts the new pods one by one.
 func planScale(dcName string, parallelNodeOperations bool, racks []*rackObjects) []rackPlan {
 	decommissioning := false
 	settled := true
-	// nodesReady tells whether every node of the datacenter runs ready: every StatefulSet is settled, racks without
+	// nodesReady tells whether every node of the datacenter runs ready: every StatefulSet is ready, racks without
 	// a StatefulSet or nodes aside.
 	nodesReady := true
 	maintenance := ""
@@ -248,6 +265,8 @@ func planScale(dcName string, parallelNodeOperations bool, racks []*rackObjects)
 		}
 		if !r.observed() || !statefulSetSettled(r.statefulSet) {
 			settled = false
+		}
+		if !r.observed() || !statefulSetReady(r.statefulSet) {
 			nodesReady = false
 		}
 	}

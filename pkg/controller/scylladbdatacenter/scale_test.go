@@ -320,6 +320,33 @@ func TestPlanScale(t *testing.T) {
 			},
 		},
 		{
+			name: "the second rack grows once the first's nodes are ready, before minReadySeconds make them available",
+			racks: func() []*rackObjects {
+				ready := settledStatefulSet("basic-dc1-a", 3)
+				ready.Status.AvailableReplicas = 0
+				return withNewRacks(testRack("a", new(int32(3)), ready, 3, ""))
+			},
+			want: []wantPlan{
+				{replicas: 3},
+				{replicas: 3},
+				{replicas: 0, reasons: []string{waitingForNodesToJoinReason}},
+			},
+		},
+		{
+			name: "a rack does not grow while another rack's nodes run an old revision",
+			racks: func() []*rackObjects {
+				rolling := settledStatefulSet("basic-dc1-a", 3)
+				rolling.Status.UpdateRevision = "basic-dc1-a-2"
+				rolling.Status.UpdatedReplicas = 1
+				return withNewRacks(testRack("a", new(int32(3)), rolling, 3, ""))
+			},
+			want: []wantPlan{
+				{replicas: 3},
+				{replicas: 0, reasons: []string{waitingForNodesToJoinReason}},
+				{replicas: 0, reasons: []string{waitingForNodesToJoinReason}},
+			},
+		},
+		{
 			name: "a node that is not ready in another rack blocks scaling up",
 			racks: func() []*rackObjects {
 				notReady := settledStatefulSet("basic-dc1-b", 3)

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 )
 
@@ -145,6 +146,10 @@ func availableCondition(sdc *scyllav1alpha1.ScyllaDBDatacenter, racks []*rackObj
 // rebuilt from a stale cache, and needs no resourceVersion, so a stale cache can't make it conflict. A condition the
 // operator sent before and no longer computes is removed by the apply, as the operator owns it alone.
 //
+// A change clients wait for (controllerhelpers.UrgentStatusChange) is applied at once; any other waits until the
+// datacenter's last status write is controllerhelpers.DefaultStatusBatchPeriod old (statusBatcher), so that the
+// changes of a scale-up's many steps merge into a few writes, and the datacenter is synced again then.
+//
 // Before the first apply, the status fields earlier operator versions wrote with Update are handed to the apply's
 // field manager (controllerhelpers.UpgradeStatusManagedFields), so that those the operator no longer sends go too.
 // Both read managedFields from the informer cache, which must therefore keep them (no stripping transform).
@@ -159,10 +164,11 @@ func (c *Controller) updateStatus(ctx context.Context, sdc *scyllav1alpha1.Scyll
 	case err != nil:
 		upgradeErr = fmt.Errorf("can't compute the status field ownership of ScyllaDBDatacenter %q for field manager %q: %w", klog.KObj(sdc), naming.OperatorFieldManager, err)
 	case patch != nil:
-		if _, err := client.Patch(ctx, sdc.Name, types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
+		if patched, err := client.Patch(ctx, sdc.Name, types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
 			// The status is still applied; the next sync retries the hand-over.
 			upgradeErr = fmt.Errorf("can't hand the status fields of ScyllaDBDatacenter %q written by earlier operator versions to field manager %q: %w", klog.KObj(sdc), naming.OperatorFieldManager, err)
 		} else {
+			c.scyllaDBDatacenters.Written(patched)
 			managedFields = upgraded
 			logger.V(2).Info("Handed status fields written by earlier operator versions to the operator's field manager", "fieldManager", naming.OperatorFieldManager)
 		}
@@ -175,15 +181,27 @@ func (c *Controller) updateStatus(ctx context.Context, sdc *scyllav1alpha1.Scyll
 	if apiequality.Semantic.DeepEqual(ownedStatus(&sdc.Status, owned), ownedStatus(status, owned)) {
 		return upgradeErr
 	}
+	key := cache.MetaObjectToName(sdc).String()
+	if !controllerhelpers.UrgentStatusChange(sdc.Status.ObservedGeneration, status.ObservedGeneration, sdc.Status.Conditions, status.Conditions, controllerhelpers.AvailableCondition, controllerhelpers.ProgressingCondition, controllerhelpers.DegradedCondition) {
+		if wait := c.statusBatcher.Wait(key); wait > 0 {
+			// Written with whatever else changes meanwhile; the sync then computes it afresh.
+			logger.V(4).Info("Batching status change", "wait", wait)
+			c.queue.AddAfter(key, wait)
+			return upgradeErr
+		}
+	}
 
 	statusConfiguration, err := controllerhelpers.ApplyConfigurationFrom[scyllav1alpha1applyconfigurations.ScyllaDBDatacenterStatusApplyConfiguration](status)
 	if err != nil {
 		return errors.Join(upgradeErr, fmt.Errorf("can't apply the status of ScyllaDBDatacenter %q: %w", klog.KObj(sdc), err))
 	}
 	applyConfiguration := scyllav1alpha1applyconfigurations.ScyllaDBDatacenter(sdc.Name, sdc.Namespace).WithStatus(statusConfiguration)
-	if _, err := client.ApplyStatus(ctx, applyConfiguration, metav1.ApplyOptions{FieldManager: naming.OperatorFieldManager, Force: true}); err != nil {
+	applied, err := client.ApplyStatus(ctx, applyConfiguration, metav1.ApplyOptions{FieldManager: naming.OperatorFieldManager, Force: true})
+	if err != nil {
 		return errors.Join(upgradeErr, fmt.Errorf("can't apply the status of ScyllaDBDatacenter %q: %w", klog.KObj(sdc), err))
 	}
+	c.scyllaDBDatacenters.Written(applied)
+	c.statusBatcher.Wrote(key)
 	logger.V(2).Info("Applied status")
 	return upgradeErr
 }

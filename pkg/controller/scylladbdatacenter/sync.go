@@ -66,11 +66,12 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		logger.V(4).Info("Finished syncing", "duration", time.Since(start))
 	}()
 
-	sdc, err := c.sdcLister.ScyllaDBDatacenters(namespace).Get(name)
+	sdc, err := c.scyllaDBDatacenters.Get(namespace, name)
 	if apierrors.IsNotFound(err) {
 		logger.V(2).Info("ScyllaDBDatacenter is gone")
 		c.expectations.forget(key)
 		c.conflicts.forget(key)
+		c.statusBatcher.Forget(key)
 		return nil
 	}
 	if err != nil {

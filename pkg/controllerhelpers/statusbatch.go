@@ -1,0 +1,89 @@
+package controllerhelpers
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DefaultStatusBatchPeriod is how long a status change that does not have to be written at once waits for others,
+// counted from the object's last status write.
+const DefaultStatusBatchPeriod = 5 * time.Second
+
+// StatusBatcher spaces out the status writes of each object of a controller, as kube-controller-manager's
+// --endpoint-updates-batch-period does for Endpoints: a change of counts, versions or messages is written only once
+// period has passed since the object's last status write, together with every change made meanwhile, while a change
+// clients wait for (UrgentStatusChange) is written at once. A controller asks Wait before writing a status that is not
+// urgent, and when it must wait, enqueues the object again after that long instead of writing; it reports every
+// write with Wrote.
+//
+// The zero period writes everything at once. A StatusBatcher is safe for concurrent use.
+type StatusBatcher struct {
+	period time.Duration
+	now    func() time.Time
+
+	lock sync.Mutex
+	// lastWrites holds, by object key, when the object's status was last written, for the keys written less than
+	// period ago (older ones are dropped when asked about).
+	lastWrites map[string]time.Time
+}
+
+// NewStatusBatcher returns a StatusBatcher of period (0: no batching).
+func NewStatusBatcher(period time.Duration) *StatusBatcher {
+	return NewStatusBatcherWithClock(period, time.Now)
+}
+
+// NewStatusBatcherWithClock returns a StatusBatcher of period that tells the time with now.
+func NewStatusBatcherWithClock(period time.Duration, now func() time.Time) *StatusBatcher {
+	return &StatusBatcher{period: period, now: now, lastWrites: map[string]time.Time{}}
+}
+
+// Wait returns how long the status write of the object key must wait; 0 when it may be written now.
+func (b *StatusBatcher) Wait(key string) time.Duration {
+	b.lock.Lock()
+	defer b.lock.Unlock()
+	last, ok := b.lastWrites[key]
+	if !ok {
+		return 0
+	}
+	if wait := b.period - b.now().Sub(last); wait > 0 {
+		return wait
+	}
+	delete(b.lastWrites, key)
+	return 0
+}
+
+// Wrote records that the status of the object key was written now.
+func (b *StatusBatcher) Wrote(key string) {
+	if b.period <= 0 {
+		return
+	}
+	b.lock.Lock()
+	defer b.lock.Unlock()
+	b.lastWrites[key] = b.now()
+}
+
+// Forget drops what the StatusBatcher knows of the object key, once it is gone.
+func (b *StatusBatcher) Forget(key string) {
+	b.lock.Lock()
+	defer b.lock.Unlock()
+	delete(b.lastWrites, key)
+}
+
+// UrgentStatusChange tells whether a status with observedGeneration and conditions differs from the existing one in
+// what clients wait for, which is written at once: the observed generation, or the status of a condition of one of
+// condTypes (the aggregated Available, Progressing and Degraded), including one appearing or going.
+func UrgentStatusChange(existingGeneration, generation *int64, existing, conditions []metav1.Condition, condTypes ...string) bool {
+	if (existingGeneration == nil) != (generation == nil) || (generation != nil && *existingGeneration != *generation) {
+		return true
+	}
+	for _, condType := range condTypes {
+		old, cur := meta.FindStatusCondition(existing, condType), meta.FindStatusCondition(conditions, condType)
+		if (old == nil) != (cur == nil) || (cur != nil && (old.Status != cur.Status || old.ObservedGeneration != cur.ObservedGeneration)) {
+			return true
+		}
+	}
+	return false
+}
