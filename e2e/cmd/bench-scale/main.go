@@ -2,12 +2,15 @@
 // fresh local control plane (kwok nodes), the real operator and manager-controller built from the working tree and a
 // fake ScyllaDB Manager, creates N ScyllaClusters (3 racks × 1 node, one backup and one repair each) at once, and
 // measures the time until everything converged, the API requests of every program (from the audit log), the
-// ScyllaDB Manager requests (from the fake's request log), the programs' peak RSS and CPU time, and the writes at
-// rest over two resync periods. It prints a table and writes JSON.
+// ScyllaDB Manager requests (from the fake's request log), the programs' peak RSS and CPU time, each controller's
+// reaction latency (queue wait and sync, from the programs' /metrics), and the writes at rest over two resync
+// periods. It prints a table, the slope of the main figures per added ScyllaCluster when there are several N, and
+// writes JSON.
 //
 // ScyllaDB pods are made Ready by kwok stages (a copy of hack/kwok/stages.yaml in which they become Ready like any
 // other pod), not by the node simulator, so that large N fit on a small machine: readiness does not come from real
-// sidecars here.
+// sidecars here. --node-simulator keeps hack/kwok/stages.yaml as it is and runs the node simulator (e2e/nodesim)
+// instead, a real sidecar and a fake ScyllaDB per pod, which is only practical for a small N.
 //
 // Run it through 'make bench-scale'; it is not part of 'make test'.
 package main
@@ -21,11 +24,13 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	"github.com/scyllakube/scylla-operator/e2e/framework"
 	"github.com/scyllakube/scylla-operator/e2e/nodesim"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
@@ -69,6 +74,7 @@ type options struct {
 	keep         bool
 	floor        bool
 	rolling      bool
+	nodeSim      bool
 }
 
 func main() {
@@ -81,6 +87,7 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", o.timeout, "How long one N may take to converge.")
 	flag.BoolVar(&o.floor, "floor", true, "Also measure the floor: the same pods as single-replica StatefulSets with a claim each, no operator.")
 	flag.BoolVar(&o.rolling, "rolling", true, "Also measure a rolling change (a new ScyllaDB version) on every ScyllaCluster, after the steady state.")
+	flag.BoolVar(&o.nodeSim, "node-simulator", o.nodeSim, "Make ScyllaDB pods Ready through real sidecars run by the node simulator (e2e/nodesim) instead of at once by kwok stages. Each pod then runs two local processes, so keep N small (1 to 10).")
 	flag.BoolVar(&o.keep, "keep", o.keep, "Keep each run's directory (logs, audit log) after it ends.")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -113,9 +120,14 @@ func run(o *options) error {
 		return err
 	}
 	builder := framework.NewGoBuilder(root, filepath.Join(outDir, "build"))
-	stages := filepath.Join(outDir, "stages.yaml")
-	if err := writeBenchStages(filepath.Join(root, "hack", "kwok", "stages.yaml"), stages); err != nil {
-		return err
+	stages := filepath.Join(root, "hack", "kwok", "stages.yaml")
+	if !o.nodeSim {
+		stages = filepath.Join(outDir, "stages.yaml")
+		if err := writeBenchStages(filepath.Join(root, "hack", "kwok", "stages.yaml"), stages); err != nil {
+			return err
+		}
+	} else if slices.Max(ns) > 10 {
+		logf("--node-simulator runs two processes per ScyllaDB pod: N=%d means %d of them", slices.Max(ns), 6*slices.Max(ns))
 	}
 	hostname, _ := os.Hostname()
 	report := Report{Started: time.Now().UTC(), Machine: machine(), Host: hostname}
@@ -135,6 +147,7 @@ func run(o *options) error {
 		report.Runs = append(report.Runs, r)
 		printTable(os.Stdout, report.Runs)
 	}
+	report.Slopes = computeSlopes(report.Runs)
 	path := filepath.Join(outDir, "scale-"+report.Started.Format("20060102-150405")+".json")
 	data, err := json.MarshalIndent(report, "", "  ")
 	if err != nil {
@@ -193,7 +206,7 @@ func writeBenchStages(from, to string) error {
 
 // runOne measures one N on a fresh control plane.
 func runOne(ctx context.Context, o *options, root, binDir, outDir, stages string, builder *framework.GoBuilder, n int) (Run, error) {
-	r := Run{N: n, ResyncPeriod: o.resync.String()}
+	r := Run{N: n, ResyncPeriod: o.resync.String(), NodeSimulator: o.nodeSim}
 	dir := filepath.Join(outDir, fmt.Sprintf("run-n%d", n))
 	cp, clients, stop, err := startControlPlane(ctx, o, binDir, stages, builder, fmt.Sprintf("bench-n%d", n), dir, n)
 	if err != nil {
@@ -243,6 +256,19 @@ func runOne(ctx context.Context, o *options, root, binDir, outDir, stages string
 		return r, err
 	}
 	procs := map[string]int{"operator": operator.PID(), "manager-controller": mc.PID(), "kube-apiserver": cp.Process("kube-apiserver").PID()}
+	metricsAddresses := map[string]string{}
+	for name, p := range map[string]*framework.Process{"operator": operator, "manager-controller": mc} {
+		if metricsAddresses[name], err = waitServingAddress(ctx, name, p.LogPath); err != nil {
+			return r, err
+		}
+	}
+	if o.nodeSim {
+		stopSim, err := startNodeSimulator(ctx, builder, cp, filepath.Join(dir, "nodesim"))
+		if err != nil {
+			return r, err
+		}
+		defer stopSim()
+	}
 	// Let the programs sync their (empty) caches, so that start-up does not count as convergence.
 	time.Sleep(3 * time.Second)
 	if err := cp.CheckProcesses(); err != nil {
@@ -257,6 +283,10 @@ func runOne(ctx context.Context, o *options, root, binDir, outDir, stages string
 		return r, err
 	}
 	cpuBefore := cpuSeconds(procs)
+	metricsBefore, err := scrapeAll(ctx, metricsAddresses)
+	if err != nil {
+		return r, err
+	}
 
 	logf("N=%d: creating %d ScyllaClusters", n, n)
 	start := time.Now()
@@ -270,6 +300,15 @@ func runOne(ctx context.Context, o *options, root, binDir, outDir, stages string
 	}
 	logf("N=%d: converged in %.1fs", n, r.ConvergedSeconds)
 	cpuAfter := cpuSeconds(procs)
+	// Figures already measured are worth more than the latencies: a failed scrape is recorded, not returned.
+	if metricsAfter, err := scrapeAll(ctx, metricsAddresses); err != nil {
+		logf("N=%d: reaction latency: %v", n, err)
+		r.LatencyError = err.Error()
+	} else {
+		for _, name := range []string{"operator", "manager-controller"} {
+			r.Latencies = append(r.Latencies, reactionLatencies(name, metricsBefore[name], metricsAfter[name])...)
+		}
+	}
 
 	events, err := cp.Audit.EventsSince(mark)
 	if err != nil {
@@ -336,6 +375,46 @@ func runOne(ctx context.Context, o *options, root, binDir, outDir, stages string
 		r.Programs[name].PeakRSSMiB = peakRSSMiB(pid)
 	}
 	return r, nil
+}
+
+// scrapeAll scrapes the /metrics of each program at its address.
+func scrapeAll(ctx context.Context, addresses map[string]string) (map[string]histograms, error) {
+	out := map[string]histograms{}
+	for name, address := range addresses {
+		h, err := scrapeHistograms(ctx, address)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		out[name] = h
+	}
+	return out, nil
+}
+
+// startNodeSimulator starts the node simulator for cp with its state and its log (simulator.log) in dir, and returns
+// a function that stops it; the control plane must outlive it.
+func startNodeSimulator(ctx context.Context, builder *framework.GoBuilder, cp *framework.ControlPlane, dir string) (func(), error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	logFile, err := os.Create(filepath.Join(dir, "simulator.log"))
+	if err != nil {
+		return nil, fmt.Errorf("can't create the node simulator's log: %w", err)
+	}
+	logger := funcr.New(func(prefix, args string) {
+		fmt.Fprintln(logFile, prefix, args)
+	}, funcr.Options{LogTimestamp: true, Verbosity: 2})
+	sim, err := nodesim.StartForControlPlane(ctx, builder, cp, nodesim.Options{Dir: dir, Logger: logger})
+	if err != nil {
+		_ = logFile.Close()
+		return nil, fmt.Errorf("can't start the node simulator: %w", err)
+	}
+	logf("started the node simulator (sidecars' logs in %s/pods/*/*/container.log)", dir)
+	return func() {
+		if err := sim.Stop(); err != nil {
+			logf("can't stop the node simulator cleanly: %v", err)
+		}
+		_ = logFile.Close()
+	}, nil
 }
 
 // createClusters creates n namespaces with one ScyllaCluster each, concurrently, as users would all at once.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/scyllakube/scylla-operator/e2e/framework"
+	"github.com/scyllakube/scylla-operator/pkg/controller/scylladbdatacenter"
 	"github.com/scyllakube/scylla-operator/pkg/test/fakescyllamanager"
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 )
@@ -22,6 +23,8 @@ type Report struct {
 	Machine string    `json:"machine"`
 	Host    string    `json:"host"`
 	Runs    []Run     `json:"runs"`
+	// Slopes are set when the runs have two N or more.
+	Slopes *Slopes `json:"slopes,omitempty"`
 }
 
 // Run is what was measured for one N. Times are seconds since the ScyllaClusters' creation started.
@@ -34,6 +37,8 @@ type Run struct {
 	AllPodsReadySeconds        float64 `json:"allPodsReadySeconds"`
 	AllTasksScheduledSeconds   float64 `json:"allTasksScheduledSeconds"`
 	ConvergedSeconds           float64 `json:"convergedSeconds"`
+	// NodeSimulator tells that ScyllaDB pods became Ready through real sidecars (--node-simulator), not kwok stages.
+	NodeSimulator bool `json:"nodeSimulator,omitempty"`
 	// FloorPodsReadySeconds is how long the same pods took as bare StatefulSets, 0 if not measured.
 	FloorPodsReadySeconds float64 `json:"floorPodsReadySeconds,omitempty"`
 	// PodsReadyToFloor is AllPodsReadySeconds divided by FloorPodsReadySeconds.
@@ -44,6 +49,10 @@ type Run struct {
 	// Rolling is the rolling change's cost, nil if not measured or not finished (RollingError says why).
 	Rolling      *Rolling `json:"rolling,omitempty"`
 	RollingError string   `json:"rollingError,omitempty"`
+	// Latencies are each controller's reaction latency while converging, from the programs' /metrics.
+	Latencies []ControllerLatency `json:"latencies,omitempty"`
+	// LatencyError says why Latencies are missing.
+	LatencyError string `json:"latencyError,omitempty"`
 }
 
 // ProgramStats are one process's resources: peak RSS over its life, CPU time while converging and at rest.
@@ -223,14 +232,17 @@ func machine() string {
 // printTable prints one row per N and the details of the last run.
 func printTable(w io.Writer, runs []Run) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "N\tDCs exist\tDCs Available\tpods Ready\tfloor\tto floor\ttasks have IDs\twrites/cluster op\tmc\top+mc\tstatus writes/cluster\t409s\tevents/cluster\tManager reqs\top RSS MiB\top CPU s\tmc RSS MiB\tmc CPU s\tapiserver CPU s\tsteady API writes\tsteady Manager writes\trolling\trolling writes/cluster\t")
+	fmt.Fprintln(tw, "N\tDCs exist\tDCs Available\tpods Ready\tfloor\tto floor\ttasks have IDs\twrites/cluster op\tmc\top+mc\tstatus writes/cluster\t409s\tevents/cluster\tManager reqs\top RSS MiB\top CPU s\tmc RSS MiB\tmc CPU s\tapiserver CPU s\tDC reaction p50/p99\tsteady API writes\tsteady Manager writes\trolling\trolling writes/cluster\t")
 	for _, r := range runs {
 		c := r.Converge
 		status := float64(c.StatusWrites["operator"]+c.StatusWrites["manager-controller"]) / float64(r.N)
 		events := float64(c.Events["operator"]+c.Events["manager-controller"]) / float64(r.N)
-		conflicts := 0
-		for _, v := range c.Conflicts {
-			conflicts += v
+		conflicts := total(c.Conflicts)
+		reaction := "-"
+		for _, l := range r.Latencies {
+			if l.Controller == scylladbdatacenter.ControllerName {
+				reaction = formatSeconds(l.ReactionP50Seconds) + "/" + formatSeconds(l.ReactionP99Seconds)
+			}
 		}
 		steadyAPI, steadyManager := "-", "-"
 		if r.Steady != nil {
@@ -255,18 +267,24 @@ func printTable(w io.Writer, runs []Run) {
 			}
 			return &ProgramStats{}
 		}
-		fmt.Fprintf(tw, "%d\t%.1fs\t%.1fs\t%.1fs\t%s\t%s\t%.1fs\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%.1f\t%d\t%.0f\t%.1f\t%.0f\t%.1f\t%.1f\t%s\t%s\t%s\t%s\t\n",
+		fmt.Fprintf(tw, "%d\t%.1fs\t%.1fs\t%.1fs\t%s\t%s\t%.1fs\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%.1f\t%d\t%.0f\t%.1f\t%.0f\t%.1f\t%.1f\t%s\t%s\t%s\t%s\t%s\t\n",
 			r.N, r.AllDatacentersExistSeconds, r.AllAvailableSeconds, r.AllPodsReadySeconds, floor, toFloor, r.AllTasksScheduledSeconds,
-			c.WritesPerCluster["operator"], c.WritesPerCluster["manager-controller"], c.WritesPerCluster["operator"]+c.WritesPerCluster["manager-controller"], status, conflicts, events,
+			c.WritesPerCluster["operator"], c.WritesPerCluster["manager-controller"], programWritesPerCluster(c), status, conflicts, events,
 			total(c.Manager), p("operator").PeakRSSMiB, p("operator").ConvergeCPUSeconds,
 			p("manager-controller").PeakRSSMiB, p("manager-controller").ConvergeCPUSeconds, p("kube-apiserver").ConvergeCPUSeconds,
-			steadyAPI, steadyManager, rollingTime, rollingWrites)
+			reaction, steadyAPI, steadyManager, rollingTime, rollingWrites)
 	}
 	_ = tw.Flush()
 	if len(runs) == 0 {
 		return
 	}
+	printSlopes(w, runs)
 	last := runs[len(runs)-1]
+	if len(last.Latencies) != 0 {
+		fmt.Fprintf(w, "\nN=%d, reaction latency while converging (p50/p99; reaction adds the queue's and the sync's quantiles):\n%s", last.N, formatLatencies(last.Latencies))
+	} else if last.LatencyError != "" {
+		fmt.Fprintf(w, "\nN=%d, reaction latency: %s\n", last.N, last.LatencyError)
+	}
 	fmt.Fprintf(w, "\nN=%d, API requests while converging (program verb resource):\n%s", last.N, formatCounts(last.Converge.Requests))
 	fmt.Fprintf(w, "N=%d, ScyllaDB Manager requests while converging:\n%s", last.N, formatCounts(last.Converge.Manager))
 	if last.Steady != nil {
@@ -277,6 +295,20 @@ func printTable(w io.Writer, runs []Run) {
 		fmt.Fprintf(w, "N=%d, API writes of the rolling change:\n%s", last.N, formatCounts(last.Rolling.Requests.Writes))
 		fmt.Fprintf(w, "N=%d, ScyllaDB Manager requests of the rolling change:\n%s", last.N, formatCounts(last.Rolling.Requests.Manager))
 	}
+}
+
+// formatLatencies prints one line per controller.
+func formatLatencies(latencies []ControllerLatency) string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  program\tcontroller\tsyncs\tqueue wait\tsync\treaction")
+	for _, l := range latencies {
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s/%s\t%s/%s\t%s/%s\n", l.Program, l.Controller, l.Syncs,
+			formatSeconds(l.QueueP50Seconds), formatSeconds(l.QueueP99Seconds), formatSeconds(l.SyncP50Seconds), formatSeconds(l.SyncP99Seconds),
+			formatSeconds(l.ReactionP50Seconds), formatSeconds(l.ReactionP99Seconds))
+	}
+	_ = tw.Flush()
+	return b.String()
 }
 
 func total(counts map[string]int) int {
