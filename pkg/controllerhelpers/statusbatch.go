@@ -73,17 +73,23 @@ func (b *StatusBatcher) Forget(key string) {
 }
 
 // UrgentStatusChange tells whether a status with observedGeneration and conditions differs from the existing one in
-// what clients wait for, which is written at once: the observed generation, or the status of a condition of one of
-// condTypes (the aggregated Available, Progressing and Degraded), including one appearing or going.
+// what clients wait for (kubectl wait, rollout checks), which is written at once: the observed generation, a
+// condition of one of condTypes (the aggregated Available, Progressing and Degraded) becoming or ceasing to be True,
+// or such a condition observing another generation. A condition going from Unknown or nothing to False is not: no
+// one waits for it.
 func UrgentStatusChange(existingGeneration, generation *int64, existing, conditions []metav1.Condition, condTypes ...string) bool {
 	if (existingGeneration == nil) != (generation == nil) || (generation != nil && *existingGeneration != *generation) {
 		return true
 	}
 	for _, condType := range condTypes {
 		old, cur := meta.FindStatusCondition(existing, condType), meta.FindStatusCondition(conditions, condType)
-		if (old == nil) != (cur == nil) || (cur != nil && (old.Status != cur.Status || old.ObservedGeneration != cur.ObservedGeneration)) {
+		if isTrue(old) != isTrue(cur) || (old != nil && cur != nil && old.ObservedGeneration != cur.ObservedGeneration) {
 			return true
 		}
 	}
 	return false
+}
+
+func isTrue(c *metav1.Condition) bool {
+	return c != nil && c.Status == metav1.ConditionTrue
 }

@@ -477,8 +477,9 @@ func makeScyllaCluster(ns string) *unstructured.Unstructured {
 	}}
 }
 
-// waitConverged polls until every ScyllaDBDatacenter is Available, every ScyllaDB pod Ready and every task has a
-// ScyllaDB Manager task ID, and records when each first held.
+// waitConverged polls until every ScyllaDBDatacenter is Available, every ScyllaDB pod Ready, every task has a
+// ScyllaDB Manager task ID and every ScyllaCluster reports all of it (rolledOut), and records when each first held.
+// Only then is nothing left to write: the steady state starts there.
 func waitConverged(ctx context.Context, cp *framework.ControlPlane, clients *framework.Clients, n int, start time.Time, timeout time.Duration, r *Run) error {
 	deadline := time.Now().Add(timeout)
 	var last string
@@ -516,6 +517,16 @@ func waitConverged(ctx context.Context, cp *framework.ControlPlane, clients *fra
 				withID++
 			}
 		}
+		scs, err := clients.Dynamic.Resource(scyllaClusterGVR).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		rolledOutClusters := 0
+		for i := range scs.Items {
+			if rolledOut(&scs.Items[i]) {
+				rolledOutClusters++
+			}
+		}
 		elapsed := time.Since(start).Seconds()
 		if len(sdcs.Items) == n && r.AllDatacentersExistSeconds == 0 {
 			r.AllDatacentersExistSeconds = elapsed
@@ -529,11 +540,15 @@ func waitConverged(ctx context.Context, cp *framework.ControlPlane, clients *fra
 		if withID == 2*n && r.AllTasksScheduledSeconds == 0 {
 			r.AllTasksScheduledSeconds = elapsed
 		}
-		if r.AllAvailableSeconds != 0 && r.AllPodsReadySeconds != 0 && r.AllTasksScheduledSeconds != 0 {
+		if rolledOutClusters == n && r.AllRolledOutSeconds == 0 {
+			r.AllRolledOutSeconds = elapsed
+		}
+		if r.AllAvailableSeconds != 0 && r.AllPodsReadySeconds != 0 && r.AllTasksScheduledSeconds != 0 && r.AllRolledOutSeconds != 0 {
 			r.ConvergedSeconds = elapsed
 			return nil
 		}
-		state := fmt.Sprintf("datacenters %d/%d available, pods %d/%d ready, tasks %d/%d with an ID", available, n, ready, 3*n, withID, 2*n)
+		state := fmt.Sprintf("datacenters %d/%d available, pods %d/%d ready, tasks %d/%d with an ID, ScyllaClusters %d/%d rolled out",
+			available, n, ready, 3*n, withID, 2*n, rolledOutClusters, n)
 		if state != last {
 			logf("N=%d: %.1fs: %s", n, elapsed, state)
 			last = state
@@ -547,6 +562,39 @@ func waitConverged(ctx context.Context, cp *framework.ControlPlane, clients *fra
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// rolledOut tells whether a ScyllaCluster's status describes its generation as Available, not Progressing, with the
+// ScyllaDB Manager IDs of every backup and repair.
+func rolledOut(sc *unstructured.Unstructured) bool {
+	observed, found, _ := unstructured.NestedInt64(sc.Object, "status", "observedGeneration")
+	if !found || observed != sc.GetGeneration() || !conditionTrue(sc, "Available") || !conditionFalse(sc, "Progressing") {
+		return false
+	}
+	for _, field := range []string{"backups", "repairs"} {
+		specTasks, _, _ := unstructured.NestedSlice(sc.Object, "spec", field)
+		statusTasks, _, _ := unstructured.NestedSlice(sc.Object, "status", field)
+		if len(statusTasks) != len(specTasks) {
+			return false
+		}
+		for _, t := range statusTasks {
+			if m, ok := t.(map[string]any); !ok || m["id"] == nil || m["id"] == "" {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func conditionFalse(obj *unstructured.Unstructured, condType string) bool {
+	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	for _, c := range conds {
+		m, ok := c.(map[string]any)
+		if ok && m["type"] == condType {
+			return m["status"] == "False"
+		}
+	}
+	return false
 }
 
 func conditionTrue(obj *unstructured.Unstructured, condType string) bool {
