@@ -73,12 +73,13 @@ func (b *StatusBatcher) Forget(key string) {
 }
 
 // UrgentStatusChange tells whether a status with observedGeneration and conditions differs from the existing one in
-// what clients wait for (kubectl wait, rollout checks), which is written at once: the observed generation, a
+// what clients wait for (kubectl wait, rollout checks), which is written at once: a new observed generation, a
 // condition of one of condTypes (the aggregated Available, Progressing and Degraded) becoming or ceasing to be True,
-// or such a condition observing another generation. A condition going from Unknown or nothing to False is not: no
-// one waits for it.
+// or such a condition observing another generation. Neither a first observed generation nor a condition going from
+// Unknown or nothing to False is: no one waits for them, and whatever does come with them (Progressing or Available
+// turning True) is urgent on its own.
 func UrgentStatusChange(existingGeneration, generation *int64, existing, conditions []metav1.Condition, condTypes ...string) bool {
-	if (existingGeneration == nil) != (generation == nil) || (generation != nil && *existingGeneration != *generation) {
+	if existingGeneration != nil && (generation == nil || *existingGeneration != *generation) {
 		return true
 	}
 	for _, condType := range condTypes {

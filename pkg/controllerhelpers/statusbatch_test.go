@@ -83,7 +83,7 @@ func TestUrgentStatusChange(t *testing.T) {
 			conditions: with(condition(AvailableCondition, metav1.ConditionFalse, 1, "1 of 3 nodes are available")), want: false},
 		{name: "a condition that is not aggregated changes status", existingGeneration: gen(1), generation: gen(1),
 			conditions: with(condition("StatefulSetControllerProgressing", metav1.ConditionFalse, 1, "")), want: false},
-		{name: "the first observed generation", existingGeneration: nil, generation: gen(1), conditions: existing, want: true},
+		{name: "the first observed generation", existingGeneration: nil, generation: gen(1), conditions: existing, want: false},
 		{name: "a new observed generation", existingGeneration: gen(1), generation: gen(2), conditions: existing, want: true},
 		{name: "Available turns True", existingGeneration: gen(1), generation: gen(1),
 			conditions: with(condition(AvailableCondition, metav1.ConditionTrue, 1, "")), want: true},

@@ -1,0 +1,147 @@
+package scyllacluster
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	scyllav1 "github.com/scyllakube/api/scylla/v1"
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clienttesting "k8s.io/client-go/testing"
+)
+
+// TestWriteBudgetOfANewScyllaCluster syncs a ScyllaCluster with a backup and a repair as its ScyllaDBDatacenter comes
+// up (reported as the ScyllaDBDatacenter controller batches it) and the manager-controller registers it, on one
+// clock, and pins every write: the ScyllaDBDatacenter, two tasks and four status updates, where mirroring every
+// change at once would make seven.
+func TestWriteBudgetOfANewScyllaCluster(t *testing.T) {
+	t.Parallel()
+
+	sc := newBasicScyllaCluster()
+	sc.Spec.Backups = []scyllav1.BackupTaskSpec{{TaskSpec: scyllav1.TaskSpec{Name: "daily"}, Location: []string{"s3:backups"}}}
+	sc.Spec.Repairs = []scyllav1.RepairTaskSpec{{TaskSpec: scyllav1.TaskSpec{Name: "nightly"}}}
+	f := newSyncFixture(t, sc)
+	clock := testNow.Time
+	f.controller.clock = func() time.Time { return clock }
+	f.controller.statusBatcher = controllerhelpers.NewStatusBatcherWithClock(controllerhelpers.DefaultStatusBatchPeriod, func() time.Time { return clock })
+	const statusUpdate = "update scyllaclusters/status basic"
+	total := 0
+
+	step := func(name string, after time.Duration, change func(), want []string) {
+		t.Helper()
+		clock = clock.Add(after)
+		if change != nil {
+			change()
+		}
+		f.catchUpCaches(t)
+		if err := f.sync(t, sc); err != nil {
+			t.Fatalf("%s: unexpected error: %v", name, err)
+		}
+		got := f.takeWrites()
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: unexpected writes (-want +got):\n%s", name, diff)
+		}
+		total += len(got)
+	}
+	// reportStatus makes the ScyllaDBDatacenter report nodes, of which ready and available, with its Available and
+	// Progressing conditions.
+	reportStatus := func(nodes, ready, available int32, availableCond, progressing metav1.ConditionStatus) func() {
+		return func() {
+			sdc := f.getScyllaDBDatacenter(t)
+			sdc.Status = newScyllaDBDatacenterWithStatus(sdc.Generation).Status
+			sdc.Status.Nodes, sdc.Status.ReadyNodes, sdc.Status.AvailableNodes = &nodes, &ready, &available
+			meta.SetStatusCondition(&sdc.Status.Conditions, metav1.Condition{Type: "Available", Status: availableCond, Reason: "Reason", ObservedGeneration: sdc.Generation})
+			meta.SetStatusCondition(&sdc.Status.Conditions, metav1.Condition{Type: "Progressing", Status: progressing, Reason: "Reason", ObservedGeneration: sdc.Generation})
+			f.update(t, sdc, "scylladbdatacenters", scyllav1alpha1.SchemeGroupVersion)
+		}
+	}
+	scheduled := func(taskName, status string) func() {
+		return func() {
+			task, err := f.scyllaClient.ScyllaV1alpha1().ScyllaDBManagerTasks(testNamespace).Get(t.Context(), taskName, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			task.Annotations[naming.ScyllaDBManagerTaskStatusAnnotation] = status
+			f.update(t, task, "scylladbmanagertasks", scyllav1alpha1.SchemeGroupVersion)
+		}
+	}
+
+	step("creation", 0, nil, []string{
+		"create scylladbdatacenters basic",
+		"create scylladbmanagertasks " + naming.ScyllaDBManagerTaskName("basic", "Backup", "daily"),
+		"create scylladbmanagertasks " + naming.ScyllaDBManagerTaskName("basic", "Repair", "nightly"),
+		statusUpdate,
+	})
+	// The first observed generation, with Progressing still True, waits for the batch.
+	step("datacenter's first status", 50*time.Millisecond, reportStatus(1, 0, 0, metav1.ConditionFalse, metav1.ConditionTrue), nil)
+	step("datacenter's batched counts", 5*time.Second, reportStatus(3, 3, 0, metav1.ConditionFalse, metav1.ConditionTrue), []string{statusUpdate})
+	step("datacenter Available", 2*time.Second, reportStatus(3, 3, 2, metav1.ConditionTrue, metav1.ConditionTrue), []string{statusUpdate})
+	step("registered with ScyllaDB Manager", 100*time.Millisecond, func() {
+		sdc := f.getScyllaDBDatacenter(t)
+		sdc.Annotations[naming.ScyllaDBManagerClusterIDAnnotation] = "manager-cluster-id"
+		f.update(t, sdc, "scylladbdatacenters", scyllav1alpha1.SchemeGroupVersion)
+	}, nil)
+	step("tasks scheduled", 200*time.Millisecond, func() {
+		scheduled(naming.ScyllaDBManagerTaskName("basic", "Backup", "daily"), `{"name":"daily","id":"backup-id","location":["s3:backups"]}`)()
+		scheduled(naming.ScyllaDBManagerTaskName("basic", "Repair", "nightly"), `{"name":"nightly","id":"repair-id"}`)()
+	}, nil)
+	// Every node available: Progressing turns False at once, and the write carries the registration too.
+	step("datacenter rolled out", 800*time.Millisecond, reportStatus(3, 3, 3, metav1.ConditionTrue, metav1.ConditionFalse), []string{statusUpdate})
+	status := f.getScyllaCluster(t, sc).Status
+	if status.ManagerID == nil || *status.ManagerID != "manager-cluster-id" || status.Backups[0].ID == nil || status.Repairs[0].ID == nil {
+		t.Errorf("expected the last write to carry the ScyllaDB Manager IDs, got managerId %v, backups %+v, repairs %+v", status.ManagerID, status.Backups, status.Repairs)
+	}
+	step("at rest", 10*time.Second, nil, nil)
+
+	if total != 7 {
+		t.Errorf("expected 7 writes in all, got %d", total)
+	}
+}
+
+// TestSyncNeverWritesTheStatusItHas checks that a sync after a status update the informer does not show yet reads
+// that update back and writes nothing: no repeated write, and no conflict from an update built on the older copy.
+func TestSyncNeverWritesTheStatusItHas(t *testing.T) {
+	t.Parallel()
+
+	sc := newScyllaClusterWithTasks()
+	sc.ResourceVersion = "1"
+	f := newSyncFixture(t, sc)
+	// The fake API server keeps resource versions as given; count them as the real one does.
+	f.scyllaClient.PrependReactor("update", "scyllaclusters", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		obj := action.(clienttesting.UpdateAction).GetObject().(*scyllav1.ScyllaCluster)
+		rv, err := strconv.Atoi(obj.ResourceVersion)
+		if err != nil {
+			return true, nil, err
+		}
+		obj.ResourceVersion = strconv.Itoa(rv + 1)
+		return false, nil, nil
+	})
+	if err := f.sync(t, sc); err != nil {
+		t.Fatal(err)
+	}
+	if writes := f.takeWrites(); len(writes) == 0 {
+		t.Fatal("expected the first sync to write")
+	}
+	// The informer catches up with the ScyllaDBDatacenter and tasks, not yet with the ScyllaCluster's new status.
+	cached := f.factory.Scylla().V1().ScyllaClusters().Informer().GetIndexer()
+	stale, _, err := cached.Get(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.catchUpCaches(t)
+	if err := cached.Update(stale); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.sync(t, sc); err != nil {
+		t.Fatal(err)
+	}
+	if writes := f.takeWrites(); len(writes) != 0 {
+		t.Errorf("a sync whose status is the last one written wrote %q", writes)
+	}
+}
