@@ -60,15 +60,15 @@ func (c *Controller) calculateStatus(sdc *scyllav1alpha1.ScyllaDBDatacenter, rac
 	return status, nil
 }
 
-// rackStatus returns the state of a rack's StatefulSet. A rack without one yet has zero nodes and is stale when it
-// should run some.
+// rackStatus returns the state of a rack's StatefulSet. A rack without one has zero nodes; that is stale news unless
+// nothing of any node of the rack is left either (rackObjects.observed): a rack waiting for its turn to grow.
 func rackStatus(r *rackObjects, pods map[string]*corev1.Pod) scyllav1alpha1.RackStatus {
 	rs := scyllav1alpha1.RackStatus{Name: r.name}
 	sts := r.statefulSet
 	if sts == nil {
 		zero := func() *int32 { v := int32(0); return &v }
 		rs.NodeCounts = scyllav1alpha1.NodeCounts{Nodes: zero(), CurrentNodes: zero(), UpdatedNodes: zero(), ReadyNodes: zero(), AvailableNodes: zero()}
-		stale := r.rack != nil && rackNodes(r.rack) != 0
+		stale := !r.observed()
 		rs.Stale = &stale
 		return rs
 	}

@@ -14,7 +14,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// syncStatefulSets applies the StatefulSet of every rack of the spec with the replicas its plan says, and deletes
+// syncStatefulSets applies the StatefulSet of every rack of the spec with the replicas its plan says (a rack that has
+// none yet and waits for its turn to grow gets it when it grows), and deletes
 // the StatefulSet of a rack removed from the spec once it runs no node. A removed rack that still runs nodes is a
 // spec error: its nodes must be decommissioned first, by scaling the rack to 0. The StatefulSets the API server
 // returned are put into applied, by name.
@@ -45,6 +46,11 @@ func (c *Controller) syncStatefulSets(ctx context.Context, sdc *scyllav1alpha1.S
 		}
 
 		progressing = append(progressing, plans[i].progressing...)
+		if r.statefulSet == nil && plans[i].replicas == 0 && rackNodes(r.rack) != 0 {
+			// A rack waiting for its turn to grow gets its StatefulSet when it does, with its nodes: created at zero
+			// and scaled up later, it would cost a write and a round of the StatefulSet controller more.
+			continue
+		}
 		rackIn := in
 		rackIn.replicas = plans[i].replicas
 		rackIn.rackOrdinal = i
