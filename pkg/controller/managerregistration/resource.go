@@ -141,20 +141,15 @@ func describeManagerError(err error) string {
 }
 
 // scyllaDBDatacenterRollout returns what sdc's rollout still waits for, or nil once the operator reports its current
-// generation Available. Registering earlier would make ScyllaDB Manager check agents that do not run yet.
+// generation Available. Registering earlier would make ScyllaDB Manager check agents that do not run yet. The
+// message is the same whichever step the rollout is at (observing the generation, reporting on it, becoming
+// available): the steps pass in seconds, and a status write for each would be noise.
 func scyllaDBDatacenterRollout(sdc *scyllav1alpha1.ScyllaDBDatacenter) *progress {
-	waiting := func(format string, args ...any) *progress {
-		return &progress{reason: waitingForRolloutReason, message: fmt.Sprintf(format, args...)}
-	}
-	if observed := sdc.Status.ObservedGeneration; observed == nil || *observed != sdc.Generation {
-		return waiting("waiting for the operator to observe generation %d of the ScyllaDBDatacenter", sdc.Generation)
-	}
 	available := meta.FindStatusCondition(sdc.Status.Conditions, controllerhelpers.AvailableCondition)
-	if available == nil || available.ObservedGeneration != sdc.Generation {
-		return waiting("waiting for the operator to report condition %s for generation %d of the ScyllaDBDatacenter", controllerhelpers.AvailableCondition, sdc.Generation)
-	}
-	if available.Status != metav1.ConditionTrue {
-		return waiting("waiting for the ScyllaDBDatacenter to become available")
+	if observed := sdc.Status.ObservedGeneration; observed == nil || *observed != sdc.Generation ||
+		available == nil || available.ObservedGeneration != sdc.Generation || available.Status != metav1.ConditionTrue {
+		return &progress{reason: waitingForRolloutReason, message: fmt.Sprintf(
+			"waiting for the operator to report generation %d of the ScyllaDBDatacenter %s", sdc.Generation, controllerhelpers.AvailableCondition)}
 	}
 	return nil
 }

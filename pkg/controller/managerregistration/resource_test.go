@@ -218,7 +218,7 @@ func TestMakeScyllaDBDatacenterClusterSpec(t *testing.T) {
 				sdc.Generation = 3
 				return sdc
 			},
-			wantWaiting: &progress{reason: "WaitingForRollout", message: "waiting for the operator to observe generation 3 of the ScyllaDBDatacenter"},
+			wantWaiting: &progress{reason: "WaitingForRollout", message: "waiting for the operator to report generation 3 of the ScyllaDBDatacenter Available"},
 		},
 		{
 			name:        "an unreadable token is waited for, and not quoted",

@@ -155,22 +155,22 @@ func TestSyncWaitsForTheRolloutWithoutCallingScyllaDBManager(t *testing.T) {
 		{
 			name:        "the operator has not observed the current generation",
 			modify:      func(sdc *scyllav1alpha1.ScyllaDBDatacenter) { sdc.Status.ObservedGeneration = new(int64(1)) },
-			wantMessage: "waiting for the operator to observe generation 2 of the ScyllaDBDatacenter",
+			wantMessage: "waiting for the operator to report generation 2 of the ScyllaDBDatacenter Available",
 		},
 		{
 			name:        "the operator has never written a status",
 			modify:      func(sdc *scyllav1alpha1.ScyllaDBDatacenter) { sdc.Status = scyllav1alpha1.ScyllaDBDatacenterStatus{} },
-			wantMessage: "waiting for the operator to observe generation 2 of the ScyllaDBDatacenter",
+			wantMessage: "waiting for the operator to report generation 2 of the ScyllaDBDatacenter Available",
 		},
 		{
 			name:        "Available describes an older generation",
 			modify:      func(sdc *scyllav1alpha1.ScyllaDBDatacenter) { sdc.Status.Conditions[0].ObservedGeneration = 1 },
-			wantMessage: "waiting for the operator to report condition Available for generation 2 of the ScyllaDBDatacenter",
+			wantMessage: "waiting for the operator to report generation 2 of the ScyllaDBDatacenter Available",
 		},
 		{
 			name:        "the datacenter is not available",
 			modify:      func(sdc *scyllav1alpha1.ScyllaDBDatacenter) { sdc.Status.Conditions[0].Status = metav1.ConditionFalse },
-			wantMessage: "waiting for the ScyllaDBDatacenter to become available",
+			wantMessage: "waiting for the operator to report generation 2 of the ScyllaDBDatacenter Available",
 		},
 	}
 	for _, tc := range tt {
