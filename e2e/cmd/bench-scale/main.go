@@ -75,6 +75,9 @@ type options struct {
 	floor        bool
 	rolling      bool
 	nodeSim      bool
+	// profileSeconds, when not 0, runs the programs with --profiling and records their CPU profile over that many
+	// seconds after the ScyllaClusters are created, and their heap once converged.
+	profileSeconds int
 }
 
 func main() {
@@ -89,7 +92,13 @@ func main() {
 	flag.BoolVar(&o.rolling, "rolling", true, "Also measure a rolling change (a new ScyllaDB version) on every ScyllaCluster, after the steady state.")
 	flag.BoolVar(&o.nodeSim, "node-simulator", o.nodeSim, "Make ScyllaDB pods Ready through real sidecars run by the node simulator (e2e/nodesim) instead of at once by kwok stages. Each pod then runs two local processes, so keep N small (1 to 10).")
 	flag.BoolVar(&o.keep, "keep", o.keep, "Keep each run's directory (logs, audit log) after it ends.")
+	flag.IntVar(&o.profileSeconds, "profile-seconds", o.profileSeconds, "Run the operator and the manager-controller with --profiling and write, under <out>/profiles-n<N>, "+
+		"their CPU profiles over this many seconds from the ScyllaClusters' creation and their heap profiles once converged; 0 records none.")
 	flag.Parse()
+	if o.profileSeconds < 0 {
+		fmt.Fprintf(os.Stderr, "bench-scale: --profile-seconds must not be negative, got %d\n", o.profileSeconds)
+		os.Exit(2)
+	}
 	if err := run(o); err != nil {
 		fmt.Fprintf(os.Stderr, "bench-scale: %v\n", err)
 		os.Exit(1)
@@ -239,6 +248,9 @@ func runOne(ctx context.Context, o *options, root, binDir, outDir, stages string
 	fake := &framework.FakeScyllaDBManager{URL: managerURL}
 
 	outside := []string{"--kubeconfig=" + cp.KubeconfigPath, "--leader-elect=false", "--serving-address=127.0.0.1:0"}
+	if o.profileSeconds != 0 {
+		outside = append(outside, "--profiling")
+	}
 	operator, err := framework.StartProgram(ctx, builder, cp, framework.Program{
 		Name:    "operator",
 		Package: "./cmd/scylla-operator",
@@ -288,6 +300,10 @@ func runOne(ctx context.Context, o *options, root, binDir, outDir, stages string
 		return r, err
 	}
 
+	profiles, err := startProfiles(ctx, filepath.Join(outDir, fmt.Sprintf("profiles-n%d", n)), o.profileSeconds, metricsAddresses)
+	if err != nil {
+		return r, err
+	}
 	logf("N=%d: creating %d ScyllaClusters", n, n)
 	start := time.Now()
 	if err := createClusters(ctx, clients, n); err != nil {
@@ -300,6 +316,10 @@ func runOne(ctx context.Context, o *options, root, binDir, outDir, stages string
 	}
 	logf("N=%d: converged in %.1fs", n, r.ConvergedSeconds)
 	cpuAfter := cpuSeconds(procs)
+	if err := profiles.finish(ctx); err != nil {
+		// Figures already measured are worth more than the profiles.
+		logf("N=%d: profiles: %v", n, err)
+	}
 	// Figures already measured are worth more than the latencies: a failed scrape is recorded, not returned.
 	if metricsAfter, err := scrapeAll(ctx, metricsAddresses); err != nil {
 		logf("N=%d: reaction latency: %v", n, err)
