@@ -17,7 +17,6 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
 
-	scyllainformers "github.com/scyllakube/client/scylla/informers/externalversions"
 	"github.com/scyllakube/managerclient"
 
 	"github.com/scyllakube/scylla-operator/pkg/controller/managerregistration"
@@ -189,7 +188,7 @@ func logScyllaDBManagerReachability(ctx context.Context, c *managerclient.Client
 
 // newControllers builds the manager-controller's controllers on informers of its own factories.
 func (o *ManagerControllerOptions) newControllers() (*controllerSet, error) {
-	scyllaInformers := scyllainformers.NewSharedInformerFactory(o.scyllaClient, o.ResyncPeriod)
+	scyllaInformers := newScyllaInformerFactory(o.scyllaClient, o.ResyncPeriod)
 	// The agent auth-token Secrets the operator creates carry its managed-by label; users' Secrets are never cached.
 	kubeInformers := newManagedObjectsInformerFactory(o.kubeClient, o.ResyncPeriod)
 

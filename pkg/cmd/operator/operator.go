@@ -12,10 +12,12 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
+	scyllaclientset "github.com/scyllakube/client/scylla/clientset/versioned"
 	scyllainformers "github.com/scyllakube/client/scylla/informers/externalversions"
 
 	"github.com/scyllakube/scylla-operator/pkg/controller/scyllacluster"
 	"github.com/scyllakube/scylla-operator/pkg/controller/scylladbdatacenter"
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 )
 
@@ -62,17 +64,28 @@ func (o *OperatorOptions) Run(ctx context.Context) error {
 
 // newManagedObjectsInformerFactory returns an informer factory that sees only the objects the operator manages
 // (naming.ManagedObjectsSelector), rather than every Secret, Pod, Service, ConfigMap and claim of the cluster. The
-// objects users own and controllers read by name are read from the API server.
+// objects users own and controllers read by name are read from the API server. Its caches hold the objects trimmed
+// of what no controller reads (controllerhelpers.TrimForInformerCache).
 func newManagedObjectsInformerFactory(client kubernetes.Interface, resync time.Duration) kubeinformers.SharedInformerFactory {
-	return kubeinformers.NewSharedInformerFactoryWithOptions(client, resync, kubeinformers.WithTweakListOptions(func(options *metav1.ListOptions) {
-		options.LabelSelector = naming.ManagedObjectsSelector().String()
-	}))
+	return kubeinformers.NewSharedInformerFactoryWithOptions(client, resync,
+		kubeinformers.WithTweakListOptions(func(options *metav1.ListOptions) {
+			options.LabelSelector = naming.ManagedObjectsSelector().String()
+		}),
+		kubeinformers.WithTransform(controllerhelpers.TrimForInformerCache),
+	)
+}
+
+// newScyllaInformerFactory returns the informer factory of the scylla.scylladb.com kinds, whose caches hold the objects
+// trimmed of what no controller reads (controllerhelpers.TrimForInformerCache).
+func newScyllaInformerFactory(client scyllaclientset.Interface, resync time.Duration) scyllainformers.SharedInformerFactory {
+	return scyllainformers.NewSharedInformerFactoryWithOptions(client, resync,
+		scyllainformers.WithTransform(controllerhelpers.TrimForInformerCache))
 }
 
 // newControllers builds the operator's controllers on informers of its own factories.
 func (o *OperatorOptions) newControllers() (*controllerSet, error) {
 	kubeInformers := newManagedObjectsInformerFactory(o.kubeClient, o.ResyncPeriod)
-	scyllaInformers := scyllainformers.NewSharedInformerFactory(o.scyllaClient, o.ResyncPeriod)
+	scyllaInformers := newScyllaInformerFactory(o.scyllaClient, o.ResyncPeriod)
 
 	scController, err := scyllacluster.NewController(
 		o.kubeClient,

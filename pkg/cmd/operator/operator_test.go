@@ -13,6 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 
+	scyllav1 "github.com/scyllakube/api/scylla/v1"
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	scyllafake "github.com/scyllakube/client/scylla/clientset/versioned/fake"
+
 	"github.com/scyllakube/scylla-operator/pkg/genericclioptions"
 )
 
@@ -93,6 +97,68 @@ func TestManagedInformersSeeOnlyTheOperatorsObjects(t *testing.T) {
 	slices.Sort(got)
 	if diff := cmp.Diff([]string{"Pod basic-dc1-a-0", "Secret basic-auth-token"}, got); diff != "" {
 		t.Errorf("unexpected cached objects (-want +got):\n%s", diff)
+	}
+}
+
+func TestInformerCachesHoldTrimmedObjectsButScyllaDBDatacentersManagedFields(t *testing.T) {
+	t.Parallel()
+
+	managed := map[string]string{"app.kubernetes.io/managed-by": "scylla-operator", "scylla/cluster": "basic"}
+	managedFields := []metav1.ManagedFieldsEntry{{Manager: "scylla-operator", Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{}}`)}}}
+	meta := func(name string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Namespace: "scylla", Name: name, Labels: managed, ManagedFields: managedFields}
+	}
+	kubeClient := kubefake.NewClientset(&corev1.Pod{
+		ObjectMeta: meta("basic-dc1-a-0"),
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "scylla", Image: "scylladb/scylla:2025.1.0", Command: []string{"/mnt/shared/scylla-operator", "sidecar"},
+		}}},
+	})
+	scyllaClient := scyllafake.NewSimpleClientset(
+		&scyllav1alpha1.ScyllaDBDatacenter{ObjectMeta: meta("basic")},
+		&scyllav1.ScyllaCluster{ObjectMeta: meta("basic")},
+	)
+	kubeInformers := newManagedObjectsInformerFactory(kubeClient, 0)
+	scyllaInformers := newScyllaInformerFactory(scyllaClient, 0)
+	pods := kubeInformers.Core().V1().Pods().Lister()
+	sdcs := scyllaInformers.Scylla().V1alpha1().ScyllaDBDatacenters().Lister()
+	scs := scyllaInformers.Scylla().V1().ScyllaClusters().Lister()
+	ctx, cancel := context.WithCancel(t.Context())
+	for _, f := range []informerFactory{kubeInformers, scyllaInformers} {
+		f.Start(ctx.Done())
+		defer f.Shutdown()
+	}
+	// Shutdown waits for the informers, which stop once ctx is done.
+	defer cancel()
+	for _, f := range []informerFactory{kubeInformers, scyllaInformers} {
+		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
+			if !ok {
+				t.Fatalf("the cache of %v did not sync", typ)
+			}
+		}
+	}
+
+	pod, err := pods.Pods("scylla").Get("basic-dc1-a-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSpec := corev1.PodSpec{Containers: []corev1.Container{{Name: "scylla", Image: "scylladb/scylla:2025.1.0"}}}
+	if diff := cmp.Diff(wantSpec, pod.Spec); diff != "" || pod.ManagedFields != nil {
+		t.Errorf("the cached Pod is not trimmed: managedFields %v, spec (-want +got):\n%s", pod.ManagedFields, diff)
+	}
+	sc, err := scs.ScyllaClusters("scylla").Get("basic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.ManagedFields != nil {
+		t.Errorf("the cached ScyllaCluster keeps its managedFields: %v", sc.ManagedFields)
+	}
+	sdc, err := sdcs.ScyllaDBDatacenters("scylla").Get("basic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(managedFields, sdc.ManagedFields); diff != "" {
+		t.Errorf("the cached ScyllaDBDatacenter lost managedFields its status write reads (-want +got):\n%s", diff)
 	}
 }
 

@@ -1,0 +1,58 @@
+package controllerhelpers
+
+import (
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TrimForInformerCache is the cache.TransformFunc of the programs' informer factories. It drops from each object, as
+// the informer receives it and before it is cached, what no controller reads, so that the caches, which hold every
+// object the operator manages, cost less memory. Like kube-scheduler's transform, it changes the object in place:
+// the informer hands it over freshly decoded, before anyone else sees it. Dropping is idempotent, as a
+// cache.TransformFunc must be.
+//
+// It drops:
+//   - metadata.managedFields of every kind but ScyllaDBDatacenter: they are about half of a Pod's or StatefulSet's
+//     metadata. A ScyllaDBDatacenter keeps them, as its status write reads which conditions the operator owns from
+//     them (AppliedStatusConditionTypes, UpgradeStatusManagedFields). Updates of trimmed objects
+//     are safe: the API server keeps the live managedFields when an update sends none.
+//   - of a Pod's spec, everything but the node name and its containers' names and images (trimPodSpec); its
+//     metadata and status are kept whole.
+//
+// A controller that starts reading another field of a trimmed kind, or the managedFields of another kind, must keep
+// it here first; TestTrimForInformerCache lists what is kept.
+func TrimForInformerCache(obj any) (any, error) {
+	switch o := obj.(type) {
+	case *scyllav1alpha1.ScyllaDBDatacenter:
+		return obj, nil
+	case *corev1.Pod:
+		o.ManagedFields = nil
+		trimPodSpec(&o.Spec)
+	case metav1.Object:
+		o.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
+// trimPodSpec keeps what the controllers read of a Pod's spec: which node runs it and which image each of its
+// containers runs (a ScyllaDB pod's version is its scylla container's image). The rest, mostly the operator's own
+// StatefulSet template (volumes, commands, environment, probes), is read from the StatefulSets.
+func trimPodSpec(spec *corev1.PodSpec) {
+	*spec = corev1.PodSpec{
+		NodeName:       spec.NodeName,
+		InitContainers: trimContainers(spec.InitContainers),
+		Containers:     trimContainers(spec.Containers),
+	}
+}
+
+func trimContainers(containers []corev1.Container) []corev1.Container {
+	if containers == nil {
+		return nil
+	}
+	trimmed := make([]corev1.Container, 0, len(containers))
+	for _, c := range containers {
+		trimmed = append(trimmed, corev1.Container{Name: c.Name, Image: c.Image})
+	}
+	return trimmed
+}
