@@ -5,8 +5,11 @@ package controllerhelpers
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/scyllakube/scylla-operator/pkg/kubeinterfaces"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -171,4 +174,35 @@ func (h *Handlers[T]) OwnedHandlerFuncs() cache.ResourceEventHandlerFuncs {
 		},
 		DeleteFunc: h.EnqueueController,
 	}
+}
+
+// IgnoringStatusUpdates returns funcs whose UpdateFunc skips updates that changed only the status of an object
+// whose metadata.generation counts its spec changes: same generation, labels, annotations, owner references,
+// finalizers and deletion timestamp. It is for the objects of a kind whose status the controller never reads, or
+// reads only as what it wrote itself, so that another controller's (or its own) status writes do not cost it a sync.
+// Resyncs (an unchanged resourceVersion) still go through.
+func IgnoringStatusUpdates(funcs cache.ResourceEventHandlerFuncs) cache.ResourceEventHandlerFuncs {
+	update := funcs.UpdateFunc
+	if update == nil {
+		return funcs
+	}
+	funcs.UpdateFunc = func(oldObj, newObj any) {
+		oldAccessor, oldErr := meta.Accessor(oldObj)
+		newAccessor, newErr := meta.Accessor(newObj)
+		if oldErr == nil && newErr == nil && statusOnlyUpdate(oldAccessor, newAccessor) {
+			return
+		}
+		update(oldObj, newObj)
+	}
+	return funcs
+}
+
+func statusOnlyUpdate(old, cur metav1.Object) bool {
+	return old.GetResourceVersion() != cur.GetResourceVersion() &&
+		cur.GetGeneration() != 0 && old.GetGeneration() == cur.GetGeneration() &&
+		maps.Equal(old.GetLabels(), cur.GetLabels()) &&
+		maps.Equal(old.GetAnnotations(), cur.GetAnnotations()) &&
+		slices.Equal(old.GetFinalizers(), cur.GetFinalizers()) &&
+		apiequality.Semantic.DeepEqual(old.GetOwnerReferences(), cur.GetOwnerReferences()) &&
+		(old.GetDeletionTimestamp() == nil) == (cur.GetDeletionTimestamp() == nil)
 }

@@ -318,3 +318,46 @@ func TestNewQueueIsRateLimited(t *testing.T) {
 		t.Errorf("expected the requeues forgotten, got %d", got)
 	}
 }
+
+func TestIgnoringStatusUpdatesSkipsOnlyUpdatesOfTheStatus(t *testing.T) {
+	t.Parallel()
+
+	old := newStatefulSet("rack-a", "rack-a-uid")
+	old.ResourceVersion, old.Generation = "1", 3
+	changed := func(change func(sts *appsv1.StatefulSet)) *appsv1.StatefulSet {
+		sts := old.DeepCopy()
+		sts.ResourceVersion = "2"
+		change(sts)
+		return sts
+	}
+
+	tt := []struct {
+		name     string
+		old, new *appsv1.StatefulSet
+		want     bool
+	}{
+		{name: "the status changed", old: old, new: changed(func(sts *appsv1.StatefulSet) { sts.Status.ReadyReplicas = 1 }), want: false},
+		{name: "a resync", old: old, new: old, want: true},
+		{name: "the spec changed", old: old, new: changed(func(sts *appsv1.StatefulSet) { sts.Generation++ }), want: true},
+		{name: "a label changed", old: old, new: changed(func(sts *appsv1.StatefulSet) { sts.Labels = map[string]string{"a": "b"} }), want: true},
+		{name: "an annotation changed", old: old, new: changed(func(sts *appsv1.StatefulSet) { sts.Annotations = map[string]string{"a": "b"} }), want: true},
+		{name: "a finalizer was added", old: old, new: changed(func(sts *appsv1.StatefulSet) { sts.Finalizers = []string{"f"} }), want: true},
+		{name: "the owner changed", old: old, new: changed(func(sts *appsv1.StatefulSet) {
+			sts.OwnerReferences = []metav1.OwnerReference{{UID: "owner"}}
+		}), want: true},
+		{name: "deletion started", old: old, new: changed(func(sts *appsv1.StatefulSet) { sts.DeletionTimestamp = &metav1.Time{} }), want: true},
+		{name: "a kind without generations", old: func() *appsv1.StatefulSet { sts := old.DeepCopy(); sts.Generation = 0; return sts }(),
+			new: changed(func(sts *appsv1.StatefulSet) { sts.Generation = 0 }), want: true},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			called := false
+			funcs := IgnoringStatusUpdates(cache.ResourceEventHandlerFuncs{UpdateFunc: func(_, _ any) { called = true }})
+			funcs.OnUpdate(tc.old, tc.new)
+			if called != tc.want {
+				t.Errorf("expected the update to be handled: %v, got %v", tc.want, called)
+			}
+		})
+	}
+}

@@ -168,14 +168,18 @@ func NewController(
 		informer informer
 		handler  cache.ResourceEventHandler
 	}{
-		{"ScyllaDBDatacenter", sdcInformer.Informer(), c.handlers.ControllerHandlerFuncs()},
+		// The status of a datacenter is computed, never read back but for what the operator wrote (scyllaDBDatacenters),
+		// and the manager-controller's conditions are none of its business: status writes need no sync.
+		{"ScyllaDBDatacenter", sdcInformer.Informer(), controllerhelpers.IgnoringStatusUpdates(c.handlers.ControllerHandlerFuncs())},
 		{"StatefulSet", statefulSetInformer.Informer(), c.handlers.OwnedHandlerFuncs()},
 		{"Service", serviceInformer.Informer(), c.handlers.OwnedHandlerFuncs()},
 		{"Secret", secretInformer.Informer(), c.readerHandlerFuncs(readsSecret)},
 		{"ConfigMap", configMapInformer.Informer(), c.readerHandlerFuncs(readsConfigMap)},
 		{"ServiceAccount", serviceAccountInformer.Informer(), c.handlers.OwnedHandlerFuncs()},
 		{"RoleBinding", roleBindingInformer.Informer(), c.handlers.OwnedHandlerFuncs()},
-		{"PodDisruptionBudget", pdbInformer.Informer(), c.handlers.OwnedHandlerFuncs()},
+		// The disruption controller updates a PodDisruptionBudget's status at every change of its pods; the operator
+		// never reads it.
+		{"PodDisruptionBudget", pdbInformer.Informer(), controllerhelpers.IgnoringStatusUpdates(c.handlers.OwnedHandlerFuncs())},
 		// Removing a node waits for its pod and data claim to be gone.
 		{"Pod", podInformer.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueByClusterLabel}},
 		{"PersistentVolumeClaim", pvcInformer.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueByClusterLabel}},
