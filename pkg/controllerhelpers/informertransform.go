@@ -2,6 +2,7 @@ package controllerhelpers
 
 import (
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -19,6 +20,10 @@ import (
 //     are safe: the API server keeps the live managedFields when an update sends none.
 //   - of a Pod's spec, everything but the node name and its containers' names and images (trimPodSpec); its
 //     metadata and status are kept whole.
+//   - of a StatefulSet's pod template, the same (trimPodSpec): a ScyllaDB template is the biggest part of the
+//     object, and the controllers tell a template change by the hash the operator stores in an annotation, writing
+//     a StatefulSet from what they require, never from the cached one. The template's metadata (kubectl's
+//     restartedAt annotation), the claim templates, the rest of the spec and the status are kept whole.
 //
 // A controller that starts reading another field of a trimmed kind, or the managedFields of another kind, must keep
 // it here first; TestTrimForInformerCache lists what is kept.
@@ -29,15 +34,18 @@ func TrimForInformerCache(obj any) (any, error) {
 	case *corev1.Pod:
 		o.ManagedFields = nil
 		trimPodSpec(&o.Spec)
+	case *appsv1.StatefulSet:
+		o.ManagedFields = nil
+		trimPodSpec(&o.Spec.Template.Spec)
 	case metav1.Object:
 		o.SetManagedFields(nil)
 	}
 	return obj, nil
 }
 
-// trimPodSpec keeps what the controllers read of a Pod's spec: which node runs it and which image each of its
-// containers runs (a ScyllaDB pod's version is its scylla container's image). The rest, mostly the operator's own
-// StatefulSet template (volumes, commands, environment, probes), is read from the StatefulSets.
+// trimPodSpec keeps what the controllers read of a Pod's spec or a StatefulSet's pod template: which node runs it and
+// which image each of its containers runs (a ScyllaDB node's version is its scylla container's image). The rest is
+// the operator's own template (volumes, commands, environment, probes), which it builds again on every sync.
 func trimPodSpec(spec *corev1.PodSpec) {
 	*spec = corev1.PodSpec{
 		NodeName:       spec.NodeName,

@@ -79,6 +79,18 @@ func cachedPod() *corev1.Pod {
 	}
 }
 
+// trimmedPodSpec is the spec of cachedPod as the informer caches it.
+func trimmedPodSpec() corev1.PodSpec {
+	return corev1.PodSpec{
+		NodeName:       "node-1",
+		InitContainers: []corev1.Container{{Name: "sidecar-injection", Image: "scylladb/scylla-operator:1.0"}},
+		Containers: []corev1.Container{
+			{Name: "scylla", Image: "scylladb/scylla:2025.1.0"},
+			{Name: "scylladb-manager-agent", Image: "scylladb/scylla-manager-agent:3.5.0"},
+		},
+	}
+}
+
 func TestTrimForInformerCache(t *testing.T) {
 	t.Parallel()
 
@@ -94,7 +106,16 @@ func TestTrimForInformerCache(t *testing.T) {
 			Spec: appsv1.StatefulSetSpec{
 				Replicas:    ptr.To[int32](3),
 				ServiceName: "basic-client",
-				Template:    corev1.PodTemplateSpec{Spec: cachedPod().Spec},
+				Selector:    &metav1.LabelSelector{MatchLabels: map[string]string{"scylla/cluster": "basic"}},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{
+						Labels:      map[string]string{"scylla/cluster": "basic"},
+						Annotations: map[string]string{"kubectl.kubernetes.io/restartedAt": "2026-01-02T03:04:05Z"},
+					},
+					Spec: cachedPod().Spec,
+				},
+				VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}}},
+				UpdateStrategy:       appsv1.StatefulSetUpdateStrategy{RollingUpdate: &appsv1.RollingUpdateStatefulSetStrategy{Partition: ptr.To[int32](3)}},
 			},
 			Status: appsv1.StatefulSetStatus{ReadyReplicas: 3, CurrentRevision: "basic-dc1-a-7d"},
 		}
@@ -130,23 +151,17 @@ func TestTrimForInformerCache(t *testing.T) {
 			obj:  cachedPod(),
 			want: &corev1.Pod{
 				ObjectMeta: trimmedMeta("basic-dc1-a-0"),
-				Spec: corev1.PodSpec{
-					NodeName:       "node-1",
-					InitContainers: []corev1.Container{{Name: "sidecar-injection", Image: "scylladb/scylla-operator:1.0"}},
-					Containers: []corev1.Container{
-						{Name: "scylla", Image: "scylladb/scylla:2025.1.0"},
-						{Name: "scylladb-manager-agent", Image: "scylladb/scylla-manager-agent:3.5.0"},
-					},
-				},
-				Status: cachedPod().Status,
+				Spec:       trimmedPodSpec(),
+				Status:     cachedPod().Status,
 			},
 		},
 		{
-			name: "a StatefulSet loses only its managedFields",
+			name: "a StatefulSet loses its managedFields and, of its pod template, all but the metadata, node and containers' names and images",
 			obj:  cachedStatefulSet(),
 			want: func() *appsv1.StatefulSet {
 				sts := cachedStatefulSet()
 				sts.ManagedFields = nil
+				sts.Spec.Template.Spec = trimmedPodSpec()
 				return sts
 			}(),
 		},
