@@ -606,26 +606,24 @@ func rolledOut(sc *unstructured.Unstructured) bool {
 	return true
 }
 
-func conditionFalse(obj *unstructured.Unstructured, condType string) bool {
-	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
-	for _, c := range conds {
-		m, ok := c.(map[string]any)
-		if ok && m["type"] == condType {
-			return m["status"] == "False"
-		}
-	}
-	return false
+func conditionTrue(obj *unstructured.Unstructured, condType string) bool {
+	return conditionStatus(obj, condType) == "True"
 }
 
-func conditionTrue(obj *unstructured.Unstructured, condType string) bool {
+func conditionFalse(obj *unstructured.Unstructured, condType string) bool {
+	return conditionStatus(obj, condType) == "False"
+}
+
+// conditionStatus returns the status of obj's condition of condType, nil when it has none.
+func conditionStatus(obj *unstructured.Unstructured, condType string) any {
 	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
 	for _, c := range conds {
 		m, ok := c.(map[string]any)
 		if ok && m["type"] == condType {
-			return m["status"] == "True"
+			return m["status"]
 		}
 	}
-	return false
+	return nil
 }
 
 func podReady(pod *corev1.Pod) bool {

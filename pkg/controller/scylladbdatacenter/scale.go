@@ -181,21 +181,11 @@ func (r *rackObjects) inMaintenance() string {
 	return ""
 }
 
-// statefulSetSettled tells whether a StatefulSet has observed its spec and runs every replica ready and available
-// (ready for minReadySeconds) at the updated revision: only then may a node be decommissioned, since ScyllaDB can't
-// decommission while another node is down.
+// statefulSetSettled tells whether a StatefulSet is ready (statefulSetReady) and every replica is also available
+// (ready for minReadySeconds): only then may a node be decommissioned, since ScyllaDB can't decommission while another
+// node is down.
 func statefulSetSettled(sts *appsv1.StatefulSet) bool {
-	if sts == nil {
-		return false
-	}
-	replicas := int32(1)
-	if sts.Spec.Replicas != nil {
-		replicas = *sts.Spec.Replicas
-	}
-	s := sts.Status
-	return s.ObservedGeneration >= sts.Generation &&
-		s.Replicas == replicas && s.ReadyReplicas == replicas && s.AvailableReplicas == replicas && s.UpdatedReplicas == replicas &&
-		s.CurrentRevision == s.UpdateRevision
+	return statefulSetReady(sts) && sts.Status.AvailableReplicas == sts.Status.Replicas
 }
 
 // statefulSetReady tells whether a StatefulSet has observed its spec and runs every replica ready at the updated
