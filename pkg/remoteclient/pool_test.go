@@ -122,9 +122,11 @@ func (r *recorder) waitFor(t *testing.T, want ...string) {
 
 func namespaceHandler(r *recorder) InformerHandler {
 	return InformerHandler{
-		Kind:     "Namespace",
-		Informer: func(c *Cluster) cache.SharedIndexInformer { return c.KubeInformers().Core().V1().Namespaces().Informer() },
-		Handler:  r.handler,
+		Kind: "Namespace",
+		Informer: func(c *Cluster) cache.SharedIndexInformer {
+			return c.KubeInformers().Core().V1().Namespaces().Informer()
+		},
+		Handler: r.handler,
 	}
 }
 
