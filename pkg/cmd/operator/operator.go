@@ -15,10 +15,13 @@ import (
 	scyllaclientset "github.com/scyllakube/client/scylla/clientset/versioned"
 	scyllainformers "github.com/scyllakube/client/scylla/informers/externalversions"
 
+	"github.com/scyllakube/scylla-operator/pkg/controller/remotekubernetescluster"
 	"github.com/scyllakube/scylla-operator/pkg/controller/scyllacluster"
 	"github.com/scyllakube/scylla-operator/pkg/controller/scylladbdatacenter"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
+	"github.com/scyllakube/scylla-operator/pkg/genericclioptions"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/remoteclient"
 )
 
 // OperatorOptions are the options of the operator program.
@@ -67,12 +70,18 @@ func (o *OperatorOptions) Run(ctx context.Context) error {
 // objects users own and controllers read by name are read from the API server. Its caches hold the objects trimmed
 // of what no controller reads (controllerhelpers.TrimForInformerCache).
 func newManagedObjectsInformerFactory(client kubernetes.Interface, resync time.Duration) kubeinformers.SharedInformerFactory {
-	return kubeinformers.NewSharedInformerFactoryWithOptions(client, resync,
+	return kubeinformers.NewSharedInformerFactoryWithOptions(client, resync, managedObjectsInformerOptions()...)
+}
+
+// managedObjectsInformerOptions make a Kubernetes informer factory see only the objects the operator manages and
+// cache them trimmed (newManagedObjectsInformerFactory).
+func managedObjectsInformerOptions() []kubeinformers.SharedInformerOption {
+	return []kubeinformers.SharedInformerOption{
 		kubeinformers.WithTweakListOptions(func(options *metav1.ListOptions) {
 			options.LabelSelector = naming.ManagedObjectsSelector().String()
 		}),
 		kubeinformers.WithTransform(controllerhelpers.TrimForInformerCache),
-	)
+	}
 }
 
 // newScyllaInformerFactory returns the informer factory of the scylla.scylladb.com kinds, whose caches hold the objects
@@ -82,10 +91,27 @@ func newScyllaInformerFactory(client scyllaclientset.Interface, resync time.Dura
 		scyllainformers.WithTransform(controllerhelpers.TrimForInformerCache))
 }
 
+// remoteClientOptions configure the pool of the clients of the remote clusters RemoteKubernetesClusters reach. Remote
+// clients are rate-limited and identified like the operator's own; remote informers, like the local ones, see only
+// the objects the operator manages and cache them trimmed.
+func (o *OperatorOptions) remoteClientOptions() remoteclient.Options {
+	return remoteclient.Options{
+		QPS:                 o.QPS,
+		Burst:               o.Burst,
+		UserAgent:           genericclioptions.UserAgent(o.ProgramName),
+		ResyncPeriod:        o.ResyncPeriod,
+		KubeInformerOptions: managedObjectsInformerOptions(),
+		ScyllaInformerOptions: []scyllainformers.SharedInformerOption{
+			scyllainformers.WithTransform(controllerhelpers.TrimForInformerCache),
+		},
+	}
+}
+
 // newControllers builds the operator's controllers on informers of its own factories.
 func (o *OperatorOptions) newControllers() (*controllerSet, error) {
 	kubeInformers := newManagedObjectsInformerFactory(o.kubeClient, o.ResyncPeriod)
 	scyllaInformers := newScyllaInformerFactory(o.scyllaClient, o.ResyncPeriod)
+	remoteClients := remoteclient.NewPool(o.remoteClientOptions())
 
 	scController, err := scyllacluster.NewController(
 		o.kubeClient,
@@ -117,11 +143,24 @@ func (o *OperatorOptions) newControllers() (*controllerSet, error) {
 		return nil, fmt.Errorf("can't create the ScyllaDBDatacenter controller: %w", err)
 	}
 
+	rkcController, err := remotekubernetescluster.NewController(
+		o.kubeClient,
+		o.scyllaClient,
+		scyllaInformers.Scylla().V1alpha1().RemoteKubernetesClusters(),
+		scyllaInformers.Scylla().V1alpha1().ScyllaDBClusters(),
+		remoteClients,
+	)
+	if err != nil {
+		return nil, fmt.Errorf("can't create the RemoteKubernetesCluster controller: %w", err)
+	}
+
 	return &controllerSet{
-		informerFactories: []informerFactory{kubeInformers, scyllaInformers},
+		// The pool is shut down with the factories: its remote informers stop when the operator stops leading.
+		informerFactories: []informerFactory{kubeInformers, scyllaInformers, remoteClients},
 		runs: []func(ctx context.Context){
 			func(ctx context.Context) { scController.Run(ctx, o.ConcurrentSyncs) },
 			func(ctx context.Context) { sdcController.Run(ctx, o.ConcurrentSyncs) },
+			func(ctx context.Context) { rkcController.Run(ctx, o.ConcurrentSyncs) },
 		},
 	}, nil
 }
@@ -130,6 +169,6 @@ func (o *OperatorOptions) newControllers() (*controllerSet, error) {
 func NewOperatorCommand() *cobra.Command {
 	o := NewOperatorOptions()
 	return newControllerProgramCommand(o, "operator",
-		"Reconcile ScyllaClusters and ScyllaDBDatacenters into ScyllaDB deployments.",
+		"Reconcile ScyllaClusters and ScyllaDBDatacenters into ScyllaDB deployments, and keep clients of the remote clusters RemoteKubernetesClusters reach.",
 		"")
 }

@@ -11,13 +11,21 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	corev1listers "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	scyllav1 "github.com/scyllakube/api/scylla/v1"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	scyllaclientset "github.com/scyllakube/client/scylla/clientset/versioned"
 	scyllafake "github.com/scyllakube/client/scylla/clientset/versioned/fake"
 
 	"github.com/scyllakube/scylla-operator/pkg/genericclioptions"
+	"github.com/scyllakube/scylla-operator/pkg/remoteclient"
 )
 
 func TestOperatorOptionsValidate(t *testing.T) {
@@ -178,5 +186,62 @@ func TestOperatorCommandRegistersServingFlags(t *testing.T) {
 		if f.DefValue != wantDefault {
 			t.Errorf("--%s defaults to %q, want %q", flag, f.DefValue, wantDefault)
 		}
+	}
+}
+
+func TestRemoteClientsAreLimitedIdentifiedAndFilteredLikeTheOperatorsOwn(t *testing.T) {
+	t.Parallel()
+	o := NewOperatorOptions()
+	o.QPS, o.Burst = 12, 34
+	managed := map[string]string{"app.kubernetes.io/managed-by": "scylla-operator"}
+	remote := kubefake.NewClientset(
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "dc2", Name: "basic-auth-token", Labels: managed}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "dc2", Name: "someone-elses"}},
+	)
+	var config *rest.Config
+	opts := o.remoteClientOptions()
+	opts.NewClients = func(c *rest.Config) (kubernetes.Interface, scyllaclientset.Interface, error) {
+		config = c
+		return remote, scyllafake.NewClientset(), nil
+	}
+	pool := remoteclient.NewPool(opts)
+	defer pool.Shutdown()
+	var secretLister corev1listers.SecretLister
+	if err := pool.AddHandler(remoteclient.InformerHandler{
+		Kind: "Secret",
+		Informer: func(c *remoteclient.Cluster) cache.SharedIndexInformer {
+			secretLister = c.KubeInformers().Core().V1().Secrets().Lister()
+			return c.KubeInformers().Core().V1().Secrets().Informer()
+		},
+		Handler: func(string) cache.ResourceEventHandler { return cache.ResourceEventHandlerFuncs{} },
+	}); err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := clientcmdapi.NewConfig()
+	kubeconfig.Clusters["dc2"] = &clientcmdapi.Cluster{Server: "https://dc2.example.com"}
+	kubeconfig.AuthInfos["dc2"] = &clientcmdapi.AuthInfo{Token: "token"}
+	kubeconfig.Contexts["dc2"] = &clientcmdapi.Context{Cluster: "dc2", AuthInfo: "dc2"}
+	kubeconfig.CurrentContext = "dc2"
+	data, err := clientcmd.Write(*kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Update("dc2", data); err != nil {
+		t.Fatal(err)
+	}
+
+	if config.QPS != 12 || config.Burst != 34 || !strings.HasPrefix(config.UserAgent, "scylla-operator-operator/") {
+		t.Errorf("remote client: QPS %v, burst %d, user agent %q; want the operator's", config.QPS, config.Burst, config.UserAgent)
+	}
+	c, _ := pool.Get("dc2")
+	if !cache.WaitForCacheSync(t.Context().Done(), c.HasSynced) {
+		t.Fatal("the remote cache did not sync")
+	}
+	secrets, err := secretLister.List(labels.Everything())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(secrets) != 1 || secrets[0].Name != "basic-auth-token" {
+		t.Errorf("the remote informer holds other than the operator's Secret: %v", secrets)
 	}
 }
