@@ -6,7 +6,9 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -47,7 +49,7 @@ func TestRemoteKubernetesClusterLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	startOperator(t, f, meta0)
+	metricsURL := startOperator(t, f, meta0)
 
 	remoteKubeconfig, err := os.ReadFile(remote.ControlPlane.KubeconfigPath)
 	if err != nil {
@@ -93,6 +95,8 @@ func TestRemoteKubernetesClusterLifecycle(t *testing.T) {
 		t.Errorf("want observedGeneration %d, got %v", got.Generation, got.Status.ObservedGeneration)
 	}
 
+	waitForHealthyGauge(t, f, metricsURL, rkcName, 1)
+
 	t.Log("Converged, it costs no write: the Secret is read and the remote API server probed, nothing written")
 	mark, err := meta0.ControlPlane.Audit.Mark()
 	if err != nil {
@@ -137,6 +141,7 @@ func TestRemoteKubernetesClusterLifecycle(t *testing.T) {
 		t.Errorf("want Degraded ProbeFailed naming Secret %s and the refused connection, got %s: %q", wantSecret, degraded.Reason, degraded.Message)
 	}
 	assertNoCredentials(t, unreachable, remoteKubeconfig)
+	waitForHealthyGauge(t, f, metricsURL, rkcName, 0)
 
 	t.Log("Back to the right kubeconfig, it recovers")
 	setKubeconfig(t, secrets, secret.Name, remoteKubeconfig)
@@ -192,9 +197,11 @@ func TestRemoteKubernetesClusterLifecycle(t *testing.T) {
 }
 
 // startOperator runs the operator against c's control plane for the rest of the test, leading through a Lease in the
-// test's namespace.
-func startOperator(t *testing.T, f *framework.Framework, c *framework.Cluster) {
+// test's namespace, and returns the URL of its metrics.
+func startOperator(t *testing.T, f *framework.Framework, c *framework.Cluster) string {
 	t.Helper()
+	// A port that was free a moment ago: the test needs to know it to read the metrics.
+	servingAddress := closedAddress(t)
 	f.StartProgram(c, framework.Program{
 		Name:    "operator-" + c.Namespace,
 		Package: "./cmd/scylla-operator",
@@ -203,9 +210,38 @@ func startOperator(t *testing.T, f *framework.Framework, c *framework.Cluster) {
 			"--kubeconfig=" + c.ControlPlane.KubeconfigPath,
 			"--image=localhost/scylla-operator:e2e",
 			"--leader-election-namespace=" + c.Namespace,
-			"--serving-address=127.0.0.1:0",
+			"--serving-address=" + servingAddress,
 			"-v=2",
 		},
+	})
+	return "http://" + servingAddress + "/metrics"
+}
+
+// waitForHealthyGauge waits until the operator's metrics say the RemoteKubernetesCluster name is healthy (want 1)
+// or not (want 0).
+func waitForHealthyGauge(t *testing.T, f *framework.Framework, metricsURL, name string, want int) {
+	t.Helper()
+	line := fmt.Sprintf(`scylla_operator_remote_kubernetes_cluster_healthy{remote_kubernetes_cluster=%q} %d`, name, want)
+	f.WaitFor(stepTimeout, "the metric "+line, func(ctx context.Context) (bool, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, metricsURL, nil)
+		if err != nil {
+			return false, err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false, err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return false, err
+		}
+		for _, l := range strings.Split(string(body), "\n") {
+			if l == line {
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("no line %q in the metrics", line)
 	})
 }
 
