@@ -43,7 +43,8 @@ type ControlPlaneOptions struct {
 	// PodCIDR is the range kwok gives pod IPs from. Defaults to 10.244.0.0/16. Control planes that stand for
 	// different datacenters should use different ranges.
 	PodCIDR string
-	// NodeIP is the InternalIP every simulated node reports. Defaults to 10.0.0.1.
+	// NodeIP is the InternalIP of the first simulated node; the others get the next addresses, unless their NodeSpec
+	// names one. Defaults to 10.0.0.1.
 	NodeIP string
 	// LoadBalancerCIDR is the range cluster-fakes takes LoadBalancer ingress addresses from. Defaults to
 	// 192.0.2.0/24, a documentation range nothing routes to.
@@ -288,7 +289,7 @@ func StartControlPlane(ctx context.Context, opts ControlPlaneOptions) (cp *Contr
 	}
 	core := []*Process{etcd, apiserver, kcm, scheduler, kwok}
 
-	if err := createNodes(ctx, kube, opts.Nodes); err != nil {
+	if err := createNodes(ctx, kube, opts.NodeIP, opts.Nodes); err != nil {
 		return cp, err
 	}
 	if err := waitForProcesses(ctx, "the simulated nodes to be Ready", core, func(ctx context.Context) (bool, error) {

@@ -212,3 +212,32 @@ func TestFileTail(t *testing.T) {
 		t.Errorf("expected a note about the missing file, got %q", got)
 	}
 }
+
+func TestNodeInternalIPsAreDistinct(t *testing.T) {
+	t.Parallel()
+
+	nodes := []NodeSpec{{Name: "a"}, {Name: "b", InternalIP: "10.0.0.2"}, {Name: "c"}, {Name: "d"}}
+	ips, err := nodeInternalIPs("10.0.0.1", nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4"}, ips); diff != "" {
+		t.Errorf("unexpected IPs (-want +got):\n%s", diff)
+	}
+
+	for _, tc := range []struct {
+		name    string
+		first   string
+		nodes   []NodeSpec
+		wantErr string
+	}{
+		{name: "a bad first IP", first: "10.0.0", nodes: nodes, wantErr: `can't parse node IP "10.0.0"`},
+		{name: "two nodes with one IP", first: "10.0.0.1", nodes: []NodeSpec{{Name: "a", InternalIP: "10.0.0.9"}, {Name: "b", InternalIP: "10.0.0.9"}},
+			wantErr: `nodes "a" and "b" have the same InternalIP 10.0.0.9`},
+		{name: "no address left", first: "255.255.255.255", nodes: []NodeSpec{{Name: "a"}, {Name: "b"}}, wantErr: `no address left after 255.255.255.255 for node "b"`},
+	} {
+		if _, err := nodeInternalIPs(tc.first, tc.nodes); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("%s: expected an error containing %q, got %v", tc.name, tc.wantErr, err)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"fmt"
+	"net/netip"
 
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +23,9 @@ type NodeSpec struct {
 	Labels map[string]string
 	// Capacity is both the capacity and the allocatable resources. Defaults to DefaultNodeCapacity.
 	Capacity corev1.ResourceList
+	// InternalIP is the address the node reports, and its host-network pods get. Empty: the control plane gives
+	// each node its own (ControlPlaneOptions.NodeIP, then the next addresses).
+	InternalIP string
 }
 
 // DefaultNodeCapacity is large enough for several ScyllaDB pods per node.
@@ -84,7 +88,7 @@ func makeNode(spec NodeSpec) *corev1.Node {
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        spec.Name,
 			Labels:      labels,
-			Annotations: map[string]string{naming.KwokNodeAnnotation: naming.KwokNodeAnnotationValue},
+			Annotations: map[string]string{naming.KwokNodeAnnotation: naming.KwokNodeAnnotationValue, naming.KwokNodeInternalIPAnnotation: spec.InternalIP},
 		},
 		Status: corev1.NodeStatus{
 			Capacity:    capacity.DeepCopy(),
@@ -93,8 +97,49 @@ func makeNode(spec NodeSpec) *corev1.Node {
 	}
 }
 
-func createNodes(ctx context.Context, kube kubernetes.Interface, nodes []NodeSpec) error {
+// nodeInternalIPs returns the InternalIP of every node: its own, or else first, and the addresses after it, in order,
+// skipping those nodes already have, so that no two nodes share one.
+func nodeInternalIPs(first string, nodes []NodeSpec) ([]string, error) {
+	ip, err := netip.ParseAddr(first)
+	if err != nil {
+		return nil, fmt.Errorf("can't parse node IP %q: %w", first, err)
+	}
+	taken := map[string]string{}
 	for _, spec := range nodes {
+		if spec.InternalIP == "" {
+			continue
+		}
+		if other, ok := taken[spec.InternalIP]; ok {
+			return nil, fmt.Errorf("nodes %q and %q have the same InternalIP %s", other, spec.Name, spec.InternalIP)
+		}
+		taken[spec.InternalIP] = spec.Name
+	}
+	ips := make([]string, 0, len(nodes))
+	for _, spec := range nodes {
+		if spec.InternalIP != "" {
+			ips = append(ips, spec.InternalIP)
+			continue
+		}
+		for _, ok := taken[ip.String()]; ok; _, ok = taken[ip.String()] {
+			ip = ip.Next()
+		}
+		if !ip.IsValid() {
+			return nil, fmt.Errorf("no address left after %s for node %q", first, spec.Name)
+		}
+		ips = append(ips, ip.String())
+		taken[ip.String()] = spec.Name
+		ip = ip.Next()
+	}
+	return ips, nil
+}
+
+func createNodes(ctx context.Context, kube kubernetes.Interface, firstIP string, nodes []NodeSpec) error {
+	ips, err := nodeInternalIPs(firstIP, nodes)
+	if err != nil {
+		return err
+	}
+	for i, spec := range nodes {
+		spec.InternalIP = ips[i]
 		_, err := kube.CoreV1().Nodes().Create(ctx, makeNode(spec), metav1.CreateOptions{})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("can't create Node %q: %w", spec.Name, err)

@@ -174,6 +174,60 @@ func TestStatefulSetPodsRunReadyWithIPsOnZonedNodes(t *testing.T) {
 	})
 }
 
+func TestHostNetworkPodsGetTheDistinctAddressesOfTheirNodes(t *testing.T) {
+	t.Parallel()
+	f := framework.NewFramework(t)
+	c := f.Cluster()
+	ctx := t.Context()
+
+	nodes, err := c.Clients.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodeIPs := map[string]string{}
+	seen := map[string]string{}
+	for _, node := range nodes.Items {
+		for _, a := range node.Status.Addresses {
+			if a.Type != corev1.NodeInternalIP {
+				continue
+			}
+			if other, dup := seen[a.Address]; dup {
+				t.Errorf("nodes %s and %s share InternalIP %s", other, node.Name, a.Address)
+			}
+			seen[a.Address], nodeIPs[node.Name] = node.Name, a.Address
+		}
+	}
+
+	sts := newStatefulSet("host", 3)
+	spec := &sts.Spec.Template.Spec
+	spec.HostNetwork = true
+	spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+			LabelSelector: sts.Spec.Selector,
+			TopologyKey:   corev1.LabelHostname,
+		}},
+	}}
+	if sts, err = c.Clients.Kube.AppsV1().StatefulSets(c.Namespace).Create(ctx, sts, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var pods []corev1.Pod
+	f.WaitFor(waitTimeout, "3 host-network pods Running and Ready with IPs", func(ctx context.Context) (bool, error) {
+		var ok bool
+		pods, ok, err = podsRunningAndReady(ctx, c, sts)
+		return ok, err
+	})
+	podIPs := map[string]bool{}
+	for _, pod := range pods {
+		if want := nodeIPs[pod.Spec.NodeName]; pod.Status.PodIP != want || want == "" {
+			t.Errorf("host-network pod %s on node %s has IP %q, want the node's InternalIP %q", pod.Name, pod.Spec.NodeName, pod.Status.PodIP, want)
+		}
+		podIPs[pod.Status.PodIP] = true
+	}
+	if len(podIPs) != 3 {
+		t.Errorf("expected 3 distinct pod IPs on 3 nodes, got %v", podIPs)
+	}
+}
+
 func TestLoadBalancerServiceGetsIngressAddress(t *testing.T) {
 	t.Parallel()
 	f := framework.NewFramework(t)

@@ -13,6 +13,9 @@ const (
 	// --manage-nodes-with-annotation-selector=KwokNodeAnnotation=KwokNodeAnnotationValue.
 	KwokNodeAnnotation      = "kwok.x-k8s.io/node"
 	KwokNodeAnnotationValue = "fake"
+	// KwokNodeInternalIPAnnotation on a simulated Node is the InternalIP its kwok stage reports (hack/kwok/stages.yaml),
+	// and so the pod IP of its host-network pods; without it the node reports kwok's --node-ip.
+	KwokNodeInternalIPAnnotation = "e2e.scylla-operator.scylladb.com/internal-ip"
 
 	// StorageProvisionerAnnotation on a PersistentVolumeClaim names the provisioner that must provision it.
 	StorageProvisionerAnnotation = "volume.kubernetes.io/storage-provisioner"
