@@ -30,6 +30,8 @@ const (
 	invalidClusterIDReason = "InvalidClusterID"
 	// ownershipConflictReason: the cluster in ScyllaDB Manager belongs to another object.
 	ownershipConflictReason = "OwnershipConflict"
+	// partOfScyllaDBClusterReason: the object is a datacenter of a ScyllaDBCluster, which is registered as a whole.
+	partOfScyllaDBClusterReason = "PartOfScyllaDBCluster"
 )
 
 // Event reasons. Events never carry the auth token.

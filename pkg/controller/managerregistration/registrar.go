@@ -49,6 +49,10 @@ type registrationTarget[T kubeinterfaces.ObjectInterface] struct {
 	// previousOwners are UIDs other than the object's under which an older manager-controller may have registered
 	// the object's cluster; clusters labelled with them are adopted.
 	previousOwners []types.UID
+	// refused, when set, says why the object must not be registered at all, although it is labelled: it is reported
+	// as Degraded, and nothing is registered or read from ScyllaDB Manager. A cluster registered for it before is
+	// left alone until the object is deleted or unlabelled.
+	refused *progress
 }
 
 // registrar reconciles the cluster each registration target asks for in ScyllaDB Manager, for targets of kind T. It

@@ -185,6 +185,20 @@ func makeScyllaDBDatacenterClusterSpec(sdc *scyllav1alpha1.ScyllaDBDatacenter, a
 	}, nil
 }
 
+// partOfScyllaDBCluster refuses the registration of sdc when it is a datacenter of a ScyllaDBCluster: ScyllaDB
+// Manager knows the whole ScyllaDBCluster as one cluster, and the same nodes registered twice would be backed up and
+// repaired twice (manager-integration.md: the label is not propagated to the datacenters, so it was put there by
+// hand).
+func partOfScyllaDBCluster(sdc *scyllav1alpha1.ScyllaDBDatacenter) *progress {
+	name := sdc.Labels[naming.ParentScyllaDBClusterNameLabel]
+	if len(name) == 0 {
+		return nil
+	}
+	return &progress{reason: partOfScyllaDBClusterReason, message: fmt.Sprintf(
+		"ScyllaDBDatacenter is datacenter %q of ScyllaDBCluster %q, which is registered with ScyllaDB Manager as one cluster: label the ScyllaDBCluster with %q instead of its datacenter",
+		sdc.Labels[naming.ParentScyllaDBClusterDatacenterNameLabel], sdc.Labels[naming.ParentScyllaDBClusterNamespaceLabel]+"/"+name, naming.RegisterWithScyllaDBManagerLabel)}
+}
+
 // scyllaDBDatacenterPreviousOwners returns the UIDs a cluster of sdc may be labelled with besides sdc's own: the
 // ScyllaCluster sdc is translated from, whose cluster an older manager-controller registered under its UID.
 func scyllaDBDatacenterPreviousOwners(sdc *scyllav1alpha1.ScyllaDBDatacenter) []types.UID {

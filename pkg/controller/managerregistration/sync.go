@@ -50,6 +50,7 @@ func (c *ScyllaDBDatacenterController) sync(ctx context.Context, key string) err
 		spec:           spec,
 		waiting:        waiting,
 		previousOwners: scyllaDBDatacenterPreviousOwners(sdc),
+		refused:        partOfScyllaDBCluster(sdc),
 	})
 }
 

@@ -20,6 +20,11 @@ import (
 // failure is returned too, for the queue to retry with back-off.
 func (r *registrar[T]) register(ctx context.Context, target *registrationTarget[T]) error {
 	obj := target.object
+	if target.refused != nil {
+		r.reportFailure(obj, target.refused)
+		_, err := r.updateConditions(ctx, obj, makeConditions(obj.GetGeneration(), nil, target.refused))
+		return err
+	}
 	if target.spec == nil {
 		_, err := r.updateConditions(ctx, obj, makeConditions(obj.GetGeneration(), target.waiting, nil))
 		return err

@@ -919,3 +919,44 @@ func TestSyncDeregistersAnUnlabelledDatacenterAndRemovesWhatItAdded(t *testing.T
 func hasPrefix(s, prefix string) bool {
 	return len(s) >= len(prefix) && s[:len(prefix)] == prefix
 }
+
+func TestSyncRefusesADatacenterOfAScyllaDBCluster(t *testing.T) {
+	t.Parallel()
+
+	sdc := newSDC()
+	sdc.Labels[naming.ParentScyllaDBClusterNameLabel] = "multi"
+	sdc.Labels[naming.ParentScyllaDBClusterNamespaceLabel] = "meta"
+	sdc.Labels[naming.ParentScyllaDBClusterDatacenterNameLabel] = "dc1"
+	f := newFixture(t, sdc, newAuthTokenSecret(t, testToken))
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if requests := f.managerRequests(false); len(requests) != 0 {
+		t.Errorf("expected no ScyllaDB Manager requests, got %v", requests)
+	}
+	wantMessage := `ScyllaDBDatacenter is datacenter "dc1" of ScyllaDBCluster "meta/multi", which is registered with ScyllaDB Manager as one cluster: ` +
+		`label the ScyllaDBCluster with "scylla-operator.scylladb.com/register-with-scylladb-manager" instead of its datacenter`
+	want := []metav1.Condition{
+		{Type: ScyllaDBManagerRegistrationProgressingCondition, Status: metav1.ConditionFalse, Reason: "AsExpected", ObservedGeneration: 2, LastTransitionTime: metav1.NewTime(testNow)},
+		{Type: ScyllaDBManagerRegistrationDegradedCondition, Status: metav1.ConditionTrue, Reason: "PartOfScyllaDBCluster", Message: wantMessage, ObservedGeneration: 2, LastTransitionTime: metav1.NewTime(testNow)},
+	}
+	if diff := cmp.Diff(want, ownedConditions(f.stored())); diff != "" {
+		t.Errorf("unexpected conditions (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"Warning ScyllaDBManagerRegistrationFailed " + wantMessage}, f.events()); diff != "" {
+		t.Errorf("unexpected events (-want +got):\n%s", diff)
+	}
+	if _, ok := f.stored().Annotations[naming.ScyllaDBManagerClusterIDAnnotation]; ok {
+		t.Error("expected no cluster ID annotation")
+	}
+
+	// Reported once.
+	f.recache()
+	f.reset()
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if writes, events := f.writes(), f.events(); len(writes) != 0 || len(events) != 0 {
+		t.Errorf("expected no writes or events on a resync, got %v, %v", writes, events)
+	}
+}
