@@ -98,32 +98,10 @@ func TestRemoteKubernetesClusterLifecycle(t *testing.T) {
 	waitForHealthyGauge(t, f, metricsURL, rkcName, 1)
 
 	t.Log("Converged, it costs no write: the Secret is read and the remote API server probed, nothing written")
-	mark, err := meta0.ControlPlane.Audit.Mark()
-	if err != nil {
-		t.Fatal(err)
-	}
-	remoteMark, err := remote.ControlPlane.Audit.Mark()
-	if err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(settleTime)
-	events, err := meta0.ControlPlane.Audit.EventsSince(mark)
-	if err != nil {
-		t.Fatal(err)
-	}
-	remoteEvents, err := remote.ControlPlane.Audit.EventsSince(remoteMark)
-	if err != nil {
-		t.Fatal(err)
-	}
+	events, remoteEvents := watchSteadyState(t, meta0, remote)
 	onVersion := func(e *auditv1.Event) bool { return strings.HasPrefix(e.RequestURI, "/version") }
 	if probes := framework.CountRequests(remoteEvents, framework.UserAgentPrefix(operatorUserAgentPrefix), onVersion); probes.Total() < 2 {
 		t.Errorf("want the remote API server probed about every %ds, got %d probes in %v", probePeriodSeconds, probes.Total(), settleTime)
-	}
-	onRKC := func(e *auditv1.Event) bool {
-		return e.ObjectRef != nil && e.ObjectRef.Resource == "remotekubernetesclusters"
-	}
-	if writes := framework.CountRequests(events, framework.UserAgentPrefix(operatorUserAgentPrefix), framework.Writes(), onRKC); writes.Total() != 0 {
-		t.Errorf("a converged RemoteKubernetesCluster was written:\n%s", writes)
 	}
 	secretReads := framework.CountRequests(events, framework.UserAgentPrefix(operatorUserAgentPrefix), framework.InNamespace(meta0.Namespace), framework.OnResource("secrets", ""))
 	if secretReads.Total() < 2 {
@@ -140,8 +118,11 @@ func TestRemoteKubernetesClusterLifecycle(t *testing.T) {
 	if degraded.Reason != "ProbeFailed" || !strings.Contains(degraded.Message, wantSecret) || !strings.Contains(degraded.Message, "connection refused") {
 		t.Errorf("want Degraded ProbeFailed naming Secret %s and the refused connection, got %s: %q", wantSecret, degraded.Reason, degraded.Message)
 	}
+	t.Logf("Degraded: %s", degraded.Message)
 	assertNoCredentials(t, unreachable, remoteKubeconfig)
 	waitForHealthyGauge(t, f, metricsURL, rkcName, 0)
+	t.Log("Unreachable for several probes, it is not written again: every failed probe says the same")
+	watchSteadyState(t, meta0, remote)
 
 	t.Log("Back to the right kubeconfig, it recovers")
 	setKubeconfig(t, secrets, secret.Name, remoteKubeconfig)
@@ -243,6 +224,34 @@ func waitForHealthyGauge(t *testing.T, f *framework.Framework, metricsURL, name 
 		}
 		return false, fmt.Errorf("no line %q in the metrics", line)
 	})
+}
+
+// watchSteadyState watches the audit logs of both clusters for settleTime, fails the test if the operator wrote a
+// RemoteKubernetesCluster meanwhile, and returns what each logged.
+func watchSteadyState(t *testing.T, meta0, remote *framework.Cluster) (metaEvents, remoteEvents []auditv1.Event) {
+	t.Helper()
+	metaMark, err := meta0.ControlPlane.Audit.Mark()
+	if err != nil {
+		t.Fatal(err)
+	}
+	remoteMark, err := remote.ControlPlane.Audit.Mark()
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(settleTime)
+	if metaEvents, err = meta0.ControlPlane.Audit.EventsSince(metaMark); err != nil {
+		t.Fatal(err)
+	}
+	if remoteEvents, err = remote.ControlPlane.Audit.EventsSince(remoteMark); err != nil {
+		t.Fatal(err)
+	}
+	onRKC := func(e *auditv1.Event) bool {
+		return e.ObjectRef != nil && e.ObjectRef.Resource == "remotekubernetesclusters"
+	}
+	if writes := framework.CountRequests(metaEvents, framework.UserAgentPrefix(operatorUserAgentPrefix), framework.Writes(), onRKC); writes.Total() != 0 {
+		t.Errorf("the operator wrote a RemoteKubernetesCluster whose state did not change:\n%s", writes)
+	}
+	return metaEvents, remoteEvents
 }
 
 // waitForConditions waits until the RemoteKubernetesCluster name has every condition of want in its status, and
