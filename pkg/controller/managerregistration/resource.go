@@ -140,46 +140,60 @@ func describeManagerError(err error) string {
 	return msg
 }
 
-// scyllaDBDatacenterRollout returns what sdc's rollout still waits for, or nil once the operator reports its current
-// generation Available. Registering earlier would make ScyllaDB Manager check agents that do not run yet. The
-// message is the same whichever step the rollout is at (observing the generation, reporting on it, becoming
-// available): the steps pass in seconds, and a status write for each would be noise.
-func scyllaDBDatacenterRollout(sdc *scyllav1alpha1.ScyllaDBDatacenter) *progress {
-	available := meta.FindStatusCondition(sdc.Status.Conditions, controllerhelpers.AvailableCondition)
-	if observed := sdc.Status.ObservedGeneration; observed == nil || *observed != sdc.Generation ||
-		available == nil || available.ObservedGeneration != sdc.Generation || available.Status != metav1.ConditionTrue {
+// rollout returns what the rollout of an object of kind, at generation, still waits for, given its status'
+// observedGeneration and conditions, or nil once the operator reports its current generation Available. Registering
+// earlier would make ScyllaDB Manager check agents that do not run yet. The message is the same whichever step the
+// rollout is at (observing the generation, reporting on it, becoming available): the steps pass in seconds, and a
+// status write for each would be noise.
+func rollout(kind string, generation int64, observedGeneration *int64, conditions []metav1.Condition) *progress {
+	available := meta.FindStatusCondition(conditions, controllerhelpers.AvailableCondition)
+	if observedGeneration == nil || *observedGeneration != generation ||
+		available == nil || available.ObservedGeneration != generation || available.Status != metav1.ConditionTrue {
 		return &progress{reason: waitingForRolloutReason, message: fmt.Sprintf(
-			"waiting for the operator to report generation %d of the ScyllaDBDatacenter %s", sdc.Generation, controllerhelpers.AvailableCondition)}
+			"waiting for the operator to report generation %d of the %s %s", generation, kind, controllerhelpers.AvailableCondition)}
 	}
 	return nil
+}
+
+// agentAuthToken returns the agent auth token in authTokenSecret, named secretName (nil when it does not exist), or
+// what its reader waits for.
+func agentAuthToken(secretName string, authTokenSecret *corev1.Secret) (string, *progress) {
+	if authTokenSecret == nil {
+		return "", &progress{reason: waitingForAuthTokenReason, message: fmt.Sprintf("waiting for the agent auth-token Secret %q", secretName)}
+	}
+	token, err := scyllaagent.AuthTokenFromConfig(authTokenSecret.Data[naming.ScyllaDBManagerAgentAuthTokenKey])
+	if err != nil {
+		// The operator replaces an unreadable token; the error never quotes the Secret.
+		return "", &progress{reason: waitingForAuthTokenReason, message: fmt.Sprintf("waiting for a readable agent auth token in key %q of Secret %q: %v", naming.ScyllaDBManagerAgentAuthTokenKey, secretName, err)}
+	}
+	if len(token) == 0 {
+		return "", &progress{reason: waitingForAuthTokenReason, message: fmt.Sprintf("waiting for an agent auth token in key %q of Secret %q", naming.ScyllaDBManagerAgentAuthTokenKey, secretName)}
+	}
+	return token, nil
+}
+
+// managerClusterName returns the name the cluster of obj, of kind, has in ScyllaDB Manager: the one in
+// naming.ScyllaDBManagerClusterNameOverrideAnnotation when set, else one derived from obj's kind and name.
+func managerClusterName(kind string, obj metav1.Object) string {
+	name, ok := obj.GetAnnotations()[naming.ScyllaDBManagerClusterNameOverrideAnnotation]
+	if !ok || len(name) == 0 {
+		name = naming.ScyllaDBManagerClusterNameForObject(obj.GetNamespace(), kind, obj.GetName())
+	}
+	return name
 }
 
 // makeScyllaDBDatacenterClusterSpec returns the cluster sdc asks ScyllaDB Manager to hold, given its agent auth-token
 // Secret (nil when it does not exist), or what it waits for.
 func makeScyllaDBDatacenterClusterSpec(sdc *scyllav1alpha1.ScyllaDBDatacenter, authTokenSecret *corev1.Secret) (*managerClusterSpec, *progress) {
-	if waiting := scyllaDBDatacenterRollout(sdc); waiting != nil {
+	if waiting := rollout(scyllaDBDatacenterGVK.Kind, sdc.Generation, sdc.Status.ObservedGeneration, sdc.Status.Conditions); waiting != nil {
 		return nil, waiting
 	}
-
-	secretName := naming.AgentAuthTokenSecretName(sdc.Name)
-	if authTokenSecret == nil {
-		return nil, &progress{reason: waitingForAuthTokenReason, message: fmt.Sprintf("waiting for the agent auth-token Secret %q", secretName)}
-	}
-	token, err := scyllaagent.AuthTokenFromConfig(authTokenSecret.Data[naming.ScyllaDBManagerAgentAuthTokenKey])
-	if err != nil {
-		// The operator replaces an unreadable token; the error never quotes the Secret.
-		return nil, &progress{reason: waitingForAuthTokenReason, message: fmt.Sprintf("waiting for a readable agent auth token in key %q of Secret %q: %v", naming.ScyllaDBManagerAgentAuthTokenKey, secretName, err)}
-	}
-	if len(token) == 0 {
-		return nil, &progress{reason: waitingForAuthTokenReason, message: fmt.Sprintf("waiting for an agent auth token in key %q of Secret %q", naming.ScyllaDBManagerAgentAuthTokenKey, secretName)}
-	}
-
-	name, ok := sdc.Annotations[naming.ScyllaDBManagerClusterNameOverrideAnnotation]
-	if !ok || len(name) == 0 {
-		name = naming.ScyllaDBManagerClusterNameForObject(sdc.Namespace, scyllaDBDatacenterGVK.Kind, sdc.Name)
+	token, waiting := agentAuthToken(naming.AgentAuthTokenSecretName(sdc.Name), authTokenSecret)
+	if waiting != nil {
+		return nil, waiting
 	}
 	return &managerClusterSpec{
-		Name:      name,
+		Name:      managerClusterName(scyllaDBDatacenterGVK.Kind, sdc),
 		Host:      naming.ScyllaDBManagerClusterHost(sdc.Namespace, sdc.Name),
 		AuthToken: token,
 	}, nil

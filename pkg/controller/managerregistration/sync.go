@@ -33,14 +33,9 @@ func (c *ScyllaDBDatacenterController) sync(ctx context.Context, key string) err
 		return fmt.Errorf("can't get ScyllaDBDatacenter %q: %w", key, err)
 	}
 
-	secretName := naming.AgentAuthTokenSecretName(sdc.Name)
-	authTokenSecret, err := c.secretLister.Secrets(sdc.Namespace).Get(secretName)
-	switch {
-	case apierrors.IsNotFound(err):
-		// Its creation enqueues the ScyllaDBDatacenter (enqueueScyllaDBDatacenterOfSecret).
-		authTokenSecret = nil
-	case err != nil:
-		return fmt.Errorf("can't get Secret %q: %w", klog.KRef(sdc.Namespace, secretName), err)
+	authTokenSecret, err := c.authTokenSecret(sdc)
+	if err != nil {
+		return err
 	}
 
 	spec, waiting := makeScyllaDBDatacenterClusterSpec(sdc, authTokenSecret)
