@@ -1,5 +1,7 @@
 package naming
 
+import "fmt"
+
 // Labels the ScyllaDBCluster controller puts on what it creates in the remote Kubernetes clusters
 // (api-reference.md, "multi-DC").
 const (
@@ -9,4 +11,57 @@ const (
 	ParentScyllaDBClusterNameLabel           = "scylla-operator.scylladb.com/parent-scylladbcluster-name"
 	ParentScyllaDBClusterNamespaceLabel      = "scylla-operator.scylladb.com/parent-scylladbcluster-namespace"
 	ParentScyllaDBClusterDatacenterNameLabel = "scylla-operator.scylladb.com/parent-scylladbcluster-datacenter-name"
+
+	// ScyllaDBClusterNameLabel names the ScyllaDBCluster an object in the meta cluster (its client Service, its
+	// auth-token Secret) belongs to.
+	ScyllaDBClusterNameLabel = "scylla-operator.scylladb.com/scylladbcluster-name"
+
+	// ManagedByClusterLabel names the meta Kubernetes cluster whose operator manages an object in a remote cluster,
+	// so that two meta clusters sharing a remote cluster can tell their objects apart.
+	ManagedByClusterLabel = "scylla-operator.scylladb.com/managed-by-cluster"
+
+	// RemoteManagedByLabelValue is the value of ManagedByLabel on what the ScyllaDBCluster controller creates in
+	// remote clusters: the remote cluster's own operator does not manage those objects, the meta cluster's does.
+	RemoteManagedByLabelValue = "remote.scylla-operator.scylladb.com"
 )
+
+// ScyllaDBClusterRemoteLabels returns the labels of every object the ScyllaDBCluster controller creates in a remote
+// cluster for datacenter dcName of the ScyllaDBCluster namespace/name.
+func ScyllaDBClusterRemoteLabels(namespace, name, dcName string) map[string]string {
+	return map[string]string{
+		ParentScyllaDBClusterNameLabel:           name,
+		ParentScyllaDBClusterNamespaceLabel:      namespace,
+		ParentScyllaDBClusterDatacenterNameLabel: dcName,
+		ManagedByLabel:                           RemoteManagedByLabelValue,
+	}
+}
+
+// ScyllaDBClusterDatacenterName returns the name of the ScyllaDBDatacenter that runs datacenter dcName of a
+// ScyllaDBCluster in its remote cluster: "<cluster>-<dc>", bounded to a DNS label because the ScyllaDBDatacenter's
+// name becomes a label value (scylla/cluster) and the prefix of its Service names.
+func ScyllaDBClusterDatacenterName(clusterName, dcName string) string {
+	return boundedName(fmt.Sprintf("%s-%s", clusterName, dcName), dns1123LabelMaxLength)
+}
+
+// ScyllaDBClusterRemoteNamespaceName returns the namespace, in its remote cluster, of datacenter dcName of a
+// ScyllaDBCluster in namespace: "<namespace>-<hash5(namespace, dc)>", the namespace truncated so that the result
+// stays a DNS label. The hash covers both parts, so datacenters of clusters in namespaces sharing a long prefix, and
+// the datacenters of one namespace, never share a remote namespace.
+func ScyllaDBClusterRemoteNamespaceName(namespace, dcName string) string {
+	return hashedName(namespace, dns1123LabelMaxLength, namespace, dcName)
+}
+
+// ScyllaDBClusterSeedServiceName returns the name of the Service, in the remote namespace of another datacenter,
+// whose endpoints are the seed addresses of datacenter dcName: "<cluster>-<dc>-seed", bounded to a DNS label.
+func ScyllaDBClusterSeedServiceName(clusterName, dcName string) string {
+	return boundedName(fmt.Sprintf("%s-%s-seed", clusterName, dcName), dns1123LabelMaxLength)
+}
+
+// hashedName returns "<base>-<Hash5(hashParts...)>", base truncated (and stripped of the separators the cut leaves
+// at its end) so that the whole fits maxLength.
+func hashedName(base string, maxLength int, hashParts ...string) string {
+	if maxBase := maxLength - hashSuffixLength - 1; len(base) > maxBase {
+		base = trimNameEnd(base[:maxBase])
+	}
+	return fmt.Sprintf("%s-%s", base, Hash5(hashParts...))
+}
