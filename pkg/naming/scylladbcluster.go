@@ -65,3 +65,10 @@ func hashedName(base string, maxLength int, hashParts ...string) string {
 	}
 	return fmt.Sprintf("%s-%s", base, Hash5(hashParts...))
 }
+
+// ScyllaDBClusterSeedServiceHost returns the DNS name nodes in remoteNamespace resolve to the seed addresses of
+// datacenter seedDCName: its seed Service (ScyllaDBClusterSeedServiceName) in that namespace. The name leaves out the
+// cluster domain, which the pods' DNS search path supplies.
+func ScyllaDBClusterSeedServiceHost(clusterName, seedDCName, remoteNamespace string) string {
+	return ScyllaDBClusterSeedServiceName(clusterName, seedDCName) + "." + remoteNamespace + ".svc"
+}

@@ -1,0 +1,502 @@
+// Package scylladbcluster holds the pure builders of the ScyllaDBCluster controller: what it creates in the remote
+// Kubernetes clusters for each datacenter, and how the datacenters seed each other.
+package scylladbcluster
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/scyllaagent"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// datacenterInputs is what makeScyllaDBDatacenter needs beyond the ScyllaDBCluster: what the controller computed
+// from the state of the other datacenters.
+type datacenterInputs struct {
+	// externalSeeds are the datacenter's seeds from seedsFor (datacenterSeeds.externalSeeds). They are appended to
+	// the user's spec.scyllaDB.externalSeeds.
+	externalSeeds []string
+}
+
+// makeRemoteNamespace returns the namespace, in dc's remote cluster, that holds everything created for dc.
+func makeRemoteNamespace(sc *scyllav1alpha1.ScyllaDBCluster, dc *scyllav1alpha1.ScyllaDBClusterDatacenter) (*corev1.Namespace, error) {
+	if _, err := validateDatacenter(sc, dc); err != nil {
+		return nil, err
+	}
+	meta := remoteObjectMeta(sc, dc, naming.ScyllaDBClusterRemoteNamespaceName(sc.Namespace, dc.Name))
+	meta.Namespace = ""
+	return &corev1.Namespace{ObjectMeta: meta}, nil
+}
+
+// makeRemoteAuthTokenSecret returns the copy, in dc's remote namespace, of the ScyllaDBCluster's agent auth token:
+// the Secret naming.ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot on dc's ScyllaDBDatacenter points at, in the
+// format the ScyllaDBDatacenter controller reads from it (an agent configuration file under
+// naming.ScyllaDBManagerAgentAuthTokenKey). Errors never include the token.
+func makeRemoteAuthTokenSecret(sc *scyllav1alpha1.ScyllaDBCluster, dc *scyllav1alpha1.ScyllaDBClusterDatacenter, token string) (*corev1.Secret, error) {
+	if _, err := validateDatacenter(sc, dc); err != nil {
+		return nil, err
+	}
+	if len(token) == 0 {
+		return nil, errors.New("can't make the agent auth-token Secret: the token is empty")
+	}
+	data, err := scyllaagent.MakeAuthTokenConfig(token)
+	if err != nil {
+		return nil, fmt.Errorf("can't make the agent auth-token Secret: %w", err)
+	}
+	return &corev1.Secret{
+		ObjectMeta: remoteObjectMeta(sc, dc, naming.ScyllaDBClusterAuthTokenSecretName(sc.Name)),
+		Type:       corev1.SecretTypeOpaque,
+		Data:       map[string][]byte{naming.ScyllaDBManagerAgentAuthTokenKey: data},
+	}, nil
+}
+
+// makeScyllaDBDatacenter returns the ScyllaDBDatacenter that runs dc in its remote namespace.
+//
+// Settings come from three levels, the most specific winning: the cluster (spec), spec.datacenterTemplate, and dc.
+// Maps merge key by key, lists append (volumes by name and volume mounts by mount path, a more specific item
+// replacing a less specific one of the same key), and single values are replaced. The ScyllaDBDatacenter's
+// rackTemplate is, from least to most specific: the template's placement, topologyLabelSelector, scyllaDB and
+// scyllaDBManagerAgent; the template's rackTemplate; the same four of dc; dc's rackTemplate. Its racks are the
+// template's racks, each merged with dc's rack of the same name, followed by dc's other racks.
+//
+// The ScyllaDBDatacenter never carries naming.RegisterWithScyllaDBManagerLabel, however the ScyllaDBCluster is
+// labelled: ScyllaDB Manager registers the ScyllaDBCluster as one cluster (manager-integration.md). It is annotated
+// with naming.ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot naming the Secret makeRemoteAuthTokenSecret makes,
+// so that every datacenter's agents share the cluster's token.
+func makeScyllaDBDatacenter(sc *scyllav1alpha1.ScyllaDBCluster, dc *scyllav1alpha1.ScyllaDBClusterDatacenter, inputs datacenterInputs) (*scyllav1alpha1.ScyllaDBDatacenter, error) {
+	racks, err := validateDatacenter(sc, dc)
+	if err != nil {
+		return nil, err
+	}
+	// Everything below may alias the arguments' fields; the copies keep the informer cache out of reach of later
+	// mutations.
+	sc, dc = sc.DeepCopy(), dc.DeepCopy()
+	spec := &sc.Spec
+
+	meta := remoteObjectMeta(sc, dc, naming.ScyllaDBClusterDatacenterName(sc.Name, dc.Name))
+	meta.Annotations = mergeMaps(meta.Annotations, map[string]string{
+		naming.ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot: naming.ScyllaDBClusterAuthTokenSecretName(sc.Name),
+	})
+
+	clusterName := sc.Name
+	if spec.ClusterName != nil && len(*spec.ClusterName) != 0 {
+		clusterName = *spec.ClusterName
+	}
+
+	scyllaDB := spec.ScyllaDB
+	scyllaDB.ExternalSeeds = appendNew(scyllaDB.ExternalSeeds, inputs.externalSeeds)
+
+	return &scyllav1alpha1.ScyllaDBDatacenter{
+		ObjectMeta: meta,
+		Spec: scyllav1alpha1.ScyllaDBDatacenterSpec{
+			Metadata:                                datacenterMetadata(sc, dc),
+			ClusterName:                             clusterName,
+			DatacenterName:                          &dc.Name,
+			ScyllaDB:                                scyllaDB,
+			ScyllaDBManagerAgent:                    spec.ScyllaDBManagerAgent,
+			ForceRedeploymentReason:                 forceRedeploymentReason(spec.ForceRedeploymentReason, dc.ForceRedeploymentReason),
+			ExposeOptions:                           makeExposeOptions(spec.ExposeOptions),
+			RackTemplate:                            mergeRackTemplates(levelRackTemplate(spec.DatacenterTemplate), levelRackTemplate(&dc.ScyllaDBClusterDatacenterTemplate)),
+			Racks:                                   racks,
+			DisableAutomaticOrphanedNodeReplacement: new(spec.DisableAutomaticOrphanedNodeReplacement),
+			MinTerminationGracePeriodSeconds:        spec.MinTerminationGracePeriodSeconds,
+			MinReadySeconds:                         spec.MinReadySeconds,
+			ReadinessGates:                          spec.ReadinessGates,
+		},
+	}, nil
+}
+
+// remoteObjectMeta returns the metadata of an object named name in dc's remote namespace: the labels and annotations
+// of spec.metadata, the template's and dc's merged, with the parent labels on top and without the ScyllaDB Manager
+// registration label.
+func remoteObjectMeta(sc *scyllav1alpha1.ScyllaDBCluster, dc *scyllav1alpha1.ScyllaDBClusterDatacenter, name string) metav1.ObjectMeta {
+	var labels, annotations map[string]string
+	if m := datacenterMetadata(sc, dc); m != nil {
+		labels, annotations = m.Labels, m.Annotations
+	}
+	return metav1.ObjectMeta{
+		Name:        name,
+		Namespace:   naming.ScyllaDBClusterRemoteNamespaceName(sc.Namespace, dc.Name),
+		Labels:      mergeMaps(labels, naming.ScyllaDBClusterRemoteLabels(sc.Namespace, sc.Name, dc.Name)),
+		Annotations: annotations,
+	}
+}
+
+// datacenterMetadata returns spec.metadata, the template's metadata and dc's merged, without the ScyllaDB Manager
+// registration label, or nil when they hold nothing.
+func datacenterMetadata(sc *scyllav1alpha1.ScyllaDBCluster, dc *scyllav1alpha1.ScyllaDBClusterDatacenter) *scyllav1alpha1.ObjectTemplateMetadata {
+	var merged scyllav1alpha1.ObjectTemplateMetadata
+	levels := []*scyllav1alpha1.ObjectTemplateMetadata{sc.Spec.Metadata, nil, dc.Metadata}
+	if sc.Spec.DatacenterTemplate != nil {
+		levels[1] = sc.Spec.DatacenterTemplate.Metadata
+	}
+	for _, m := range levels {
+		if m != nil {
+			merged.Labels = mergeMaps(merged.Labels, m.Labels)
+			merged.Annotations = mergeMaps(merged.Annotations, m.Annotations)
+		}
+	}
+	if merged.Labels != nil {
+		delete(merged.Labels, naming.RegisterWithScyllaDBManagerLabel)
+		if len(merged.Labels) == 0 {
+			merged.Labels = nil
+		}
+	}
+	if merged.Labels == nil && merged.Annotations == nil {
+		return nil
+	}
+	return &merged
+}
+
+// forceRedeploymentReason combines the cluster's and the datacenter's reasons, so that changing either restarts the
+// datacenter's nodes.
+func forceRedeploymentReason(cluster, dc *string) *string {
+	var reasons []string
+	for _, r := range []*string{cluster, dc} {
+		if r != nil && len(*r) != 0 {
+			reasons = append(reasons, *r)
+		}
+	}
+	if len(reasons) == 0 {
+		return nil
+	}
+	return new(strings.Join(reasons, ","))
+}
+
+// makeExposeOptions returns the ScyllaDBDatacenter expose options that mean what the ScyllaDBCluster's mean. The
+// defaults are written out because they differ: a ScyllaDBCluster's nodes default to Headless Services and PodIP
+// broadcast, a ScyllaDBDatacenter's to ClusterIP and ServiceClusterIP.
+func makeExposeOptions(options *scyllav1alpha1.ScyllaDBClusterExposeOptions) *scyllav1alpha1.ExposeOptions {
+	if options == nil {
+		options = &scyllav1alpha1.ScyllaDBClusterExposeOptions{}
+	}
+	nodeService := options.NodeService
+	if nodeService == nil {
+		nodeService = &scyllav1alpha1.NodeServiceTemplate{Type: scyllav1alpha1.NodeServiceTypeHeadless}
+	}
+	broadcast := &scyllav1alpha1.NodeBroadcastOptions{}
+	if options.BroadcastOptions != nil {
+		broadcast = options.BroadcastOptions.DeepCopy()
+	}
+	for _, b := range []**scyllav1alpha1.BroadcastOptions{&broadcast.Nodes, &broadcast.Clients} {
+		if *b == nil {
+			*b = &scyllav1alpha1.BroadcastOptions{Type: scyllav1alpha1.BroadcastAddressTypePodIP}
+		}
+	}
+	return &scyllav1alpha1.ExposeOptions{
+		NodeService:      nodeService,
+		BroadcastOptions: broadcast,
+		ListenOptions:    options.ListenOptions,
+	}
+}
+
+// levelRackTemplate returns the rack settings a datacenter template holds: its datacenter-wide placement,
+// topologyLabelSelector, scyllaDB and scyllaDBManagerAgent, with its rackTemplate merged over them.
+func levelRackTemplate(t *scyllav1alpha1.ScyllaDBClusterDatacenterTemplate) *scyllav1alpha1.RackTemplate {
+	if t == nil {
+		return nil
+	}
+	var wide *scyllav1alpha1.RackTemplate
+	if t.Placement != nil || len(t.TopologyLabelSelector) != 0 || t.ScyllaDB != nil || t.ScyllaDBManagerAgent != nil {
+		wide = &scyllav1alpha1.RackTemplate{
+			Placement:             t.Placement,
+			TopologyLabelSelector: t.TopologyLabelSelector,
+			ScyllaDB:              t.ScyllaDB,
+			ScyllaDBManagerAgent:  t.ScyllaDBManagerAgent,
+		}
+	}
+	return mergeRackTemplates(wide, t.RackTemplate)
+}
+
+// mergeRacks returns base's racks, each merged with override's rack of the same name, followed by override's other
+// racks.
+func mergeRacks(base, override []scyllav1alpha1.RackSpec) []scyllav1alpha1.RackSpec {
+	merged := mergeByKey(base, override, func(r scyllav1alpha1.RackSpec) string { return r.Name }, func(b, o scyllav1alpha1.RackSpec) scyllav1alpha1.RackSpec {
+		return scyllav1alpha1.RackSpec{Name: o.Name, RackTemplate: *mergeRackTemplates(&b.RackTemplate, &o.RackTemplate)}
+	})
+	for i := range merged {
+		merged[i] = *merged[i].DeepCopy()
+	}
+	return merged
+}
+
+// mergeRackTemplates returns override merged over base (see makeScyllaDBDatacenter for the rules), or nil when both
+// are nil. The result may share memory with the arguments.
+func mergeRackTemplates(base, override *scyllav1alpha1.RackTemplate) *scyllav1alpha1.RackTemplate {
+	switch {
+	case base == nil:
+		return override
+	case override == nil:
+		return base
+	}
+	return &scyllav1alpha1.RackTemplate{
+		Nodes:                 pick(override.Nodes, base.Nodes),
+		Placement:             mergePlacements(base.Placement, override.Placement),
+		TopologyLabelSelector: mergeMaps(base.TopologyLabelSelector, override.TopologyLabelSelector),
+		ScyllaDB:              mergeScyllaDBTemplates(base.ScyllaDB, override.ScyllaDB),
+		ScyllaDBManagerAgent:  mergeAgentTemplates(base.ScyllaDBManagerAgent, override.ScyllaDBManagerAgent),
+		ExposeOptions:         mergeRackExposeOptions(base.ExposeOptions, override.ExposeOptions),
+	}
+}
+
+func mergePlacements(base, override *scyllav1alpha1.Placement) *scyllav1alpha1.Placement {
+	switch {
+	case base == nil:
+		return override
+	case override == nil:
+		return base
+	}
+	return &scyllav1alpha1.Placement{
+		NodeAffinity:    pick(override.NodeAffinity, base.NodeAffinity),
+		PodAffinity:     pick(override.PodAffinity, base.PodAffinity),
+		PodAntiAffinity: pick(override.PodAntiAffinity, base.PodAntiAffinity),
+		Tolerations:     slices.Concat(base.Tolerations, override.Tolerations),
+	}
+}
+
+func mergeScyllaDBTemplates(base, override *scyllav1alpha1.ScyllaDBTemplate) *scyllav1alpha1.ScyllaDBTemplate {
+	switch {
+	case base == nil:
+		return override
+	case override == nil:
+		return base
+	}
+	return &scyllav1alpha1.ScyllaDBTemplate{
+		Resources:          pick(override.Resources, base.Resources),
+		Storage:            pick(override.Storage, base.Storage),
+		CustomConfigMapRef: pick(override.CustomConfigMapRef, base.CustomConfigMapRef),
+		Volumes:            mergeVolumes(base.Volumes, override.Volumes),
+		VolumeMounts:       mergeVolumeMounts(base.VolumeMounts, override.VolumeMounts),
+	}
+}
+
+func mergeAgentTemplates(base, override *scyllav1alpha1.ScyllaDBManagerAgentTemplate) *scyllav1alpha1.ScyllaDBManagerAgentTemplate {
+	switch {
+	case base == nil:
+		return override
+	case override == nil:
+		return base
+	}
+	return &scyllav1alpha1.ScyllaDBManagerAgentTemplate{
+		Resources:             pick(override.Resources, base.Resources),
+		CustomConfigSecretRef: pick(override.CustomConfigSecretRef, base.CustomConfigSecretRef),
+		Volumes:               mergeVolumes(base.Volumes, override.Volumes),
+		VolumeMounts:          mergeVolumeMounts(base.VolumeMounts, override.VolumeMounts),
+	}
+}
+
+func mergeRackExposeOptions(base, override *scyllav1alpha1.RackExposeOptions) *scyllav1alpha1.RackExposeOptions {
+	var metadata []scyllav1alpha1.ObjectTemplateMetadata
+	for _, o := range []*scyllav1alpha1.RackExposeOptions{base, override} {
+		if o != nil && o.NodeService != nil {
+			metadata = append(metadata, o.NodeService.ObjectTemplateMetadata)
+		}
+	}
+	switch len(metadata) {
+	case 0:
+		return pick(override, base)
+	case 1:
+		return &scyllav1alpha1.RackExposeOptions{NodeService: &scyllav1alpha1.RackNodeServiceTemplate{ObjectTemplateMetadata: metadata[0]}}
+	}
+	return &scyllav1alpha1.RackExposeOptions{NodeService: &scyllav1alpha1.RackNodeServiceTemplate{
+		ObjectTemplateMetadata: scyllav1alpha1.ObjectTemplateMetadata{
+			Labels:      mergeMaps(metadata[0].Labels, metadata[1].Labels),
+			Annotations: mergeMaps(metadata[0].Annotations, metadata[1].Annotations),
+		},
+	}}
+}
+
+func mergeVolumes(base, override []corev1.Volume) []corev1.Volume {
+	return mergeByKey(base, override, func(v corev1.Volume) string { return v.Name }, replace)
+}
+
+func mergeVolumeMounts(base, override []corev1.VolumeMount) []corev1.VolumeMount {
+	return mergeByKey(base, override, func(m corev1.VolumeMount) string { return m.MountPath }, replace)
+}
+
+func replace[T any](_, override T) T {
+	return override
+}
+
+// mergeByKey returns base's items, each merged with override's item of the same key if there is one, followed by
+// override's other items; nil when both are empty.
+func mergeByKey[T any](base, override []T, key func(T) string, merge func(base, override T) T) []T {
+	if len(base) == 0 && len(override) == 0 {
+		return nil
+	}
+	overrides := make(map[string]T, len(override))
+	for _, o := range override {
+		overrides[key(o)] = o
+	}
+	merged := make([]T, 0, len(base)+len(override))
+	for _, b := range base {
+		if o, ok := overrides[key(b)]; ok {
+			b = merge(b, o)
+			delete(overrides, key(b))
+		}
+		merged = append(merged, b)
+	}
+	for _, o := range override {
+		if _, ok := overrides[key(o)]; ok {
+			merged = append(merged, o)
+		}
+	}
+	return merged
+}
+
+// pick returns override unless it is nil, else base.
+func pick[T any](override, base *T) *T {
+	if override != nil {
+		return override
+	}
+	return base
+}
+
+// mergeMaps returns a new map with base's entries and override's on top, or nil when both are empty.
+func mergeMaps(base, override map[string]string) map[string]string {
+	if len(base) == 0 && len(override) == 0 {
+		return nil
+	}
+	merged := make(map[string]string, len(base)+len(override))
+	maps.Copy(merged, base)
+	maps.Copy(merged, override)
+	return merged
+}
+
+// appendNew returns base followed by the items of extra that are not already there.
+func appendNew(base, extra []string) []string {
+	merged := slices.Clone(base)
+	for _, e := range extra {
+		if !slices.Contains(merged, e) {
+			merged = append(merged, e)
+		}
+	}
+	return merged
+}
+
+// validateScyllaDBCluster returns what in sc's spec keeps any datacenter from being built, or nil.
+func validateScyllaDBCluster(sc *scyllav1alpha1.ScyllaDBCluster) error {
+	errs := validateClusterFields(sc)
+	for i := range sc.Spec.Datacenters {
+		_, dcErrs := validateDatacenterFields(sc, i)
+		errs = append(errs, dcErrs...)
+	}
+	return errs.ToAggregate()
+}
+
+// validateDatacenter checks what building dc needs: the cluster-wide fields and dc's own. It returns dc's merged
+// racks, or an error naming the field paths at fault.
+func validateDatacenter(sc *scyllav1alpha1.ScyllaDBCluster, dc *scyllav1alpha1.ScyllaDBClusterDatacenter) ([]scyllav1alpha1.RackSpec, error) {
+	errs := validateClusterFields(sc)
+	// dc is normally an element of sc's datacenters; with duplicate names only its address tells which one.
+	i := slices.IndexFunc(sc.Spec.Datacenters, func(d scyllav1alpha1.ScyllaDBClusterDatacenter) bool { return d.Name == dc.Name })
+	for j := range sc.Spec.Datacenters {
+		if &sc.Spec.Datacenters[j] == dc {
+			i = j
+		}
+	}
+	if i < 0 {
+		errs = append(errs, field.NotFound(field.NewPath("spec", "datacenters"), dc.Name))
+		return nil, errs.ToAggregate()
+	}
+	racks, dcErrs := validateDatacenterFields(sc, i)
+	errs = append(errs, dcErrs...)
+	if len(errs) != 0 {
+		return nil, errs.ToAggregate()
+	}
+	return racks, nil
+}
+
+func validateClusterFields(sc *scyllav1alpha1.ScyllaDBCluster) field.ErrorList {
+	var errs field.ErrorList
+	// The name and namespace become label values in the remote clusters (naming.ScyllaDBClusterRemoteLabels).
+	for _, f := range []struct {
+		path  *field.Path
+		value string
+	}{
+		{field.NewPath("metadata", "name"), sc.Name},
+		{field.NewPath("metadata", "namespace"), sc.Namespace},
+	} {
+		if len(f.value) == 0 {
+			errs = append(errs, field.Required(f.path, ""))
+		}
+		for _, msg := range validation.IsValidLabelValue(f.value) {
+			errs = append(errs, field.Invalid(f.path, f.value, msg))
+		}
+	}
+	if len(sc.Spec.ScyllaDB.Image) == 0 {
+		errs = append(errs, field.Required(field.NewPath("spec", "scyllaDB", "image"), ""))
+	}
+	if sc.Spec.ScyllaDBManagerAgent == nil || sc.Spec.ScyllaDBManagerAgent.Image == nil || len(*sc.Spec.ScyllaDBManagerAgent.Image) == 0 {
+		errs = append(errs, field.Required(field.NewPath("spec", "scyllaDBManagerAgent", "image"), ""))
+	}
+	if t := sc.Spec.DatacenterTemplate; t != nil {
+		errs = append(errs, validateRackNames(t.Racks, field.NewPath("spec", "datacenterTemplate", "racks"))...)
+	}
+	return errs
+}
+
+// validateDatacenterFields checks the i-th datacenter of sc and returns its merged racks.
+func validateDatacenterFields(sc *scyllav1alpha1.ScyllaDBCluster, i int) ([]scyllav1alpha1.RackSpec, field.ErrorList) {
+	dc := &sc.Spec.Datacenters[i]
+	path := field.NewPath("spec", "datacenters").Index(i)
+	var errs field.ErrorList
+
+	switch {
+	case len(dc.Name) == 0:
+		errs = append(errs, field.Required(path.Child("name"), ""))
+	default:
+		for _, msg := range validation.IsDNS1123Label(dc.Name) {
+			errs = append(errs, field.Invalid(path.Child("name"), dc.Name, msg))
+		}
+		if j := slices.IndexFunc(sc.Spec.Datacenters, func(d scyllav1alpha1.ScyllaDBClusterDatacenter) bool { return d.Name == dc.Name }); j != i {
+			errs = append(errs, field.Duplicate(path.Child("name"), dc.Name))
+		} else if k := slices.IndexFunc(sc.Spec.Datacenters[i+1:], func(d scyllav1alpha1.ScyllaDBClusterDatacenter) bool { return d.Name == dc.Name }); k >= 0 {
+			errs = append(errs, field.Duplicate(field.NewPath("spec", "datacenters").Index(i+1+k).Child("name"), dc.Name))
+		}
+	}
+
+	rkcPath := path.Child("remoteKubernetesClusterName")
+	if len(dc.RemoteKubernetesClusterName) == 0 {
+		errs = append(errs, field.Required(rkcPath, ""))
+	} else {
+		for _, msg := range validation.IsDNS1123Subdomain(dc.RemoteKubernetesClusterName) {
+			errs = append(errs, field.Invalid(rkcPath, dc.RemoteKubernetesClusterName, msg))
+		}
+	}
+
+	errs = append(errs, validateRackNames(dc.Racks, path.Child("racks"))...)
+	var templateRacks []scyllav1alpha1.RackSpec
+	if sc.Spec.DatacenterTemplate != nil {
+		templateRacks = sc.Spec.DatacenterTemplate.Racks
+	}
+	racks := mergeRacks(templateRacks, dc.Racks)
+	if len(racks) == 0 {
+		errs = append(errs, field.Required(path.Child("racks"), "the datacenter has no racks: neither spec.datacenterTemplate.racks nor its own racks list one"))
+	}
+	return racks, errs
+}
+
+func validateRackNames(racks []scyllav1alpha1.RackSpec, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	seen := make(map[string]bool, len(racks))
+	for i, r := range racks {
+		namePath := path.Index(i).Child("name")
+		switch {
+		case len(r.Name) == 0:
+			errs = append(errs, field.Required(namePath, ""))
+		case seen[r.Name]:
+			errs = append(errs, field.Duplicate(namePath, r.Name))
+		}
+		seen[r.Name] = true
+	}
+	return errs
+}
