@@ -203,6 +203,17 @@ func (o *ManagerControllerOptions) newControllers() (*controllerSet, error) {
 		return nil, fmt.Errorf("can't create the ScyllaDBDatacenter registration controller: %w", err)
 	}
 
+	scyllaDBClusterRegistrationController, err := managerregistration.NewScyllaDBClusterController(
+		o.kubeClient,
+		o.scyllaClient,
+		o.managerClient,
+		scyllaInformers.Scylla().V1alpha1().ScyllaDBClusters(),
+		kubeInformers.Core().V1().Secrets(),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("can't create the ScyllaDBCluster registration controller: %w", err)
+	}
+
 	taskController, err := scylladbmanagertask.NewController(
 		o.kubeClient,
 		o.scyllaClient,
@@ -219,6 +230,7 @@ func (o *ManagerControllerOptions) newControllers() (*controllerSet, error) {
 		informerFactories: []informerFactory{kubeInformers, scyllaInformers},
 		runs: []func(ctx context.Context){
 			func(ctx context.Context) { registrationController.Run(ctx, o.ConcurrentSyncs) },
+			func(ctx context.Context) { scyllaDBClusterRegistrationController.Run(ctx, o.ConcurrentSyncs) },
 			func(ctx context.Context) { taskController.Run(ctx, o.ConcurrentSyncs) },
 		},
 	}, nil
@@ -228,9 +240,9 @@ func (o *ManagerControllerOptions) newControllers() (*controllerSet, error) {
 func NewManagerControllerCommand() *cobra.Command {
 	o := NewManagerControllerOptions()
 	return newControllerProgramCommand(o, "manager-controller",
-		"Register ScyllaDBDatacenters with ScyllaDB Manager and schedule ScyllaDBManagerTasks in it.",
-		"The manager-controller registers every ScyllaDBDatacenter labelled "+naming.RegisterWithScyllaDBManagerLabel+
-			" with ScyllaDB Manager once it is rolled out, schedules the backup and repair tasks ScyllaDBManagerTasks declare, "+
+		"Register ScyllaDBDatacenters and ScyllaDBClusters with ScyllaDB Manager and schedule ScyllaDBManagerTasks in it.",
+		"The manager-controller registers every ScyllaDBDatacenter and ScyllaDBCluster labelled "+naming.RegisterWithScyllaDBManagerLabel+
+			" with ScyllaDB Manager once it is rolled out (a ScyllaDBCluster as one cluster), schedules the backup and repair tasks ScyllaDBManagerTasks declare, "+
 			"and removes both from ScyllaDB Manager when their objects are deleted. Every flag can also be set through "+
 			"SCYLLA_OPERATOR_<FLAG_NAME>.")
 }

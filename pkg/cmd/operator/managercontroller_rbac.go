@@ -11,22 +11,16 @@ func ManagerControllerClusterRoleRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
 		{
 			// Read from informer caches only. Finalizers and the ScyllaDB Manager cluster ID and task status
-			// annotations are added by merge patches.
+			// annotations are added by merge patches. Tasks may also target a ScyllaDBCluster.
 			APIGroups: []string{"scylla.scylladb.com"},
-			Resources: []string{"scylladbdatacenters", "scylladbmanagertasks"},
+			Resources: []string{"scylladbdatacenters", "scylladbclusters", "scylladbmanagertasks"},
 			Verbs:     []string{"list", "watch", "patch"},
-		},
-		{
-			// Tasks may target a ScyllaDBCluster.
-			APIGroups: []string{"scylla.scylladb.com"},
-			Resources: []string{"scylladbclusters"},
-			Verbs:     []string{"list", "watch"},
 		},
 		{
 			// Server-side apply of only the conditions and fields the manager-controller owns, under its own field
 			// manager.
 			APIGroups: []string{"scylla.scylladb.com"},
-			Resources: []string{"scylladbdatacenters/status", "scylladbmanagertasks/status"},
+			Resources: []string{"scylladbdatacenters/status", "scylladbclusters/status", "scylladbmanagertasks/status"},
 			Verbs:     []string{"patch"},
 		},
 		{

@@ -149,6 +149,7 @@ func TestManagerControllerNeedsExactlyItsClusterRole(t *testing.T) {
 	const (
 		namespace = "scylla"
 		name      = "basic"
+		scName    = "multi"
 		taskName  = "weekly"
 	)
 	manager, err := fakescyllamanager.NewServer(fakescyllamanager.Options{})
@@ -162,14 +163,17 @@ func TestManagerControllerNeedsExactlyItsClusterRole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kubeClient := kubefake.NewClientset(&corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace: namespace,
-			Name:      naming.AgentAuthTokenSecretName(name),
-			Labels:    map[string]string{naming.ManagedByLabel: naming.ManagedByLabelValue},
-		},
-		Data: map[string][]byte{naming.ScyllaDBManagerAgentAuthTokenKey: token},
-	})
+	authTokenSecret := func(secretName string) *corev1.Secret {
+		return &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{
+				Namespace: namespace,
+				Name:      secretName,
+				Labels:    map[string]string{naming.ManagedByLabel: naming.ManagedByLabelValue},
+			},
+			Data: map[string][]byte{naming.ScyllaDBManagerAgentAuthTokenKey: token},
+		}
+	}
+	kubeClient := kubefake.NewClientset(authTokenSecret(naming.AgentAuthTokenSecretName(name)), authTokenSecret(naming.ScyllaDBClusterAuthTokenSecretName(scName)))
 	rolledOut := []metav1.Condition{
 		{Type: "Available", Status: metav1.ConditionTrue, Reason: "AsExpected", ObservedGeneration: 1, LastTransitionTime: metav1.Now()},
 		{Type: "Progressing", Status: metav1.ConditionFalse, Reason: "AsExpected", ObservedGeneration: 1, LastTransitionTime: metav1.Now()},
@@ -186,6 +190,17 @@ func TestManagerControllerNeedsExactlyItsClusterRole(t *testing.T) {
 		},
 		Status: scyllav1alpha1.ScyllaDBDatacenterStatus{ObservedGeneration: new(int64(1)), Conditions: rolledOut},
 	}
+	sc := &scyllav1alpha1.ScyllaDBCluster{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:       namespace,
+			Name:            scName,
+			UID:             "7f2e5b80-3d4c-4eaf-9a1b-2c3d4e5f6071",
+			Generation:      1,
+			ResourceVersion: "1",
+			Labels:          map[string]string{naming.RegisterWithScyllaDBManagerLabel: "true"},
+		},
+		Status: scyllav1alpha1.ScyllaDBClusterStatus{ObservedGeneration: new(int64(1)), Conditions: rolledOut},
+	}
 	task := &scyllav1alpha1.ScyllaDBManagerTask{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: taskName, UID: "6e1d4a7f-2c3b-4d9e-8f0a-1b2c3d4e5f60", Generation: 1, ResourceVersion: "1"},
 		Spec: scyllav1alpha1.ScyllaDBManagerTaskSpec{
@@ -196,7 +211,7 @@ func TestManagerControllerNeedsExactlyItsClusterRole(t *testing.T) {
 			},
 		},
 	}
-	scyllaClient, tracker, err := apiserverfields.NewScyllaClientset(sdc, task)
+	scyllaClient, tracker, err := apiserverfields.NewScyllaClientset(sdc, sc, task)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,6 +234,7 @@ func TestManagerControllerNeedsExactlyItsClusterRole(t *testing.T) {
 	go func() { done <- p.runControllers(ctx, func() {}) }()
 
 	sdcGVR := scyllav1alpha1.SchemeGroupVersion.WithResource("scylladbdatacenters")
+	scGVR := scyllav1alpha1.SchemeGroupVersion.WithResource("scylladbclusters")
 	taskGVR := scyllav1alpha1.SchemeGroupVersion.WithResource("scylladbmanagertasks")
 	// The tracker is read directly, so that these reads are not among the controllers' requests.
 	waitFor := func(what string, cond func() bool) {
@@ -227,14 +243,24 @@ func TestManagerControllerNeedsExactlyItsClusterRole(t *testing.T) {
 			return cond(), nil
 		}); err != nil {
 			sdcObj, _ := tracker.Get(sdcGVR, namespace, name)
+			scObj, _ := tracker.Get(scGVR, namespace, scName)
 			taskObj, _ := tracker.Get(taskGVR, namespace, taskName)
-			t.Fatalf("waiting for %s: %v\nScyllaDB Manager: %+v\nScyllaDBDatacenter: %+v\nScyllaDBManagerTask: %+v", what, err, manager.State(), sdcObj, taskObj)
+			t.Fatalf("waiting for %s: %v\nScyllaDB Manager: %+v\nScyllaDBDatacenter: %+v\nScyllaDBCluster: %+v\nScyllaDBManagerTask: %+v", what, err, manager.State(), sdcObj, scObj, taskObj)
 		}
 	}
-	waitFor("the datacenter and its task in ScyllaDB Manager, with their finalizers and statuses", func() bool {
+	waitFor("the datacenter, the ScyllaDBCluster and the task in ScyllaDB Manager, with their finalizers and statuses", func() bool {
 		st := manager.State()
 		sdcObj, err := tracker.Get(sdcGVR, namespace, name)
 		if err != nil {
+			return false
+		}
+		scObj, err := tracker.Get(scGVR, namespace, scName)
+		if err != nil {
+			return false
+		}
+		gotSC := scObj.(*scyllav1alpha1.ScyllaDBCluster)
+		if len(gotSC.Finalizers) == 0 || len(gotSC.Annotations[naming.ScyllaDBManagerClusterIDAnnotation]) == 0 ||
+			meta.FindStatusCondition(gotSC.Status.Conditions, "ScyllaDBManagerRegistrationProgressing") == nil {
 			return false
 		}
 		taskObj, err := tracker.Get(taskGVR, namespace, taskName)
@@ -242,18 +268,18 @@ func TestManagerControllerNeedsExactlyItsClusterRole(t *testing.T) {
 			return false
 		}
 		gotSDC, gotTask := sdcObj.(*scyllav1alpha1.ScyllaDBDatacenter), taskObj.(*scyllav1alpha1.ScyllaDBManagerTask)
-		return len(st.Clusters) == 1 && slices.ContainsFunc(st.Tasks, func(ts fakescyllamanager.TaskState) bool {
+		return len(st.Clusters) == 2 && slices.ContainsFunc(st.Tasks, func(ts fakescyllamanager.TaskState) bool {
 			return ts.Type == "repair" && !ts.Deleted && strings.Contains(ts.Name, taskName)
 		}) &&
 			len(gotSDC.Finalizers) != 0 && len(gotSDC.Annotations[naming.ScyllaDBManagerClusterIDAnnotation]) != 0 &&
 			len(gotTask.Finalizers) != 0 && gotTask.Status.TaskID != nil && len(gotTask.Annotations[naming.ScyllaDBManagerTaskStatusAnnotation]) != 0
 	})
 
-	// Deleting both removes them from ScyllaDB Manager, then their finalizers.
+	// Deleting them removes them from ScyllaDB Manager, then their finalizers.
 	for _, obj := range []struct {
 		gvr  schema.GroupVersionResource
 		name string
-	}{{gvr: taskGVR, name: taskName}, {gvr: sdcGVR, name: name}} {
+	}{{gvr: taskGVR, name: taskName}, {gvr: sdcGVR, name: name}, {gvr: scGVR, name: scName}} {
 		live, err := tracker.Get(obj.gvr, namespace, obj.name)
 		if err != nil {
 			t.Fatal(err)
@@ -268,11 +294,11 @@ func TestManagerControllerNeedsExactlyItsClusterRole(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor("the finalizers to be removed after ScyllaDB Manager forgot both", func() bool {
+	waitFor("the finalizers to be removed after ScyllaDB Manager forgot them", func() bool {
 		for _, obj := range []struct {
 			gvr  schema.GroupVersionResource
 			name string
-		}{{gvr: taskGVR, name: taskName}, {gvr: sdcGVR, name: name}} {
+		}{{gvr: taskGVR, name: taskName}, {gvr: sdcGVR, name: name}, {gvr: scGVR, name: scName}} {
 			live, err := tracker.Get(obj.gvr, namespace, obj.name)
 			if err != nil {
 				return false
