@@ -50,10 +50,11 @@ type datacenterSeeds struct {
 	// controller leaves it as it is (or does not create it yet), and externalSeeds is nil.
 	mayProgress bool
 	// externalSeeds go into the datacenter's ScyllaDBDatacenter (datacenterInputs.externalSeeds): one seed Service
-	// host per earlier datacenter that is rolled out and has addresses.
+	// host per earlier datacenter that is rolled out and has addresses, in spec order.
 	externalSeeds []string
 	// seedServices are the seed Services to keep in the datacenter's remote namespace, one per earlier datacenter
-	// that has addresses, rolled out or not, so that the endpoints follow the nodes. The controller removes others.
+	// that has addresses, rolled out or not, so that the endpoints follow the nodes, even while the datacenter
+	// waits. The controller removes the others.
 	seedServices []seedService
 }
 
@@ -75,8 +76,9 @@ type seedPlan struct {
 //   - Every datacenter up to and including the first that is not rolled out may progress; the ones after it wait,
 //     so that datacenters come up, and roll, one at a time. The controller must also stop, in a sync, after the
 //     first ScyllaDBDatacenter it changed: several rolled-out datacenters may progress, but only one may roll.
-//   - A datacenter other than the first that is not rolled out and would get no external seeds is blocked: it
-//     would bootstrap a cluster of its own.
+//   - A datacenter that is not rolled out and gets no seeds from the datacenters before it (the first one, put in
+//     front of datacenters that already run) joins through the rolled-out datacenters after it instead; one other
+//     than the first that still gets no external seeds is blocked: it would bootstrap a cluster of its own.
 //
 // A removed datacenter is simply absent from dcs: it drops out of the later datacenters' seeds. dcs must have
 // distinct names (validateScyllaDBCluster).
@@ -86,30 +88,36 @@ func seedsFor(namespace, clusterName string, dcs []dcState) seedPlan {
 	for i, dc := range dcs {
 		remoteNamespace := naming.ScyllaDBClusterRemoteNamespaceName(namespace, dc.name)
 		seeds := datacenterSeeds{name: dc.name}
-		var readySeeds []string
-		for _, earlier := range dcs[:i] {
-			addresses := slices.Compact(slices.Sorted(slices.Values(earlier.seedAddresses)))
-			if len(addresses) == 0 {
-				continue
+		addSeeds := func(from []dcState) {
+			for _, other := range from {
+				addresses := slices.Compact(slices.Sorted(slices.Values(other.seedAddresses)))
+				if len(addresses) == 0 {
+					continue
+				}
+				seeds.seedServices = append(seeds.seedServices, seedService{
+					datacenterName: other.name,
+					name:           naming.ScyllaDBClusterSeedServiceName(clusterName, other.name),
+					addresses:      addresses,
+				})
+				if other.rolledOut {
+					seeds.externalSeeds = append(seeds.externalSeeds, naming.ScyllaDBClusterSeedServiceHost(clusterName, other.name, remoteNamespace))
+				}
 			}
-			seeds.seedServices = append(seeds.seedServices, seedService{
-				datacenterName: earlier.name,
-				name:           naming.ScyllaDBClusterSeedServiceName(clusterName, earlier.name),
-				addresses:      addresses,
-			})
-			if earlier.rolledOut {
-				readySeeds = append(readySeeds, naming.ScyllaDBClusterSeedServiceHost(clusterName, earlier.name, remoteNamespace))
-			}
+		}
+		addSeeds(dcs[:i])
+		if !dc.rolledOut && len(seeds.externalSeeds) == 0 {
+			// A datacenter put before datacenters that already run joins them, never bootstraps a cluster of its own.
+			addSeeds(dcs[i+1:])
 		}
 
 		switch {
 		case waiting:
-		case !dc.rolledOut && i > 0 && len(readySeeds) == 0:
-			plan.blocked = fmt.Sprintf("datacenter %q waits for a datacenter before it to have nodes to join through", dc.name)
+			seeds.externalSeeds = nil
+		case !dc.rolledOut && i > 0 && len(seeds.externalSeeds) == 0:
+			plan.blocked = fmt.Sprintf("datacenter %q waits for another datacenter to have running nodes to join through", dc.name)
 			waiting = true
 		default:
 			seeds.mayProgress = true
-			seeds.externalSeeds = readySeeds
 			if !dc.rolledOut {
 				plan.next = dc.name
 				waiting = true
