@@ -132,10 +132,12 @@ func TestMakeScyllaDBDatacenterMergesLevels(t *testing.T) {
 			want:   (*scyllav1alpha1.RackTemplate)(nil),
 		},
 		{
-			name:   "the template's datacenter-wide scyllaDB becomes the rack template",
-			modify: func(sc *scyllav1alpha1.ScyllaDBCluster) { tmpl(sc).ScyllaDB = &scyllav1alpha1.ScyllaDBTemplate{Resources: resources("1")} },
-			get:    resourcesOf,
-			want:   resources("1"),
+			name: "the template's datacenter-wide scyllaDB becomes the rack template",
+			modify: func(sc *scyllav1alpha1.ScyllaDBCluster) {
+				tmpl(sc).ScyllaDB = &scyllav1alpha1.ScyllaDBTemplate{Resources: resources("1")}
+			},
+			get:  resourcesOf,
+			want: resources("1"),
 		},
 		{
 			name: "the template's rackTemplate wins over its datacenter-wide settings",
@@ -313,10 +315,13 @@ func TestMakeScyllaDBDatacenterMergesLevels(t *testing.T) {
 			want:   "prod",
 		},
 		{
-			name:   "force redeployment reasons of the cluster and the datacenter combine",
-			modify: func(sc *scyllav1alpha1.ScyllaDBCluster) { sc.Spec.ForceRedeploymentReason = new("c1"); sc.Spec.Datacenters[0].ForceRedeploymentReason = new("d1") },
-			get:    func(sdc *scyllav1alpha1.ScyllaDBDatacenter) any { return sdc.Spec.ForceRedeploymentReason },
-			want:   new("c1,d1"),
+			name: "force redeployment reasons of the cluster and the datacenter combine",
+			modify: func(sc *scyllav1alpha1.ScyllaDBCluster) {
+				sc.Spec.ForceRedeploymentReason = new("c1")
+				sc.Spec.Datacenters[0].ForceRedeploymentReason = new("d1")
+			},
+			get:  func(sdc *scyllav1alpha1.ScyllaDBDatacenter) any { return sdc.Spec.ForceRedeploymentReason },
+			want: new("c1,d1"),
 		},
 		{
 			name:   "a force redeployment reason of the datacenter alone is used",
@@ -495,8 +500,10 @@ func TestBuildersRejectBadSpecs(t *testing.T) {
 			wantInErr: []string{`spec.datacenters[1].name: Duplicate value: "dc1"`},
 		},
 		{
-			name:      "a remoteKubernetesClusterName that is not a DNS subdomain",
-			modify:    func(sc *scyllav1alpha1.ScyllaDBCluster) { sc.Spec.Datacenters[0].RemoteKubernetesClusterName = "Worker_1" },
+			name: "a remoteKubernetesClusterName that is not a DNS subdomain",
+			modify: func(sc *scyllav1alpha1.ScyllaDBCluster) {
+				sc.Spec.Datacenters[0].RemoteKubernetesClusterName = "Worker_1"
+			},
 			wantInErr: []string{"spec.datacenters[0].remoteKubernetesClusterName: Invalid value"},
 		},
 		{
