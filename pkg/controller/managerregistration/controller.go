@@ -1,7 +1,8 @@
 // Package managerregistration holds the manager-controller's controllers that register ScyllaDB clusters with
 // ScyllaDB Manager (manager-integration.md, "Registration of ScyllaDB clusters with ScyllaDB Manager"). A registrar
-// reconciles the cluster one object asks for, whatever its kind; a controller per kind (ScyllaDBDatacenter here)
-// watches its objects and tells the registrar what each one asks for.
+// reconciles the cluster one object asks for, whatever its kind; a controller per kind (ScyllaDBDatacenter,
+// ScyllaDBCluster), built on the shared registrationController, watches its objects and tells the registrar what each
+// one asks for.
 package managerregistration
 
 import (

@@ -22,7 +22,7 @@ type managerClient interface {
 
 var _ managerClient = &managerclient.Client{}
 
-// targetKind is how the registrar reads and writes objects of one kind (ScyllaDBDatacenter, later ScyllaDBCluster):
+// targetKind is how the registrar reads and writes objects of one kind (ScyllaDBDatacenter or ScyllaDBCluster):
 // everything in the reconciliation that depends on the kind's Go type.
 type targetKind[T kubeinterfaces.ObjectInterface] struct {
 	// kind names the kind in messages, events and the derived cluster IDs (naming.ScyllaDBManagerClusterID).
