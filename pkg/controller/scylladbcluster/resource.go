@@ -44,6 +44,27 @@ func makeRemoteAuthTokenSecret(sc *scyllav1alpha1.ScyllaDBCluster, dc *scyllav1a
 	if _, err := validateDatacenter(sc, dc); err != nil {
 		return nil, err
 	}
+	return makeAuthTokenSecretWithMeta(remoteObjectMeta(sc, dc, naming.ScyllaDBClusterAuthTokenSecretName(sc.Name)), token)
+}
+
+// makeAuthTokenSecret returns the Secret, in the meta cluster beside sc, that holds the cluster's one agent auth
+// token: the source of every remote copy (makeRemoteAuthTokenSecret), and what the manager-controller registers the
+// cluster with. It carries the operator's managed-by label, which the manager-controller's Secret informer selects
+// (naming.ManagedObjectsSelector). Errors never include the token.
+func makeAuthTokenSecret(sc *scyllav1alpha1.ScyllaDBCluster, token string) (*corev1.Secret, error) {
+	return makeAuthTokenSecretWithMeta(metav1.ObjectMeta{
+		Namespace: sc.Namespace,
+		Name:      naming.ScyllaDBClusterAuthTokenSecretName(sc.Name),
+		Labels: map[string]string{
+			naming.ScyllaDBClusterNameLabel: sc.Name,
+			naming.ManagedByLabel:           naming.ManagedByLabelValue,
+		},
+	}, token)
+}
+
+// makeAuthTokenSecretWithMeta returns a Secret with meta holding token as the ScyllaDBDatacenter controller and the
+// manager-controller read it: an agent configuration file under naming.ScyllaDBManagerAgentAuthTokenKey.
+func makeAuthTokenSecretWithMeta(meta metav1.ObjectMeta, token string) (*corev1.Secret, error) {
 	if len(token) == 0 {
 		return nil, errors.New("can't make the agent auth-token Secret: the token is empty")
 	}
@@ -52,7 +73,7 @@ func makeRemoteAuthTokenSecret(sc *scyllav1alpha1.ScyllaDBCluster, dc *scyllav1a
 		return nil, fmt.Errorf("can't make the agent auth-token Secret: %w", err)
 	}
 	return &corev1.Secret{
-		ObjectMeta: remoteObjectMeta(sc, dc, naming.ScyllaDBClusterAuthTokenSecretName(sc.Name)),
+		ObjectMeta: meta,
 		Type:       corev1.SecretTypeOpaque,
 		Data:       map[string][]byte{naming.ScyllaDBManagerAgentAuthTokenKey: data},
 	}, nil

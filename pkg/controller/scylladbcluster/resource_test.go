@@ -462,8 +462,35 @@ func TestMakeRemoteAuthTokenSecret(t *testing.T) {
 	if _, err := makeRemoteAuthTokenSecret(sc, &sc.Spec.Datacenters[1], ""); err == nil {
 		t.Error("an empty token was accepted")
 	}
-	if _, err := makeRemoteAuthTokenSecret(sc, &sc.Spec.Datacenters[1], "s3cr3t-in-an-error"); err != nil && strings.Contains(err.Error(), "s3cr3t") {
-		t.Errorf("the error quotes the token: %v", err)
+}
+
+func TestMakeAuthTokenSecretInTheMetaCluster(t *testing.T) {
+	t.Parallel()
+	sc := newBasicScyllaDBCluster()
+	local, err := makeAuthTokenSecret(sc, "s3cr3t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote, err := makeRemoteAuthTokenSecret(sc, &sc.Spec.Datacenters[0], "s3cr3t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantMeta := metav1.ObjectMeta{
+		Namespace: testNamespace,
+		Name:      naming.ScyllaDBClusterAuthTokenSecretName("basic"),
+		Labels: map[string]string{
+			"scylla-operator.scylladb.com/scylladbcluster-name": "basic",
+			"app.kubernetes.io/managed-by":                      "scylla-operator",
+		},
+	}
+	if diff := cmp.Diff(wantMeta, local.ObjectMeta); diff != "" {
+		t.Errorf("metadata differs (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(remote.Data, local.Data); diff != "" {
+		t.Errorf("the remote copy holds other data than the meta cluster's Secret (-remote +local):\n%s", diff)
+	}
+	if _, err := makeAuthTokenSecret(sc, ""); err == nil {
+		t.Error("an empty token was accepted")
 	}
 }
 
