@@ -14,16 +14,22 @@ import (
 	kubeinformers "k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 )
 
 // drainQueue returns the keys in the controller's queue and empties it.
 func drainQueue(c *ScyllaDBDatacenterController) []string {
+	return drainKeys(c.queue)
+}
+
+// drainKeys returns the keys in queue and empties it.
+func drainKeys(queue workqueue.TypedRateLimitingInterface[string]) []string {
 	var keys []string
-	for c.queue.Len() > 0 {
-		key, _ := c.queue.Get()
+	for queue.Len() > 0 {
+		key, _ := queue.Get()
 		keys = append(keys, key)
-		c.queue.Forget(key)
-		c.queue.Done(key)
+		queue.Forget(key)
+		queue.Done(key)
 	}
 	return keys
 }

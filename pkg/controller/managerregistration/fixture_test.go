@@ -12,6 +12,7 @@ import (
 	scyllafake "github.com/scyllakube/client/scylla/clientset/versioned/fake"
 	scyllainformers "github.com/scyllakube/client/scylla/informers/externalversions"
 	"github.com/scyllakube/managerclient"
+	"github.com/scyllakube/scylla-operator/pkg/kubeinterfaces"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/scyllaagent"
 	"github.com/scyllakube/scylla-operator/pkg/test/apiserverfields"
@@ -105,22 +106,60 @@ func newAuthTokenSecret(t *testing.T, token string) *corev1.Secret {
 	}
 }
 
-// fixture is a controller over fake clientsets whose informer caches hold the given objects, as sample-controller's
-// tests build it, and the real ScyllaDB Manager client talking to an in-process fake ScyllaDB Manager.
-type fixture struct {
+// fixtureBase is what the fixtures of every kind's controller share: fake clientsets whose informer caches hold the
+// given objects, as sample-controller's tests build them, and the real ScyllaDB Manager client talking to an
+// in-process fake ScyllaDB Manager.
+type fixtureBase struct {
 	t               *testing.T
 	kubeClient      *kubefake.Clientset
 	scyllaClient    *scyllafake.Clientset
 	scyllaTracker   clienttesting.ObjectTracker
 	kubeInformers   kubeinformers.SharedInformerFactory
 	scyllaInformers scyllainformers.SharedInformerFactory
-	controller      *ScyllaDBDatacenterController
 	recorder        *record.FakeRecorder
 	manager         *fakescyllamanager.Server
 	managerClient   *managerclient.Client
 }
 
+// fixture is a ScyllaDBDatacenterController over a fixtureBase.
+type fixture struct {
+	*fixtureBase
+	controller *ScyllaDBDatacenterController
+}
+
 func newFixture(t *testing.T, sdc *scyllav1alpha1.ScyllaDBDatacenter, secrets ...*corev1.Secret) *fixture {
+	t.Helper()
+
+	base := newFixtureBase(t, sdc, secrets...)
+	c, err := NewScyllaDBDatacenterController(
+		base.kubeClient,
+		base.scyllaClient,
+		base.managerClient,
+		base.scyllaInformers.Scylla().V1alpha1().ScyllaDBDatacenters(),
+		base.kubeInformers.Core().V1().Secrets(),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	useTestRecorderAndClock(c.registrar, base.recorder)
+
+	f := &fixture{fixtureBase: base, controller: c}
+	f.cache(sdc)
+	for _, s := range secrets {
+		f.cache(s)
+	}
+	return f
+}
+
+// useTestRecorderAndClock makes r record events into recorder and take testNow as the time.
+func useTestRecorderAndClock[T kubeinterfaces.ObjectInterface](r *registrar[T], recorder *record.FakeRecorder) {
+	r.recorder = recorder
+	r.clock = func() time.Time { return testNow }
+}
+
+// newFixtureBase returns the clients, informers and fake ScyllaDB Manager of a fixture whose API servers hold obj and
+// secrets. The caller builds its controller on them and caches the objects.
+func newFixtureBase(t *testing.T, obj runtime.Object, secrets ...*corev1.Secret) *fixtureBase {
 	t.Helper()
 
 	manager, err := fakescyllamanager.NewServer(fakescyllamanager.Options{Clock: func() time.Time { return testNow }})
@@ -140,55 +179,37 @@ func newFixture(t *testing.T, sdc *scyllav1alpha1.ScyllaDBDatacenter, secrets ..
 	}
 	kubeClient := kubefake.NewClientset(kubeObjects...)
 	// Server-side apply with the CRDs' list types: conditions merge by type, as they do in the API server.
-	scyllaClient, scyllaTracker, err := apiserverfields.NewScyllaClientset(sdc)
+	scyllaClient, scyllaTracker, err := apiserverfields.NewScyllaClientset(obj)
 	if err != nil {
 		t.Fatal(err)
 	}
 	kubeInformers := kubeinformers.NewSharedInformerFactory(kubeClient, 0)
 	scyllaInformers := scyllainformers.NewSharedInformerFactory(scyllaClient, 0)
 
-	c, err := NewScyllaDBDatacenterController(
-		kubeClient,
-		scyllaClient,
-		managerClient,
-		scyllaInformers.Scylla().V1alpha1().ScyllaDBDatacenters(),
-		kubeInformers.Core().V1().Secrets(),
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	recorder := record.NewFakeRecorder(100)
-	c.registrar.recorder = recorder
-	c.registrar.clock = func() time.Time { return testNow }
-
-	f := &fixture{
+	return &fixtureBase{
 		t:               t,
 		kubeClient:      kubeClient,
 		scyllaClient:    scyllaClient,
 		scyllaTracker:   scyllaTracker,
 		kubeInformers:   kubeInformers,
 		scyllaInformers: scyllaInformers,
-		controller:      c,
-		recorder:        recorder,
+		recorder:        record.NewFakeRecorder(100),
 		manager:         manager,
 		managerClient:   managerClient,
 	}
-	f.cache(sdc)
-	for _, s := range secrets {
-		f.cache(s)
-	}
-	return f
 }
 
 // cache puts objects into the informer caches, replacing the objects of the same name: what the controller sees of
 // the API server on its next sync.
-func (f *fixture) cache(objects ...runtime.Object) {
+func (f *fixtureBase) cache(objects ...runtime.Object) {
 	f.t.Helper()
 	for _, obj := range objects {
 		var err error
 		switch obj.(type) {
 		case *scyllav1alpha1.ScyllaDBDatacenter:
 			err = f.scyllaInformers.Scylla().V1alpha1().ScyllaDBDatacenters().Informer().GetIndexer().Update(obj)
+		case *scyllav1alpha1.ScyllaDBCluster:
+			err = f.scyllaInformers.Scylla().V1alpha1().ScyllaDBClusters().Informer().GetIndexer().Update(obj)
 		case *corev1.Secret:
 			err = f.kubeInformers.Core().V1().Secrets().Informer().GetIndexer().Update(obj)
 		default:
@@ -228,7 +249,7 @@ func (f *fixture) recache() {
 }
 
 // reset forgets the actions, events and ScyllaDB Manager requests so far.
-func (f *fixture) reset() {
+func (f *fixtureBase) reset() {
 	f.scyllaClient.ClearActions()
 	f.kubeClient.ClearActions()
 	f.manager.ResetRequests()
@@ -242,7 +263,7 @@ func (f *fixture) sync() error {
 }
 
 // writes returns the write actions of both clients as "<verb> <resource>[/<subresource>]", apply patches as "apply".
-func (f *fixture) writes() []string {
+func (f *fixtureBase) writes() []string {
 	var writes []string
 	for _, action := range append(f.kubeClient.Actions(), f.scyllaClient.Actions()...) {
 		switch action.GetVerb() {
@@ -263,7 +284,7 @@ func (f *fixture) writes() []string {
 }
 
 // patches returns the bodies of the patches sent of patchType, in order, decoded.
-func (f *fixture) patches(patchType types.PatchType) []map[string]any {
+func (f *fixtureBase) patches(patchType types.PatchType) []map[string]any {
 	f.t.Helper()
 	var out []map[string]any
 	for _, action := range f.scyllaClient.Actions() {
@@ -281,7 +302,7 @@ func (f *fixture) patches(patchType types.PatchType) []map[string]any {
 }
 
 // managerRequests returns the requests ScyllaDB Manager got, as "<method> <path>", writes only when writesOnly.
-func (f *fixture) managerRequests(writesOnly bool) []string {
+func (f *fixtureBase) managerRequests(writesOnly bool) []string {
 	var out []string
 	for _, r := range f.manager.Requests() {
 		if writesOnly && !r.IsWrite() {
@@ -293,7 +314,7 @@ func (f *fixture) managerRequests(writesOnly bool) []string {
 }
 
 // events returns the events recorded since the last call.
-func (f *fixture) events() []string {
+func (f *fixtureBase) events() []string {
 	var events []string
 	for {
 		select {
@@ -307,8 +328,13 @@ func (f *fixture) events() []string {
 
 // ownedConditions returns this controller's conditions of sdc.
 func ownedConditions(sdc *scyllav1alpha1.ScyllaDBDatacenter) []metav1.Condition {
+	return ownedOf(sdc.Status.Conditions)
+}
+
+// ownedOf returns this controller's conditions among conditions.
+func ownedOf(conditions []metav1.Condition) []metav1.Condition {
 	var out []metav1.Condition
-	for _, c := range sdc.Status.Conditions {
+	for _, c := range conditions {
 		if slices.Contains(ownedConditionTypes, c.Type) {
 			out = append(out, c)
 		}
@@ -318,7 +344,7 @@ func ownedConditions(sdc *scyllav1alpha1.ScyllaDBDatacenter) []metav1.Condition 
 
 // registerCluster registers a cluster in the fake ScyllaDB Manager behind the controller's back, as an older
 // manager-controller or a user would have, and returns its ID.
-func (f *fixture) registerCluster(cluster managerclient.Cluster) string {
+func (f *fixtureBase) registerCluster(cluster managerclient.Cluster) string {
 	f.t.Helper()
 	id, err := f.managerClient.CreateCluster(f.t.Context(), &cluster)
 	if err != nil {

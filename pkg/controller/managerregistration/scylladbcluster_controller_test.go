@@ -1,30 +1,21 @@
 package managerregistration
 
 import (
-	"net/http/httptest"
-	"slices"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	scyllafake "github.com/scyllakube/client/scylla/clientset/versioned/fake"
 	scyllainformers "github.com/scyllakube/client/scylla/informers/externalversions"
-	"github.com/scyllakube/managerclient"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
-	"github.com/scyllakube/scylla-operator/pkg/test/apiserverfields"
 	"github.com/scyllakube/scylla-operator/pkg/test/fakescyllamanager"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	kubeinformers "k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
-	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
 )
 
 // testSCClusterID, testSCClusterName and testSCHost are what the test ScyllaDBCluster is registered as.
@@ -55,88 +46,29 @@ func newSCAuthTokenSecret(t *testing.T, token string) *corev1.Secret {
 	return secret
 }
 
-// scFixture is fixture for the ScyllaDBCluster controller.
+// scFixture is a ScyllaDBClusterController over a fixtureBase.
 type scFixture struct {
-	t               *testing.T
-	kubeClient      *kubefake.Clientset
-	scyllaClient    *scyllafake.Clientset
-	scyllaTracker   clienttesting.ObjectTracker
-	kubeInformers   kubeinformers.SharedInformerFactory
-	scyllaInformers scyllainformers.SharedInformerFactory
-	controller      *ScyllaDBClusterController
-	recorder        *record.FakeRecorder
-	manager         *fakescyllamanager.Server
+	*fixtureBase
+	controller *ScyllaDBClusterController
 }
 
 func newSCFixture(t *testing.T, sc *scyllav1alpha1.ScyllaDBCluster, secrets ...*corev1.Secret) *scFixture {
 	t.Helper()
 
-	manager, err := fakescyllamanager.NewServer(fakescyllamanager.Options{Clock: func() time.Time { return testNow }})
+	base := newFixtureBase(t, sc, secrets...)
+	c, err := NewScyllaDBClusterController(base.kubeClient, base.scyllaClient, base.managerClient,
+		base.scyllaInformers.Scylla().V1alpha1().ScyllaDBClusters(), base.kubeInformers.Core().V1().Secrets())
 	if err != nil {
 		t.Fatal(err)
 	}
-	server := httptest.NewServer(manager)
-	t.Cleanup(server.Close)
-	managerClient, err := managerclient.New(managerclient.Options{URL: server.URL, RequestTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	useTestRecorderAndClock(c.registrar, base.recorder)
 
-	kubeObjects := make([]runtime.Object, 0, len(secrets))
-	for _, s := range secrets {
-		kubeObjects = append(kubeObjects, s)
-	}
-	kubeClient := kubefake.NewClientset(kubeObjects...)
-	scyllaClient, scyllaTracker, err := apiserverfields.NewScyllaClientset(sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeInformers := kubeinformers.NewSharedInformerFactory(kubeClient, 0)
-	scyllaInformers := scyllainformers.NewSharedInformerFactory(scyllaClient, 0)
-
-	c, err := NewScyllaDBClusterController(kubeClient, scyllaClient, managerClient,
-		scyllaInformers.Scylla().V1alpha1().ScyllaDBClusters(), kubeInformers.Core().V1().Secrets())
-	if err != nil {
-		t.Fatal(err)
-	}
-	recorder := record.NewFakeRecorder(100)
-	c.registrar.recorder = recorder
-	c.registrar.clock = func() time.Time { return testNow }
-
-	f := &scFixture{
-		t:               t,
-		kubeClient:      kubeClient,
-		scyllaClient:    scyllaClient,
-		scyllaTracker:   scyllaTracker,
-		kubeInformers:   kubeInformers,
-		scyllaInformers: scyllaInformers,
-		controller:      c,
-		recorder:        recorder,
-		manager:         manager,
-	}
+	f := &scFixture{fixtureBase: base, controller: c}
 	f.cache(sc)
 	for _, s := range secrets {
 		f.cache(s)
 	}
 	return f
-}
-
-func (f *scFixture) cache(objects ...runtime.Object) {
-	f.t.Helper()
-	for _, obj := range objects {
-		var err error
-		switch obj.(type) {
-		case *scyllav1alpha1.ScyllaDBCluster:
-			err = f.scyllaInformers.Scylla().V1alpha1().ScyllaDBClusters().Informer().GetIndexer().Update(obj)
-		case *corev1.Secret:
-			err = f.kubeInformers.Core().V1().Secrets().Informer().GetIndexer().Update(obj)
-		default:
-			f.t.Fatalf("the fixture can't hold a %T", obj)
-		}
-		if err != nil {
-			f.t.Fatal(err)
-		}
-	}
 }
 
 func (f *scFixture) stored() *scyllav1alpha1.ScyllaDBCluster {
@@ -160,10 +92,7 @@ func (f *scFixture) update(sc *scyllav1alpha1.ScyllaDBCluster) {
 func (f *scFixture) recache() {
 	f.t.Helper()
 	f.cache(f.stored())
-	f.scyllaClient.ClearActions()
-	f.kubeClient.ClearActions()
-	f.manager.ResetRequests()
-	f.events()
+	f.reset()
 }
 
 func (f *scFixture) sync() error {
@@ -171,58 +100,8 @@ func (f *scFixture) sync() error {
 	return f.controller.sync(f.t.Context(), testKey)
 }
 
-// writes returns the write actions as "<verb> <resource>[/<subresource>]", apply patches as "apply".
-func (f *scFixture) writes() []string {
-	var writes []string
-	for _, action := range append(f.kubeClient.Actions(), f.scyllaClient.Actions()...) {
-		switch action.GetVerb() {
-		case "get", "list", "watch":
-			continue
-		}
-		resource := action.GetResource().Resource
-		if sub := action.GetSubresource(); len(sub) != 0 {
-			resource += "/" + sub
-		}
-		verb := action.GetVerb()
-		if patch, ok := action.(clienttesting.PatchAction); ok && patch.GetPatchType() == types.ApplyPatchType {
-			verb = "apply"
-		}
-		writes = append(writes, verb+" "+resource)
-	}
-	return writes
-}
-
-func (f *scFixture) managerRequests(writesOnly bool) []string {
-	var out []string
-	for _, r := range f.manager.Requests() {
-		if writesOnly && !r.IsWrite() {
-			continue
-		}
-		out = append(out, r.Method+" "+r.Path)
-	}
-	return out
-}
-
-func (f *scFixture) events() []string {
-	var events []string
-	for {
-		select {
-		case e := <-f.recorder.Events:
-			events = append(events, e)
-		default:
-			return events
-		}
-	}
-}
-
 func scOwnedConditions(sc *scyllav1alpha1.ScyllaDBCluster) []metav1.Condition {
-	var out []metav1.Condition
-	for _, c := range sc.Status.Conditions {
-		if slices.Contains(ownedConditionTypes, c.Type) {
-			out = append(out, c)
-		}
-	}
-	return out
+	return ownedOf(sc.Status.Conditions)
 }
 
 func wantSCCluster(t *testing.T, token string) fakescyllamanager.ClusterState {
@@ -509,17 +388,6 @@ func TestScyllaDBClusterSyncOfAGoneClusterDoesNothing(t *testing.T) {
 	}
 }
 
-func drainSCQueue(c *ScyllaDBClusterController) []string {
-	var keys []string
-	for c.queue.Len() > 0 {
-		key, _ := c.queue.Get()
-		keys = append(keys, key)
-		c.queue.Forget(key)
-		c.queue.Done(key)
-	}
-	return keys
-}
-
 func TestScyllaDBClusterHandlersEnqueueTheClusterAnEventConcerns(t *testing.T) {
 	t.Parallel()
 
@@ -587,7 +455,7 @@ func TestScyllaDBClusterHandlersEnqueueTheClusterAnEventConcerns(t *testing.T) {
 
 			f := newSCFixture(t, sc)
 			tc.deliver(f.controller)
-			if diff := cmp.Diff(tc.wantKeys, drainSCQueue(f.controller)); diff != "" {
+			if diff := cmp.Diff(tc.wantKeys, drainKeys(f.controller.queue)); diff != "" {
 				t.Errorf("unexpected keys (-want +got):\n%s", diff)
 			}
 		})
@@ -650,7 +518,7 @@ func TestScyllaDBClusterUpdatesEnqueueOnlyWhatTheRegistrationDependsOn(t *testin
 			if tc.wantEnqueue {
 				wantKeys = []string{testKey}
 			}
-			if diff := cmp.Diff(wantKeys, drainSCQueue(f.controller)); diff != "" {
+			if diff := cmp.Diff(wantKeys, drainKeys(f.controller.queue)); diff != "" {
 				t.Errorf("unexpected keys (-want +got):\n%s", diff)
 			}
 		})
