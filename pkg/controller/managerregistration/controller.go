@@ -13,7 +13,6 @@ import (
 	scyllaclientset "github.com/scyllakube/client/scylla/clientset/versioned"
 	scyllav1alpha1informers "github.com/scyllakube/client/scylla/informers/externalversions/scylla/v1alpha1"
 	"github.com/scyllakube/managerclient"
-	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/kubeinterfaces"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,11 +36,6 @@ var (
 // (name, host, agent auth token), and deregisters it when the datacenter is deleted or unlabelled.
 type ScyllaDBDatacenterController struct {
 	*registrationController[*scyllav1alpha1.ScyllaDBDatacenter]
-
-	// scyllaDBDatacenters is what a sync reads its datacenter from: the informer's copy, or the one the controller's
-	// last write returned while the informer has not caught up with it, so that a sync does not write again what the
-	// previous sync of the same datacenter wrote.
-	scyllaDBDatacenters *controllerhelpers.MutationCache[*scyllav1alpha1.ScyllaDBDatacenter]
 }
 
 // NewScyllaDBDatacenterController returns a ScyllaDBDatacenterController that reads through the given informers and
@@ -55,27 +49,19 @@ func NewScyllaDBDatacenterController(
 	scyllaDBDatacenterInformer scyllav1alpha1informers.ScyllaDBDatacenterInformer,
 	secretInformer corev1informers.SecretInformer,
 ) (*ScyllaDBDatacenterController, error) {
-	scyllaDBDatacenters := controllerhelpers.NewMutationCache[*scyllav1alpha1.ScyllaDBDatacenter](
-		scyllaDBDatacenterInformer.Informer().GetStore(), scyllav1alpha1.Resource("scylladbdatacenters"))
 	lister := scyllaDBDatacenterInformer.Lister()
 	rc, err := newRegistrationController(kubeClient, managerClient, secretInformer, registrationControllerConfig[*scyllav1alpha1.ScyllaDBDatacenter]{
-		name: ScyllaDBDatacenterControllerName,
-		gvk:  scyllaDBDatacenterGVK,
-		kind: targetKind[*scyllav1alpha1.ScyllaDBDatacenter]{
-			kind: scyllaDBDatacenterGVK.Kind,
-			client: func(namespace string) kubeinterfaces.PatcherInterface[*scyllav1alpha1.ScyllaDBDatacenter] {
-				return scyllaDBDatacenters.Patcher(scyllaClient.ScyllaV1alpha1().ScyllaDBDatacenters(namespace))
-			},
-			conditions: scyllaDBDatacenterConditions,
-			applyConditions: func(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, conditions []metav1.Condition) (*scyllav1alpha1.ScyllaDBDatacenter, error) {
-				applied, err := applyScyllaDBDatacenterConditions(ctx, scyllaClient, sdc, conditions)
-				if err == nil {
-					scyllaDBDatacenters.Written(applied)
-				}
-				return applied, err
-			},
+		name:     ScyllaDBDatacenterControllerName,
+		gvk:      scyllaDBDatacenterGVK,
+		resource: scyllav1alpha1.Resource("scylladbdatacenters"),
+		informer: scyllaDBDatacenterInformer.Informer(),
+		client: func(namespace string) kubeinterfaces.PatcherInterface[*scyllav1alpha1.ScyllaDBDatacenter] {
+			return scyllaClient.ScyllaV1alpha1().ScyllaDBDatacenters(namespace)
 		},
-		objectInformer: scyllaDBDatacenterInformer.Informer(),
+		applyConditions: func(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, conditions []metav1.Condition) (*scyllav1alpha1.ScyllaDBDatacenter, error) {
+			return applyScyllaDBDatacenterConditions(ctx, scyllaClient, sdc, conditions)
+		},
+		conditions: scyllaDBDatacenterConditions,
 		get: func(namespace, name string) (*scyllav1alpha1.ScyllaDBDatacenter, error) {
 			return lister.ScyllaDBDatacenters(namespace).Get(name)
 		},
@@ -84,17 +70,12 @@ func NewScyllaDBDatacenterController(
 		},
 		authTokenSecretName: naming.AgentAuthTokenSecretName,
 		observedGeneration:  scyllaDBDatacenterObservedGeneration,
+		target:              makeScyllaDBDatacenterTarget,
 	})
 	if err != nil {
 		return nil, err
 	}
-
-	c := &ScyllaDBDatacenterController{
-		registrationController: rc,
-		scyllaDBDatacenters:    scyllaDBDatacenters,
-	}
-	rc.syncKey = c.sync
-	return c, nil
+	return &ScyllaDBDatacenterController{registrationController: rc}, nil
 }
 
 func scyllaDBDatacenterConditions(sdc *scyllav1alpha1.ScyllaDBDatacenter) []metav1.Condition {

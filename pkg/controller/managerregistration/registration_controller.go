@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/scyllakube/managerclient"
@@ -43,14 +44,19 @@ type registrationController[T kubeinterfaces.ObjectInterface] struct {
 
 	registrar *registrar[T]
 
+	// objects is what a sync reads its object from: the informer's copy, or the one the controller's last write
+	// returned while the informer has not caught up with it, so that a sync does not write again what the previous
+	// sync of the same object wrote.
+	objects *controllerhelpers.MutationCache[T]
+
 	// list returns the cached objects of the kind in namespace.
 	list func(namespace string) ([]T, error)
 	// authTokenSecretName returns the name of the agent auth-token Secret of the object named name.
 	authTokenSecretName func(name string) string
 	// observedGeneration returns the status.observedGeneration of obj.
 	observedGeneration func(obj T) *int64
-	// syncKey reconciles the object named by key.
-	syncKey func(ctx context.Context, key string) error
+	// target returns what obj asks the registrar for, given its agent auth-token Secret (nil when it does not exist).
+	target func(obj T, authTokenSecret *corev1.Secret) *registrationTarget[T]
 }
 
 // objectHandlerFuncs enqueue an object on every add, delete and resync, and on an update only when
@@ -147,6 +153,37 @@ func (c *registrationController[T]) enqueueObjectOfSecret(obj any) {
 	}
 }
 
+// sync reconciles the ScyllaDB Manager cluster of the object named by key.
+func (c *registrationController[T]) sync(ctx context.Context, key string) error {
+	logger := klog.FromContext(ctx)
+	kind := c.registrar.kind.kind
+
+	namespace, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		// Keys come from the informers; a malformed one never becomes valid.
+		logger.Error(err, "Can't split key", "key", key)
+		return nil
+	}
+
+	obj, err := c.objects.Get(namespace, name)
+	if apierrors.IsNotFound(err) {
+		// Its finalizer kept it until its cluster was deregistered, unless it never had one.
+		logger.V(4).Info("Object is gone", "kind", kind, "object", klog.KRef(namespace, name))
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("can't get %s %q: %w", kind, key, err)
+	}
+
+	authTokenSecret, err := c.authTokenSecret(obj)
+	if err != nil {
+		return err
+	}
+
+	ctx = klog.NewContext(ctx, logger.WithValues(strings.ToLower(kind[:1])+kind[1:], klog.KObj(obj)))
+	return c.registrar.sync(ctx, c.target(obj, authTokenSecret))
+}
+
 // authTokenSecret returns the cached agent auth-token Secret of obj, or nil when it does not exist: its creation
 // enqueues obj (enqueueObjectOfSecret).
 func (c *registrationController[T]) authTokenSecret(obj T) (*corev1.Secret, error) {
@@ -168,27 +205,35 @@ func (c *registrationController[T]) Run(ctx context.Context, workers int) {
 		Name:             c.name,
 		Queue:            c.queue,
 		CachesToSync:     c.cachesToSync,
-		Sync:             c.syncKey,
+		Sync:             c.sync,
 		EventBroadcaster: c.eventBroadcaster,
 		KubeClient:       c.kubeClient,
 	})
 }
 
-// registrationControllerConfig is what a kind's controller tells newRegistrationController.
+// registrationControllerConfig is what a kind's controller tells newRegistrationController: everything that depends
+// on the kind's Go type.
 type registrationControllerConfig[T kubeinterfaces.ObjectInterface] struct {
-	name           string
-	gvk            schema.GroupVersionKind
-	kind           targetKind[T]
-	objectInformer cache.SharedIndexInformer
-	get            func(namespace, name string) (T, error)
-	list           func(namespace string) ([]T, error)
-	// authTokenSecretName returns the name of the agent auth-token Secret of the object named name.
+	name     string
+	gvk      schema.GroupVersionKind
+	resource schema.GroupResource
+	informer cache.SharedIndexInformer
+	// client returns the typed client of the kind in namespace.
+	client func(namespace string) kubeinterfaces.PatcherInterface[T]
+	// applyConditions is targetKind's applyConditions, through the API.
+	applyConditions func(ctx context.Context, obj T, conditions []metav1.Condition) (T, error)
+	conditions      func(obj T) []metav1.Condition
+	// get and list read the informer's lister.
+	get                 func(namespace, name string) (T, error)
+	list                func(namespace string) ([]T, error)
 	authTokenSecretName func(name string) string
 	observedGeneration  func(obj T) *int64
+	target              func(obj T, authTokenSecret *corev1.Secret) *registrationTarget[T]
 }
 
-// newRegistrationController returns the shared part of a registration controller with its handlers registered on
-// the object and Secret informers. The caller sets syncKey before Run.
+// newRegistrationController returns a registration controller of the kind config describes, with its handlers
+// registered on the kind's and the Secret informers. Its writes go through a mutation cache of the kind, which its
+// syncs read.
 func newRegistrationController[T kubeinterfaces.ObjectInterface](
 	kubeClient kubernetes.Interface,
 	managerClient *managerclient.Client,
@@ -204,25 +249,41 @@ func newRegistrationController[T kubeinterfaces.ObjectInterface](
 		return nil, err
 	}
 
+	objects := controllerhelpers.NewMutationCache[T](config.informer.GetStore(), config.resource)
 	c := &registrationController[T]{
 		name:         config.name,
 		kubeClient:   kubeClient,
 		secretLister: secretInformer.Lister(),
 		cachesToSync: []cache.InformerSynced{
-			config.objectInformer.HasSynced,
+			config.informer.HasSynced,
 			secretInformer.Informer().HasSynced,
 		},
 		eventBroadcaster: eventBroadcaster,
 		queue:            controllerhelpers.NewQueue(config.name),
 		registrar: &registrar[T]{
-			kind:          config.kind,
+			kind: targetKind[T]{
+				kind: config.gvk.Kind,
+				client: func(namespace string) kubeinterfaces.PatcherInterface[T] {
+					return objects.Patcher(config.client(namespace))
+				},
+				conditions: config.conditions,
+				applyConditions: func(ctx context.Context, obj T, conditions []metav1.Condition) (T, error) {
+					applied, err := config.applyConditions(ctx, obj, conditions)
+					if err == nil {
+						objects.Written(applied)
+					}
+					return applied, err
+				},
+			},
 			managerClient: managerClient,
 			recorder:      eventRecorder,
 			clock:         time.Now,
 		},
+		objects:             objects,
 		list:                config.list,
 		authTokenSecretName: config.authTokenSecretName,
 		observedGeneration:  config.observedGeneration,
+		target:              config.target,
 	}
 	c.handlers = controllerhelpers.NewHandlers(klog.Background().WithName(config.name), c.queue, config.gvk, config.get)
 
@@ -231,7 +292,7 @@ func newRegistrationController[T kubeinterfaces.ObjectInterface](
 		informer cache.SharedIndexInformer
 		handler  cache.ResourceEventHandler
 	}{
-		{config.gvk.Kind, config.objectInformer, c.objectHandlerFuncs()},
+		{config.gvk.Kind, config.informer, c.objectHandlerFuncs()},
 		{"Secret", secretInformer.Informer(), c.secretHandlerFuncs()},
 	}
 	for _, r := range registrations {

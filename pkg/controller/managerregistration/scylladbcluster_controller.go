@@ -2,7 +2,6 @@ package managerregistration
 
 import (
 	"context"
-	"fmt"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	scyllav1alpha1apply "github.com/scyllakube/client/scylla/applyconfiguration/scylla/v1alpha1"
@@ -13,13 +12,11 @@ import (
 	"github.com/scyllakube/scylla-operator/pkg/kubeinterfaces"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	corev1informers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2"
 )
 
 // ScyllaDBClusterControllerName names the ScyllaDBCluster registration controller in logs, events, metrics and its
@@ -35,10 +32,6 @@ var scyllaDBClusterGVK = scyllav1alpha1.SchemeGroupVersion.WithKind("ScyllaDBClu
 // in the meta cluster, where both run.
 type ScyllaDBClusterController struct {
 	*registrationController[*scyllav1alpha1.ScyllaDBCluster]
-
-	// scyllaDBClusters is what a sync reads its ScyllaDBCluster from: the informer's copy, or the one the
-	// controller's last write returned while the informer has not caught up with it.
-	scyllaDBClusters *controllerhelpers.MutationCache[*scyllav1alpha1.ScyllaDBCluster]
 }
 
 // NewScyllaDBClusterController returns a ScyllaDBClusterController that reads through the given informers and writes
@@ -52,27 +45,19 @@ func NewScyllaDBClusterController(
 	scyllaDBClusterInformer scyllav1alpha1informers.ScyllaDBClusterInformer,
 	secretInformer corev1informers.SecretInformer,
 ) (*ScyllaDBClusterController, error) {
-	scyllaDBClusters := controllerhelpers.NewMutationCache[*scyllav1alpha1.ScyllaDBCluster](
-		scyllaDBClusterInformer.Informer().GetStore(), scyllav1alpha1.Resource("scylladbclusters"))
 	lister := scyllaDBClusterInformer.Lister()
 	rc, err := newRegistrationController(kubeClient, managerClient, secretInformer, registrationControllerConfig[*scyllav1alpha1.ScyllaDBCluster]{
-		name: ScyllaDBClusterControllerName,
-		gvk:  scyllaDBClusterGVK,
-		kind: targetKind[*scyllav1alpha1.ScyllaDBCluster]{
-			kind: scyllaDBClusterGVK.Kind,
-			client: func(namespace string) kubeinterfaces.PatcherInterface[*scyllav1alpha1.ScyllaDBCluster] {
-				return scyllaDBClusters.Patcher(scyllaClient.ScyllaV1alpha1().ScyllaDBClusters(namespace))
-			},
-			conditions: scyllaDBClusterConditions,
-			applyConditions: func(ctx context.Context, sc *scyllav1alpha1.ScyllaDBCluster, conditions []metav1.Condition) (*scyllav1alpha1.ScyllaDBCluster, error) {
-				applied, err := applyScyllaDBClusterConditions(ctx, scyllaClient, sc, conditions)
-				if err == nil {
-					scyllaDBClusters.Written(applied)
-				}
-				return applied, err
-			},
+		name:     ScyllaDBClusterControllerName,
+		gvk:      scyllaDBClusterGVK,
+		resource: scyllav1alpha1.Resource("scylladbclusters"),
+		informer: scyllaDBClusterInformer.Informer(),
+		client: func(namespace string) kubeinterfaces.PatcherInterface[*scyllav1alpha1.ScyllaDBCluster] {
+			return scyllaClient.ScyllaV1alpha1().ScyllaDBClusters(namespace)
 		},
-		objectInformer: scyllaDBClusterInformer.Informer(),
+		applyConditions: func(ctx context.Context, sc *scyllav1alpha1.ScyllaDBCluster, conditions []metav1.Condition) (*scyllav1alpha1.ScyllaDBCluster, error) {
+			return applyScyllaDBClusterConditions(ctx, scyllaClient, sc, conditions)
+		},
+		conditions: scyllaDBClusterConditions,
 		get: func(namespace, name string) (*scyllav1alpha1.ScyllaDBCluster, error) {
 			return lister.ScyllaDBClusters(namespace).Get(name)
 		},
@@ -81,17 +66,12 @@ func NewScyllaDBClusterController(
 		},
 		authTokenSecretName: naming.ScyllaDBClusterAuthTokenSecretName,
 		observedGeneration:  scyllaDBClusterObservedGeneration,
+		target:              makeScyllaDBClusterTarget,
 	})
 	if err != nil {
 		return nil, err
 	}
-
-	c := &ScyllaDBClusterController{
-		registrationController: rc,
-		scyllaDBClusters:       scyllaDBClusters,
-	}
-	rc.syncKey = c.sync
-	return c, nil
+	return &ScyllaDBClusterController{registrationController: rc}, nil
 }
 
 func scyllaDBClusterConditions(sc *scyllav1alpha1.ScyllaDBCluster) []metav1.Condition {
@@ -114,39 +94,16 @@ func scyllaDBClusterUpdateMatters(oldSC, newSC *scyllav1alpha1.ScyllaDBCluster) 
 	return registrationUpdateMatters(oldSC, newSC, scyllaDBClusterObservedGeneration, scyllaDBClusterConditions)
 }
 
-// sync reconciles the ScyllaDB Manager cluster of the ScyllaDBCluster named by key.
-func (c *ScyllaDBClusterController) sync(ctx context.Context, key string) error {
-	logger := klog.FromContext(ctx)
-
-	namespace, name, err := cache.SplitMetaNamespaceKey(key)
-	if err != nil {
-		// Keys come from the informers; a malformed one never becomes valid.
-		logger.Error(err, "Can't split key", "key", key)
-		return nil
-	}
-
-	sc, err := c.scyllaDBClusters.Get(namespace, name)
-	if apierrors.IsNotFound(err) {
-		// Its finalizer kept it until its cluster was deregistered, unless it never had one.
-		logger.V(4).Info("ScyllaDBCluster is gone", "scyllaDBCluster", klog.KRef(namespace, name))
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("can't get ScyllaDBCluster %q: %w", key, err)
-	}
-
-	authTokenSecret, err := c.authTokenSecret(sc)
-	if err != nil {
-		return err
-	}
-
+// makeScyllaDBClusterTarget returns what sc asks the registrar for, given its agent auth-token Secret in the meta
+// cluster (nil when it does not exist). A ScyllaDBCluster has no previous owner: no older manager-controller
+// registered one.
+func makeScyllaDBClusterTarget(sc *scyllav1alpha1.ScyllaDBCluster, authTokenSecret *corev1.Secret) *registrationTarget[*scyllav1alpha1.ScyllaDBCluster] {
 	spec, waiting := makeScyllaDBClusterClusterSpec(sc, authTokenSecret)
-	ctx = klog.NewContext(ctx, logger.WithValues("scyllaDBCluster", klog.KObj(sc)))
-	return c.registrar.sync(ctx, &registrationTarget[*scyllav1alpha1.ScyllaDBCluster]{
+	return &registrationTarget[*scyllav1alpha1.ScyllaDBCluster]{
 		object:  sc,
 		spec:    spec,
 		waiting: waiting,
-	})
+	}
 }
 
 // makeScyllaDBClusterClusterSpec returns the cluster sc asks ScyllaDB Manager to hold, given its agent auth-token

@@ -2,51 +2,24 @@ package managerregistration
 
 import (
 	"context"
-	"fmt"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2"
+	corev1 "k8s.io/api/core/v1"
 )
 
-// sync reconciles the ScyllaDB Manager cluster of the ScyllaDBDatacenter named by key.
-func (c *ScyllaDBDatacenterController) sync(ctx context.Context, key string) error {
-	logger := klog.FromContext(ctx)
-
-	namespace, name, err := cache.SplitMetaNamespaceKey(key)
-	if err != nil {
-		// Keys come from the informers; a malformed one never becomes valid.
-		logger.Error(err, "Can't split key", "key", key)
-		return nil
-	}
-
-	sdc, err := c.scyllaDBDatacenters.Get(namespace, name)
-	if apierrors.IsNotFound(err) {
-		// Its finalizer kept it until its cluster was deregistered, unless it never had one.
-		logger.V(4).Info("ScyllaDBDatacenter is gone", "scyllaDBDatacenter", klog.KRef(namespace, name))
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("can't get ScyllaDBDatacenter %q: %w", key, err)
-	}
-
-	authTokenSecret, err := c.authTokenSecret(sdc)
-	if err != nil {
-		return err
-	}
-
+// makeScyllaDBDatacenterTarget returns what sdc asks the registrar for, given its agent auth-token Secret (nil when
+// it does not exist).
+func makeScyllaDBDatacenterTarget(sdc *scyllav1alpha1.ScyllaDBDatacenter, authTokenSecret *corev1.Secret) *registrationTarget[*scyllav1alpha1.ScyllaDBDatacenter] {
 	spec, waiting := makeScyllaDBDatacenterClusterSpec(sdc, authTokenSecret)
-	ctx = klog.NewContext(ctx, logger.WithValues("scyllaDBDatacenter", klog.KObj(sdc)))
-	return c.registrar.sync(ctx, &registrationTarget[*scyllav1alpha1.ScyllaDBDatacenter]{
+	return &registrationTarget[*scyllav1alpha1.ScyllaDBDatacenter]{
 		object:         sdc,
 		spec:           spec,
 		waiting:        waiting,
 		previousOwners: scyllaDBDatacenterPreviousOwners(sdc),
 		refused:        partOfScyllaDBCluster(sdc),
-	})
+	}
 }
 
 // sync brings ScyllaDB Manager in line with target:
