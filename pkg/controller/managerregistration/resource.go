@@ -182,21 +182,29 @@ func managerClusterName(kind string, obj metav1.Object) string {
 	return name
 }
 
-// makeScyllaDBDatacenterClusterSpec returns the cluster sdc asks ScyllaDB Manager to hold, given its agent auth-token
-// Secret (nil when it does not exist), or what it waits for.
-func makeScyllaDBDatacenterClusterSpec(sdc *scyllav1alpha1.ScyllaDBDatacenter, authTokenSecret *corev1.Secret) (*managerClusterSpec, *progress) {
-	if waiting := rollout(scyllaDBDatacenterGVK.Kind, sdc.Generation, sdc.Status.ObservedGeneration, sdc.Status.Conditions); waiting != nil {
+// makeClusterSpec returns the cluster obj, of kind, asks ScyllaDB Manager to hold once rolled out (given its status'
+// observedGeneration and conditions), with the agent auth token of authTokenSecret, named secretName (nil when it
+// does not exist), and the agents reached through host; or what it waits for.
+func makeClusterSpec(kind string, obj metav1.Object, observedGeneration *int64, conditions []metav1.Condition, secretName string, authTokenSecret *corev1.Secret, host string) (*managerClusterSpec, *progress) {
+	if waiting := rollout(kind, obj.GetGeneration(), observedGeneration, conditions); waiting != nil {
 		return nil, waiting
 	}
-	token, waiting := agentAuthToken(naming.AgentAuthTokenSecretName(sdc.Name), authTokenSecret)
+	token, waiting := agentAuthToken(secretName, authTokenSecret)
 	if waiting != nil {
 		return nil, waiting
 	}
 	return &managerClusterSpec{
-		Name:      managerClusterName(scyllaDBDatacenterGVK.Kind, sdc),
-		Host:      naming.ScyllaDBManagerClusterHost(sdc.Namespace, sdc.Name),
+		Name:      managerClusterName(kind, obj),
+		Host:      host,
 		AuthToken: token,
 	}, nil
+}
+
+// makeScyllaDBDatacenterClusterSpec returns the cluster sdc asks ScyllaDB Manager to hold, given its agent auth-token
+// Secret (nil when it does not exist), or what it waits for.
+func makeScyllaDBDatacenterClusterSpec(sdc *scyllav1alpha1.ScyllaDBDatacenter, authTokenSecret *corev1.Secret) (*managerClusterSpec, *progress) {
+	return makeClusterSpec(scyllaDBDatacenterGVK.Kind, sdc, sdc.Status.ObservedGeneration, sdc.Status.Conditions,
+		naming.AgentAuthTokenSecretName(sdc.Name), authTokenSecret, naming.ScyllaDBManagerClusterHost(sdc.Namespace, sdc.Name))
 }
 
 // partOfScyllaDBCluster refuses the registration of sdc when it is a datacenter of a ScyllaDBCluster: ScyllaDB

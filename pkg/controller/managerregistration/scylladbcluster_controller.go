@@ -110,18 +110,8 @@ func makeScyllaDBClusterTarget(sc *scyllav1alpha1.ScyllaDBCluster, authTokenSecr
 // Secret in the meta cluster (nil when it does not exist), or what it waits for. The operator reports the
 // ScyllaDBCluster Available only once every datacenter is.
 func makeScyllaDBClusterClusterSpec(sc *scyllav1alpha1.ScyllaDBCluster, authTokenSecret *corev1.Secret) (*managerClusterSpec, *progress) {
-	if waiting := rollout(scyllaDBClusterGVK.Kind, sc.Generation, sc.Status.ObservedGeneration, sc.Status.Conditions); waiting != nil {
-		return nil, waiting
-	}
-	token, waiting := agentAuthToken(naming.ScyllaDBClusterAuthTokenSecretName(sc.Name), authTokenSecret)
-	if waiting != nil {
-		return nil, waiting
-	}
-	return &managerClusterSpec{
-		Name:      managerClusterName(scyllaDBClusterGVK.Kind, sc),
-		Host:      naming.ScyllaDBManagerClusterHostForScyllaDBCluster(sc.Namespace, sc.Name),
-		AuthToken: token,
-	}, nil
+	return makeClusterSpec(scyllaDBClusterGVK.Kind, sc, sc.Status.ObservedGeneration, sc.Status.Conditions,
+		naming.ScyllaDBClusterAuthTokenSecretName(sc.Name), authTokenSecret, naming.ScyllaDBManagerClusterHostForScyllaDBCluster(sc.Namespace, sc.Name))
 }
 
 // applyScyllaDBClusterConditions makes conditions the status conditions the manager-controller owns on sc, with
