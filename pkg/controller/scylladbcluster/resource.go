@@ -5,11 +5,11 @@ package scylladbcluster
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/merge"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/scyllaagent"
 	corev1 "k8s.io/api/core/v1"
@@ -103,7 +103,7 @@ func makeScyllaDBDatacenter(sc *scyllav1alpha1.ScyllaDBCluster, dc *scyllav1alph
 	spec := &sc.Spec
 
 	meta := remoteObjectMeta(sc, dc, naming.ScyllaDBClusterDatacenterName(sc.Name, dc.Name))
-	meta.Annotations = mergeMaps(meta.Annotations, map[string]string{
+	meta.Annotations = merge.Maps(meta.Annotations, map[string]string{
 		naming.ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot: naming.ScyllaDBClusterAuthTokenSecretName(sc.Name),
 	})
 
@@ -125,7 +125,7 @@ func makeScyllaDBDatacenter(sc *scyllav1alpha1.ScyllaDBCluster, dc *scyllav1alph
 			ScyllaDBManagerAgent:                    spec.ScyllaDBManagerAgent,
 			ForceRedeploymentReason:                 forceRedeploymentReason(spec.ForceRedeploymentReason, dc.ForceRedeploymentReason),
 			ExposeOptions:                           makeExposeOptions(spec.ExposeOptions),
-			RackTemplate:                            mergeRackTemplates(levelRackTemplate(spec.DatacenterTemplate), levelRackTemplate(&dc.ScyllaDBClusterDatacenterTemplate)),
+			RackTemplate:                            merge.RackTemplates(levelRackTemplate(spec.DatacenterTemplate), levelRackTemplate(&dc.ScyllaDBClusterDatacenterTemplate)),
 			Racks:                                   racks,
 			DisableAutomaticOrphanedNodeReplacement: new(spec.DisableAutomaticOrphanedNodeReplacement),
 			MinTerminationGracePeriodSeconds:        spec.MinTerminationGracePeriodSeconds,
@@ -146,7 +146,7 @@ func remoteObjectMeta(sc *scyllav1alpha1.ScyllaDBCluster, dc *scyllav1alpha1.Scy
 	return metav1.ObjectMeta{
 		Name:        name,
 		Namespace:   naming.ScyllaDBClusterRemoteNamespaceName(sc.Namespace, dc.Name),
-		Labels:      mergeMaps(labels, naming.ScyllaDBClusterRemoteLabels(sc.Namespace, sc.Name, dc.Name)),
+		Labels:      merge.Maps(labels, naming.ScyllaDBClusterRemoteLabels(sc.Namespace, sc.Name, dc.Name)),
 		Annotations: annotations,
 	}
 }
@@ -161,8 +161,8 @@ func datacenterMetadata(sc *scyllav1alpha1.ScyllaDBCluster, dc *scyllav1alpha1.S
 	}
 	for _, m := range levels {
 		if m != nil {
-			merged.Labels = mergeMaps(merged.Labels, m.Labels)
-			merged.Annotations = mergeMaps(merged.Annotations, m.Annotations)
+			merged.Labels = merge.Maps(merged.Labels, m.Labels)
+			merged.Annotations = merge.Maps(merged.Annotations, m.Annotations)
 		}
 	}
 	if merged.Labels != nil {
@@ -234,161 +234,18 @@ func levelRackTemplate(t *scyllav1alpha1.ScyllaDBClusterDatacenterTemplate) *scy
 			ScyllaDBManagerAgent:  t.ScyllaDBManagerAgent,
 		}
 	}
-	return mergeRackTemplates(wide, t.RackTemplate)
+	return merge.RackTemplates(wide, t.RackTemplate)
 }
 
 // mergeRacks returns base's racks, each merged with override's rack of the same name, followed by override's other
 // racks.
 func mergeRacks(base, override []scyllav1alpha1.RackSpec) []scyllav1alpha1.RackSpec {
-	merged := mergeByKey(base, override, func(r scyllav1alpha1.RackSpec) string { return r.Name }, func(b, o scyllav1alpha1.RackSpec) scyllav1alpha1.RackSpec {
-		return scyllav1alpha1.RackSpec{Name: o.Name, RackTemplate: *mergeRackTemplates(&b.RackTemplate, &o.RackTemplate)}
+	merged := merge.ByKey(base, override, func(r scyllav1alpha1.RackSpec) string { return r.Name }, func(b, o scyllav1alpha1.RackSpec) scyllav1alpha1.RackSpec {
+		return scyllav1alpha1.RackSpec{Name: o.Name, RackTemplate: *merge.RackTemplates(&b.RackTemplate, &o.RackTemplate)}
 	})
 	for i := range merged {
 		merged[i] = *merged[i].DeepCopy()
 	}
-	return merged
-}
-
-// mergeRackTemplates returns override merged over base (see makeScyllaDBDatacenter for the rules), or nil when both
-// are nil. The result may share memory with the arguments.
-func mergeRackTemplates(base, override *scyllav1alpha1.RackTemplate) *scyllav1alpha1.RackTemplate {
-	switch {
-	case base == nil:
-		return override
-	case override == nil:
-		return base
-	}
-	return &scyllav1alpha1.RackTemplate{
-		Nodes:                 pick(override.Nodes, base.Nodes),
-		Placement:             mergePlacements(base.Placement, override.Placement),
-		TopologyLabelSelector: mergeMaps(base.TopologyLabelSelector, override.TopologyLabelSelector),
-		ScyllaDB:              mergeScyllaDBTemplates(base.ScyllaDB, override.ScyllaDB),
-		ScyllaDBManagerAgent:  mergeAgentTemplates(base.ScyllaDBManagerAgent, override.ScyllaDBManagerAgent),
-		ExposeOptions:         mergeRackExposeOptions(base.ExposeOptions, override.ExposeOptions),
-	}
-}
-
-func mergePlacements(base, override *scyllav1alpha1.Placement) *scyllav1alpha1.Placement {
-	switch {
-	case base == nil:
-		return override
-	case override == nil:
-		return base
-	}
-	return &scyllav1alpha1.Placement{
-		NodeAffinity:    pick(override.NodeAffinity, base.NodeAffinity),
-		PodAffinity:     pick(override.PodAffinity, base.PodAffinity),
-		PodAntiAffinity: pick(override.PodAntiAffinity, base.PodAntiAffinity),
-		Tolerations:     slices.Concat(base.Tolerations, override.Tolerations),
-	}
-}
-
-func mergeScyllaDBTemplates(base, override *scyllav1alpha1.ScyllaDBTemplate) *scyllav1alpha1.ScyllaDBTemplate {
-	switch {
-	case base == nil:
-		return override
-	case override == nil:
-		return base
-	}
-	return &scyllav1alpha1.ScyllaDBTemplate{
-		Resources:          pick(override.Resources, base.Resources),
-		Storage:            pick(override.Storage, base.Storage),
-		CustomConfigMapRef: pick(override.CustomConfigMapRef, base.CustomConfigMapRef),
-		Volumes:            mergeVolumes(base.Volumes, override.Volumes),
-		VolumeMounts:       mergeVolumeMounts(base.VolumeMounts, override.VolumeMounts),
-	}
-}
-
-func mergeAgentTemplates(base, override *scyllav1alpha1.ScyllaDBManagerAgentTemplate) *scyllav1alpha1.ScyllaDBManagerAgentTemplate {
-	switch {
-	case base == nil:
-		return override
-	case override == nil:
-		return base
-	}
-	return &scyllav1alpha1.ScyllaDBManagerAgentTemplate{
-		Resources:             pick(override.Resources, base.Resources),
-		CustomConfigSecretRef: pick(override.CustomConfigSecretRef, base.CustomConfigSecretRef),
-		Volumes:               mergeVolumes(base.Volumes, override.Volumes),
-		VolumeMounts:          mergeVolumeMounts(base.VolumeMounts, override.VolumeMounts),
-	}
-}
-
-func mergeRackExposeOptions(base, override *scyllav1alpha1.RackExposeOptions) *scyllav1alpha1.RackExposeOptions {
-	var metadata []scyllav1alpha1.ObjectTemplateMetadata
-	for _, o := range []*scyllav1alpha1.RackExposeOptions{base, override} {
-		if o != nil && o.NodeService != nil {
-			metadata = append(metadata, o.NodeService.ObjectTemplateMetadata)
-		}
-	}
-	switch len(metadata) {
-	case 0:
-		return pick(override, base)
-	case 1:
-		return &scyllav1alpha1.RackExposeOptions{NodeService: &scyllav1alpha1.RackNodeServiceTemplate{ObjectTemplateMetadata: metadata[0]}}
-	}
-	return &scyllav1alpha1.RackExposeOptions{NodeService: &scyllav1alpha1.RackNodeServiceTemplate{
-		ObjectTemplateMetadata: scyllav1alpha1.ObjectTemplateMetadata{
-			Labels:      mergeMaps(metadata[0].Labels, metadata[1].Labels),
-			Annotations: mergeMaps(metadata[0].Annotations, metadata[1].Annotations),
-		},
-	}}
-}
-
-func mergeVolumes(base, override []corev1.Volume) []corev1.Volume {
-	return mergeByKey(base, override, func(v corev1.Volume) string { return v.Name }, replace)
-}
-
-func mergeVolumeMounts(base, override []corev1.VolumeMount) []corev1.VolumeMount {
-	return mergeByKey(base, override, func(m corev1.VolumeMount) string { return m.MountPath }, replace)
-}
-
-func replace[T any](_, override T) T {
-	return override
-}
-
-// mergeByKey returns base's items, each merged with override's item of the same key if there is one, followed by
-// override's other items; nil when both are empty.
-func mergeByKey[T any](base, override []T, key func(T) string, merge func(base, override T) T) []T {
-	if len(base) == 0 && len(override) == 0 {
-		return nil
-	}
-	overrides := make(map[string]T, len(override))
-	for _, o := range override {
-		overrides[key(o)] = o
-	}
-	merged := make([]T, 0, len(base)+len(override))
-	for _, b := range base {
-		if o, ok := overrides[key(b)]; ok {
-			b = merge(b, o)
-			delete(overrides, key(b))
-		}
-		merged = append(merged, b)
-	}
-	for _, o := range override {
-		if _, ok := overrides[key(o)]; ok {
-			merged = append(merged, o)
-		}
-	}
-	return merged
-}
-
-// pick returns override unless it is nil, else base.
-func pick[T any](override, base *T) *T {
-	if override != nil {
-		return override
-	}
-	return base
-}
-
-// mergeMaps returns a new map with base's entries and override's on top, or nil when both are empty.
-func mergeMaps(base, override map[string]string) map[string]string {
-	if len(base) == 0 && len(override) == 0 {
-		return nil
-	}
-	merged := make(map[string]string, len(base)+len(override))
-	maps.Copy(merged, base)
-	maps.Copy(merged, override)
 	return merged
 }
 

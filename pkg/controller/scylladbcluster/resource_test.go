@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/merge"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/scyllaagent"
 	corev1 "k8s.io/api/core/v1"
@@ -284,7 +285,7 @@ func TestMakeScyllaDBDatacenterMergesLevels(t *testing.T) {
 				sc.Spec.Metadata = &scyllav1alpha1.ObjectTemplateMetadata{Labels: map[string]string{"l": "cluster", naming.ManagedByLabel: "someone"}}
 			},
 			get:  func(sdc *scyllav1alpha1.ScyllaDBDatacenter) any { return sdc.Labels },
-			want: mergeMaps(map[string]string{"l": "cluster"}, remoteLabels("dc1")),
+			want: merge.Maps(map[string]string{"l": "cluster"}, remoteLabels("dc1")),
 		},
 		{
 			name: "the registration label is never propagated, from the object or from any metadata level",
@@ -418,7 +419,7 @@ func TestMakeRemoteNamespace(t *testing.T) {
 	}
 	want := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
 		Name:        remoteNamespace("dc1"),
-		Labels:      mergeMaps(map[string]string{"team": "storage"}, remoteLabels("dc1")),
+		Labels:      merge.Maps(map[string]string{"team": "storage"}, remoteLabels("dc1")),
 		Annotations: map[string]string{"owner": "storage@example.com"},
 	}}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/merge"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/resourceapply"
 	"github.com/scyllakube/scylla-operator/pkg/scyllaagent"
@@ -120,7 +121,7 @@ func objectMeta(sdc *scyllav1alpha1.ScyllaDBDatacenter, name string, labels map[
 	return metav1.ObjectMeta{
 		Namespace:       sdc.Namespace,
 		Name:            name,
-		Labels:          mergeMaps(labels, nil),
+		Labels:          merge.Maps(labels, nil),
 		OwnerReferences: []metav1.OwnerReference{controllerRef(sdc)},
 	}
 }
@@ -133,8 +134,8 @@ func podObjectMeta(sdc *scyllav1alpha1.ScyllaDBDatacenter, labels, annotations m
 		userLabels, userAnnotations = sdc.Spec.Metadata.Labels, sdc.Spec.Metadata.Annotations
 	}
 	return metav1.ObjectMeta{
-		Labels:      mergeMaps(userLabels, labels),
-		Annotations: mergeMaps(userAnnotations, annotations),
+		Labels:      merge.Maps(userLabels, labels),
+		Annotations: merge.Maps(userAnnotations, annotations),
 	}
 }
 
@@ -565,8 +566,8 @@ func makeMemberService(sdc *scyllav1alpha1.ScyllaDBDatacenter, rack *scyllav1alp
 	}
 	meta := objectMeta(sdc, name, labels)
 	// The operator's labels win over the user's at every level.
-	meta.Labels = mergeMaps(mergeMaps(mergeMaps(meta.Labels, template.Labels), rackLabels), labels)
-	meta.Annotations = mergeMaps(mergeMaps(meta.Annotations, template.Annotations), rackAnnotations)
+	meta.Labels = merge.Maps(merge.Maps(merge.Maps(meta.Labels, template.Labels), rackLabels), labels)
+	meta.Annotations = merge.Maps(merge.Maps(meta.Annotations, template.Annotations), rackAnnotations)
 
 	svc := &corev1.Service{
 		ObjectMeta: meta,
@@ -937,8 +938,8 @@ func makeDataVolumeClaimTemplate(rack *scyllav1alpha1.RackSpec) (*corev1.Persist
 		},
 	}
 	if storage.Metadata != nil {
-		claim.Labels = mergeMaps(storage.Metadata.Labels, nil)
-		claim.Annotations = mergeMaps(storage.Metadata.Annotations, nil)
+		claim.Labels = merge.Maps(storage.Metadata.Labels, nil)
+		claim.Annotations = merge.Maps(storage.Metadata.Annotations, nil)
 	}
 	return claim, nil
 }

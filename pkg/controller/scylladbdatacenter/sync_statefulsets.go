@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/merge"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/resourceapply"
 	appsv1 "k8s.io/api/apps/v1"
@@ -77,7 +78,7 @@ func (c *Controller) syncStatefulSets(ctx context.Context, sdc *scyllav1alpha1.S
 			errs = append(errs, fmt.Errorf("can't make StatefulSet %q of rack %q: %w", r.statefulSetName, r.name, err))
 			continue
 		}
-		sts.Annotations = mergeMaps(sts.Annotations, map[string]string{naming.PodTemplateHashAnnotation: templateHash})
+		sts.Annotations = merge.Maps(sts.Annotations, map[string]string{naming.PodTemplateHashAnnotation: templateHash})
 		required = append(required, sts)
 		rackRequired[i] = sts
 	}
