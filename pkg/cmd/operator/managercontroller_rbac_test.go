@@ -276,11 +276,12 @@ func TestManagerControllerNeedsExactlyItsClusterRole(t *testing.T) {
 	})
 
 	// Deleting them removes them from ScyllaDB Manager, then their finalizers.
-	for _, obj := range []struct {
+	deleted := []struct {
 		gvr  schema.GroupVersionResource
 		name string
-	}{{gvr: taskGVR, name: taskName}, {gvr: sdcGVR, name: name}, {gvr: scGVR, name: scName}} {
-		live, err := tracker.Get(obj.gvr, namespace, obj.name)
+	}{{gvr: taskGVR, name: taskName}, {gvr: sdcGVR, name: name}, {gvr: scGVR, name: scName}}
+	markDeleted := func(gvr schema.GroupVersionResource, name string) {
+		live, err := tracker.Get(gvr, namespace, name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -290,21 +291,27 @@ func TestManagerControllerNeedsExactlyItsClusterRole(t *testing.T) {
 			t.Fatal(err)
 		}
 		accessor.SetDeletionTimestamp(new(metav1.Now()))
-		if err := tracker.Update(obj.gvr, deleting, namespace); err != nil {
+		if err := tracker.Update(gvr, deleting, namespace); err != nil {
 			t.Fatal(err)
 		}
 	}
+	for _, obj := range deleted {
+		markDeleted(obj.gvr, obj.name)
+	}
 	waitFor("the finalizers to be removed after ScyllaDB Manager forgot them", func() bool {
-		for _, obj := range []struct {
-			gvr  schema.GroupVersionResource
-			name string
-		}{{gvr: taskGVR, name: taskName}, {gvr: sdcGVR, name: name}, {gvr: scGVR, name: scName}} {
+		for _, obj := range deleted {
 			live, err := tracker.Get(obj.gvr, namespace, obj.name)
 			if err != nil {
 				return false
 			}
 			accessor, err := meta.Accessor(live)
 			if err != nil || len(accessor.GetFinalizers()) != 0 {
+				if err == nil && accessor.GetDeletionTimestamp() == nil {
+					// The fake clientset's patches read, change and write the object without a resourceVersion
+					// check, so a controller's patch racing markDeleted can write the object back without its
+					// deletionTimestamp, which an API server never loses: mark it again.
+					markDeleted(obj.gvr, obj.name)
+				}
 				return false
 			}
 		}
