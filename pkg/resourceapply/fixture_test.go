@@ -8,6 +8,7 @@ import (
 	scyllafake "github.com/scyllakube/client/scylla/clientset/versioned/fake"
 	scyllav1alpha1listers "github.com/scyllakube/client/scylla/listers/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/kubeinterfaces"
+	"github.com/scyllakube/scylla-operator/pkg/test/fakeclient"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -271,15 +272,7 @@ func deleteOptions(actions []clienttesting.Action) []metav1.DeleteOptions {
 
 // takeEvents returns the events recorded since the last call.
 func (f *applyFixture[T]) takeEvents() []string {
-	var events []string
-	for {
-		select {
-		case event := <-f.recorder.Events:
-			events = append(events, event)
-		default:
-			return events
-		}
-	}
+	return fakeclient.Events(f.recorder)
 }
 
 // failOn makes the fake clientset fail every request with verb on the fixture's resource.

@@ -16,6 +16,7 @@ import (
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/scyllaagent"
 	"github.com/scyllakube/scylla-operator/pkg/test/apiserverfields"
+	"github.com/scyllakube/scylla-operator/pkg/test/fakeclient"
 	"github.com/scyllakube/scylla-operator/pkg/test/fakescyllamanager"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -264,23 +265,7 @@ func (f *fixture) sync() error {
 
 // writes returns the write actions of both clients as "<verb> <resource>[/<subresource>]", apply patches as "apply".
 func (f *fixtureBase) writes() []string {
-	var writes []string
-	for _, action := range append(f.kubeClient.Actions(), f.scyllaClient.Actions()...) {
-		switch action.GetVerb() {
-		case "get", "list", "watch":
-			continue
-		}
-		resource := action.GetResource().Resource
-		if sub := action.GetSubresource(); len(sub) != 0 {
-			resource += "/" + sub
-		}
-		verb := action.GetVerb()
-		if patch, ok := action.(clienttesting.PatchAction); ok && patch.GetPatchType() == types.ApplyPatchType {
-			verb = "apply"
-		}
-		writes = append(writes, verb+" "+resource)
-	}
-	return writes
+	return fakeclient.Writes(append(f.kubeClient.Actions(), f.scyllaClient.Actions()...))
 }
 
 // patches returns the bodies of the patches sent of patchType, in order, decoded.
@@ -315,15 +300,7 @@ func (f *fixtureBase) managerRequests(writesOnly bool) []string {
 
 // events returns the events recorded since the last call.
 func (f *fixtureBase) events() []string {
-	var events []string
-	for {
-		select {
-		case e := <-f.recorder.Events:
-			events = append(events, e)
-		default:
-			return events
-		}
-	}
+	return fakeclient.Events(f.recorder)
 }
 
 // ownedConditions returns this controller's conditions of sdc.

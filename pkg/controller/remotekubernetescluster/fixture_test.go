@@ -14,6 +14,7 @@ import (
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/remoteclient"
 	"github.com/scyllakube/scylla-operator/pkg/test/apiserverfields"
+	"github.com/scyllakube/scylla-operator/pkg/test/fakeclient"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -331,36 +332,12 @@ func (f *fixture) sync() error {
 // writes returns the write actions of the local clients as "<verb> <resource>[/<subresource>]", apply patches as
 // "apply".
 func (f *fixture) writes() []string {
-	var writes []string
-	for _, action := range append(f.kubeClient.Actions(), f.scyllaClient.Actions()...) {
-		switch action.GetVerb() {
-		case "get", "list", "watch":
-			continue
-		}
-		resource := action.GetResource().Resource
-		if sub := action.GetSubresource(); len(sub) != 0 {
-			resource += "/" + sub
-		}
-		verb := action.GetVerb()
-		if patch, ok := action.(clienttesting.PatchAction); ok && patch.GetPatchType() == types.ApplyPatchType {
-			verb = "apply"
-		}
-		writes = append(writes, verb+" "+resource)
-	}
-	return writes
+	return fakeclient.Writes(append(f.kubeClient.Actions(), f.scyllaClient.Actions()...))
 }
 
 // events returns the events recorded since the last call.
 func (f *fixture) events() []string {
-	var events []string
-	for {
-		select {
-		case e := <-f.recorder.Events:
-			events = append(events, e)
-		default:
-			return events
-		}
-	}
+	return fakeclient.Events(f.recorder)
 }
 
 // condition returns the stored condition condType, failing the test when there is none.

@@ -14,6 +14,7 @@ import (
 	scyllainformers "github.com/scyllakube/client/scylla/informers/externalversions"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/test/fakeclient"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -154,15 +155,7 @@ func (f *syncFixture) takeWrites() []string {
 }
 
 func (f *syncFixture) takeEvents() []string {
-	var events []string
-	for {
-		select {
-		case event := <-f.recorder.Events:
-			events = append(events, event)
-		default:
-			return events
-		}
-	}
+	return fakeclient.Events(f.recorder)
 }
 
 func (f *syncFixture) getScyllaCluster(t *testing.T, sc *scyllav1.ScyllaCluster) *scyllav1.ScyllaCluster {

@@ -12,6 +12,7 @@ import (
 	scyllainformers "github.com/scyllakube/client/scylla/informers/externalversions"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/test/apiserverfields"
+	"github.com/scyllakube/scylla-operator/pkg/test/fakeclient"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -267,15 +268,7 @@ func (f *fixture) written(resource, name string) runtime.Object {
 
 // events returns the events recorded so far.
 func (f *fixture) events() []string {
-	var events []string
-	for {
-		select {
-		case e := <-f.recorder.Events:
-			events = append(events, e)
-		default:
-			return events
-		}
-	}
+	return fakeclient.Events(f.recorder)
 }
 
 // kubeKinds are the kinds the fixture reads back from the fake API server, by resource.

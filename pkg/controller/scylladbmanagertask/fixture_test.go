@@ -14,6 +14,7 @@ import (
 	"github.com/scyllakube/managerclient"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/test/apiserverfields"
+	"github.com/scyllakube/scylla-operator/pkg/test/fakeclient"
 	"github.com/scyllakube/scylla-operator/pkg/test/fakescyllamanager"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -332,15 +333,7 @@ func (f *fixture) onlyTask(t *testing.T) fakescyllamanager.TaskState {
 
 // events returns and forgets the recorded events.
 func (f *fixture) events() []string {
-	var events []string
-	for {
-		select {
-		case e := <-f.recorder.Events:
-			events = append(events, e)
-		default:
-			return events
-		}
-	}
+	return fakeclient.Events(f.recorder)
 }
 
 // newRegisteredDatacenter returns the ScyllaDBDatacenter named testDCName, registered as testClusterID.
