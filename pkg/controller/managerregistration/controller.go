@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	corev1informers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
 )
 
 // ScyllaDBDatacenterControllerName names the ScyllaDBDatacenter registration controller in logs, events, metrics and
@@ -84,16 +83,4 @@ func scyllaDBDatacenterConditions(sdc *scyllav1alpha1.ScyllaDBDatacenter) []meta
 
 func scyllaDBDatacenterObservedGeneration(sdc *scyllav1alpha1.ScyllaDBDatacenter) *int64 {
 	return sdc.Status.ObservedGeneration
-}
-
-// scyllaDBDatacenterHandlerFuncs are the ScyllaDBDatacenter informer's handlers (registrationController's
-// objectHandlerFuncs).
-func (c *ScyllaDBDatacenterController) scyllaDBDatacenterHandlerFuncs() cache.ResourceEventHandlerFuncs {
-	return c.objectHandlerFuncs()
-}
-
-// scyllaDBDatacenterUpdateMatters tells whether the update from oldSDC to newSDC can change what the registration of
-// newSDC does (registrationUpdateMatters).
-func scyllaDBDatacenterUpdateMatters(oldSDC, newSDC *scyllav1alpha1.ScyllaDBDatacenter) bool {
-	return registrationUpdateMatters(oldSDC, newSDC, scyllaDBDatacenterObservedGeneration, scyllaDBDatacenterConditions)
 }

@@ -53,13 +53,13 @@ func TestHandlersEnqueueTheDatacenterAnEventConcerns(t *testing.T) {
 	}{
 		{
 			name:     "a ScyllaDBDatacenter enqueues itself",
-			deliver:  func(c *ScyllaDBDatacenterController) { c.scyllaDBDatacenterHandlerFuncs().OnAdd(sdc, false) },
+			deliver:  func(c *ScyllaDBDatacenterController) { c.objectHandlerFuncs().OnAdd(sdc, false) },
 			wantKeys: []string{testKey},
 		},
 		{
 			name: "a deleted ScyllaDBDatacenter, seen as a tombstone, enqueues itself",
 			deliver: func(c *ScyllaDBDatacenterController) {
-				c.scyllaDBDatacenterHandlerFuncs().OnDelete(cache.DeletedFinalStateUnknown{Key: testKey, Obj: sdc})
+				c.objectHandlerFuncs().OnDelete(cache.DeletedFinalStateUnknown{Key: testKey, Obj: sdc})
 			},
 			wantKeys: []string{testKey},
 		},
@@ -247,12 +247,12 @@ func TestScyllaDBDatacenterUpdatesEnqueueOnlyWhatTheRegistrationDependsOn(t *tes
 			if !tc.keepVersion {
 				newSDC.ResourceVersion = "11"
 			}
-			if got := scyllaDBDatacenterUpdateMatters(oldSDC, newSDC); got != tc.wantEnqueue {
-				t.Errorf("expected scyllaDBDatacenterUpdateMatters to return %t, got %t", tc.wantEnqueue, got)
+			if got := registrationUpdateMatters(oldSDC, newSDC, scyllaDBDatacenterObservedGeneration, scyllaDBDatacenterConditions); got != tc.wantEnqueue {
+				t.Errorf("expected registrationUpdateMatters to return %t, got %t", tc.wantEnqueue, got)
 			}
 
 			f := newFixture(t, oldSDC)
-			f.controller.scyllaDBDatacenterHandlerFuncs().OnUpdate(oldSDC, newSDC)
+			f.controller.objectHandlerFuncs().OnUpdate(oldSDC, newSDC)
 			var wantKeys []string
 			if tc.wantEnqueue {
 				wantKeys = []string{testKey}

@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	corev1informers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
 )
 
 // ScyllaDBClusterControllerName names the ScyllaDBCluster registration controller in logs, events, metrics and its
@@ -80,18 +79,6 @@ func scyllaDBClusterConditions(sc *scyllav1alpha1.ScyllaDBCluster) []metav1.Cond
 
 func scyllaDBClusterObservedGeneration(sc *scyllav1alpha1.ScyllaDBCluster) *int64 {
 	return sc.Status.ObservedGeneration
-}
-
-// scyllaDBClusterHandlerFuncs are the ScyllaDBCluster informer's handlers (registrationController's
-// objectHandlerFuncs).
-func (c *ScyllaDBClusterController) scyllaDBClusterHandlerFuncs() cache.ResourceEventHandlerFuncs {
-	return c.objectHandlerFuncs()
-}
-
-// scyllaDBClusterUpdateMatters tells whether the update from oldSC to newSC can change what the registration of newSC
-// does (registrationUpdateMatters).
-func scyllaDBClusterUpdateMatters(oldSC, newSC *scyllav1alpha1.ScyllaDBCluster) bool {
-	return registrationUpdateMatters(oldSC, newSC, scyllaDBClusterObservedGeneration, scyllaDBClusterConditions)
 }
 
 // makeScyllaDBClusterTarget returns what sc asks the registrar for, given its agent auth-token Secret in the meta

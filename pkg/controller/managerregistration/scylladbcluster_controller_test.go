@@ -5,16 +5,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
-	scyllafake "github.com/scyllakube/client/scylla/clientset/versioned/fake"
-	scyllainformers "github.com/scyllakube/client/scylla/informers/externalversions"
-	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/test/fakescyllamanager"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kubeinformers "k8s.io/client-go/informers"
-	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -164,37 +159,6 @@ func TestScyllaDBClusterSyncRegistersOnceUnderItsDerivedIDAndWritesNothingOnResy
 	}
 }
 
-func TestScyllaDBClusterSyncUsesTheNameOverride(t *testing.T) {
-	t.Parallel()
-
-	sc := newSC()
-	sc.Annotations[naming.ScyllaDBManagerClusterNameOverrideAnnotation] = "scylla/basic"
-	f := newSCFixture(t, sc, newSCAuthTokenSecret(t, testToken))
-	if err := f.sync(); err != nil {
-		t.Fatal(err)
-	}
-	if clusters := f.manager.State().Clusters; len(clusters) != 1 || clusters[0].Name != "scylla/basic" {
-		t.Errorf("expected one cluster named %q, got %+v", "scylla/basic", clusters)
-	}
-}
-
-func TestScyllaDBClusterSyncAddsTheFinalizerFirst(t *testing.T) {
-	t.Parallel()
-
-	sc := newSC()
-	sc.Finalizers = nil
-	f := newSCFixture(t, sc, newSCAuthTokenSecret(t, testToken))
-	if err := f.sync(); err != nil {
-		t.Fatal(err)
-	}
-	if requests := f.managerRequests(false); len(requests) != 0 {
-		t.Errorf("expected no ScyllaDB Manager requests, got %v", requests)
-	}
-	if diff := cmp.Diff([]string{naming.ScyllaDBManagerClusterFinalizer}, f.stored().Finalizers); diff != "" {
-		t.Errorf("unexpected finalizers (-want +got):\n%s", diff)
-	}
-}
-
 func TestScyllaDBClusterSyncWaitsForTheRolloutWithoutCallingScyllaDBManager(t *testing.T) {
 	t.Parallel()
 
@@ -206,14 +170,6 @@ func TestScyllaDBClusterSyncWaitsForTheRolloutWithoutCallingScyllaDBManager(t *t
 		{
 			name:   "the operator has not observed the current generation",
 			modify: func(sc *scyllav1alpha1.ScyllaDBCluster) { sc.Status.ObservedGeneration = new(int64(1)) },
-		},
-		{
-			name:   "the operator has never written a status",
-			modify: func(sc *scyllav1alpha1.ScyllaDBCluster) { sc.Status = scyllav1alpha1.ScyllaDBClusterStatus{} },
-		},
-		{
-			name:   "Available describes an older generation",
-			modify: func(sc *scyllav1alpha1.ScyllaDBCluster) { sc.Status.Conditions[0].ObservedGeneration = 1 },
 		},
 		{
 			name:   "not every datacenter is available",
@@ -286,32 +242,6 @@ func TestScyllaDBClusterSyncWaitsForTheAuthToken(t *testing.T) {
 	}
 }
 
-func TestScyllaDBClusterSyncUpdatesTheClusterWhenTheTokenChanges(t *testing.T) {
-	t.Parallel()
-
-	f := newSCFixture(t, newSC(), newSCAuthTokenSecret(t, testToken))
-	if err := f.sync(); err != nil {
-		t.Fatal(err)
-	}
-	f.recache()
-
-	secret := newSCAuthTokenSecret(t, "rotated-token")
-	secret.ResourceVersion = "6"
-	f.cache(secret)
-	if err := f.sync(); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]string{"PUT /api/v1/cluster/" + testSCClusterID}, f.managerRequests(true)); diff != "" {
-		t.Errorf("unexpected ScyllaDB Manager writes (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]fakescyllamanager.ClusterState{wantSCCluster(t, "rotated-token")}, f.manager.State().Clusters); diff != "" {
-		t.Errorf("unexpected clusters (-want +got):\n%s", diff)
-	}
-	if writes := f.writes(); len(writes) != 0 {
-		t.Errorf("expected no Kubernetes writes, got %v", writes)
-	}
-}
-
 func TestScyllaDBClusterSyncDeregistersAndReleases(t *testing.T) {
 	t.Parallel()
 
@@ -371,23 +301,6 @@ func TestScyllaDBClusterSyncDeregistersAndReleases(t *testing.T) {
 	}
 }
 
-func TestScyllaDBClusterSyncOfAGoneClusterDoesNothing(t *testing.T) {
-	t.Parallel()
-
-	sc := newSC()
-	sc.Name = "other"
-	f := newSCFixture(t, sc)
-	if err := f.sync(); err != nil {
-		t.Fatal(err)
-	}
-	if requests := f.managerRequests(false); len(requests) != 0 {
-		t.Errorf("expected no ScyllaDB Manager requests, got %v", requests)
-	}
-	if writes := f.writes(); len(writes) != 0 {
-		t.Errorf("expected no writes, got %v", writes)
-	}
-}
-
 func TestScyllaDBClusterHandlersEnqueueTheClusterAnEventConcerns(t *testing.T) {
 	t.Parallel()
 
@@ -406,13 +319,13 @@ func TestScyllaDBClusterHandlersEnqueueTheClusterAnEventConcerns(t *testing.T) {
 	}{
 		{
 			name:     "a ScyllaDBCluster enqueues itself",
-			deliver:  func(c *ScyllaDBClusterController) { c.scyllaDBClusterHandlerFuncs().OnAdd(sc, false) },
+			deliver:  func(c *ScyllaDBClusterController) { c.objectHandlerFuncs().OnAdd(sc, false) },
 			wantKeys: []string{testKey},
 		},
 		{
 			name: "a deleted ScyllaDBCluster, seen as a tombstone, enqueues itself",
 			deliver: func(c *ScyllaDBClusterController) {
-				c.scyllaDBClusterHandlerFuncs().OnDelete(cache.DeletedFinalStateUnknown{Key: testKey, Obj: sc})
+				c.objectHandlerFuncs().OnDelete(cache.DeletedFinalStateUnknown{Key: testKey, Obj: sc})
 			},
 			wantKeys: []string{testKey},
 		},
@@ -508,12 +421,12 @@ func TestScyllaDBClusterUpdatesEnqueueOnlyWhatTheRegistrationDependsOn(t *testin
 			if !tc.keepVersion {
 				newSC.ResourceVersion = "11"
 			}
-			if got := scyllaDBClusterUpdateMatters(oldSC, newSC); got != tc.wantEnqueue {
-				t.Errorf("expected scyllaDBClusterUpdateMatters to return %t, got %t", tc.wantEnqueue, got)
+			if got := registrationUpdateMatters(oldSC, newSC, scyllaDBClusterObservedGeneration, scyllaDBClusterConditions); got != tc.wantEnqueue {
+				t.Errorf("expected registrationUpdateMatters to return %t, got %t", tc.wantEnqueue, got)
 			}
 
 			f := newSCFixture(t, oldSC)
-			f.controller.scyllaDBClusterHandlerFuncs().OnUpdate(oldSC, newSC)
+			f.controller.objectHandlerFuncs().OnUpdate(oldSC, newSC)
 			var wantKeys []string
 			if tc.wantEnqueue {
 				wantKeys = []string{testKey}
@@ -522,32 +435,5 @@ func TestScyllaDBClusterUpdatesEnqueueOnlyWhatTheRegistrationDependsOn(t *testin
 				t.Errorf("unexpected keys (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-func TestNewScyllaDBClusterControllerNeedsAScyllaDBManagerClient(t *testing.T) {
-	t.Parallel()
-
-	kubeInformers := kubeinformers.NewSharedInformerFactory(kubefake.NewClientset(), 0)
-	scyllaInformers := scyllainformers.NewSharedInformerFactory(scyllafake.NewSimpleClientset(), 0)
-	_, err := NewScyllaDBClusterController(kubefake.NewClientset(), scyllafake.NewSimpleClientset(), nil,
-		scyllaInformers.Scylla().V1alpha1().ScyllaDBClusters(), kubeInformers.Core().V1().Secrets())
-	if err == nil {
-		t.Fatal("expected an error")
-	}
-}
-
-func TestScyllaDBClusterProcessNextWorkItemSyncsAKey(t *testing.T) {
-	t.Parallel()
-
-	sc := newSC()
-	sc.Finalizers = nil
-	f := newSCFixture(t, sc, newSCAuthTokenSecret(t, testToken))
-	f.controller.queue.Add(testKey)
-	if !controllerhelpers.ProcessNextWorkItem(t.Context(), ScyllaDBClusterControllerName, f.controller.queue, f.controller.sync) {
-		t.Fatal("expected the worker to go on")
-	}
-	if diff := cmp.Diff([]string{"patch scylladbclusters"}, f.writes()); diff != "" {
-		t.Errorf("unexpected writes (-want +got):\n%s", diff)
 	}
 }
