@@ -234,6 +234,8 @@ func TestNodeInternalIPsAreDistinct(t *testing.T) {
 		{name: "a bad first IP", first: "10.0.0", nodes: nodes, wantErr: `can't parse node IP "10.0.0"`},
 		{name: "two nodes with one IP", first: "10.0.0.1", nodes: []NodeSpec{{Name: "a", InternalIP: "10.0.0.9"}, {Name: "b", InternalIP: "10.0.0.9"}},
 			wantErr: `nodes "a" and "b" have the same InternalIP 10.0.0.9`},
+		{name: "a bad node IP", first: "10.0.0.1", nodes: []NodeSpec{{Name: "a", InternalIP: "10.0.0.300"}},
+			wantErr: `can't parse the InternalIP "10.0.0.300" of node "a"`},
 		{name: "no address left", first: "255.255.255.255", nodes: []NodeSpec{{Name: "a"}, {Name: "b"}}, wantErr: `no address left after 255.255.255.255 for node "b"`},
 	} {
 		if _, err := nodeInternalIPs(tc.first, tc.nodes); err == nil || !strings.Contains(err.Error(), tc.wantErr) {

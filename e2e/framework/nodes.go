@@ -109,6 +109,9 @@ func nodeInternalIPs(first string, nodes []NodeSpec) ([]string, error) {
 		if spec.InternalIP == "" {
 			continue
 		}
+		if _, err := netip.ParseAddr(spec.InternalIP); err != nil {
+			return nil, fmt.Errorf("can't parse the InternalIP %q of node %q: %w", spec.InternalIP, spec.Name, err)
+		}
 		if other, ok := taken[spec.InternalIP]; ok {
 			return nil, fmt.Errorf("nodes %q and %q have the same InternalIP %s", other, spec.Name, spec.InternalIP)
 		}
