@@ -14,7 +14,9 @@
 //     /storage_service/nodes/{joining,leaving,moving}, /storage_service/native_transport,
 //     /storage_service/operation_mode and POST /storage_service/decommission (answers when done, like ScyllaDB);
 //   - joins a ring through the registry at $FAKE_SCYLLADB_REGISTRY_URL and heartbeats to it; it exits 1 when it can't
-//     join, and marks itself Down and exits 0 on SIGTERM or SIGINT.
+//     join, and marks itself Down and exits 0 on SIGTERM or SIGINT;
+//   - with $FAKE_SCYLLADB_RESOLVER_URL, resolves its seeds that aren't IP addresses through that resolver right
+//     before joining, as ScyllaDB resolves seed host names through DNS (see "Seed names" below).
 //
 // Knobs, from the environment at start (see the Env* constants) and at run time through GET/POST /fake/knobs with
 // a JSON Knobs body: startupDelay, bootstrapDelay, decommissionDelay (slow), down (the node reports itself Down),
@@ -38,4 +40,15 @@
 //
 // Nodes are keyed by the addresses the sidecar computed: a seed matches a node whose broadcast address, concrete
 // listen or RPC address, broadcast RPC address or alias equals it.
+//
+// # Seed names
+//
+// A resolver (the node simulator serves one that plays cluster DNS) answers GET <resolver URL>?name=<name> with
+// 200 {"addresses": [...]}, or 404 {"error"} for a name it doesn't know; NewResolverHandler serves that protocol
+// and ResolverClient speaks it. With $FAKE_SCYLLADB_RESOLVER_URL set, each start resolves every seed that isn't an
+// IP address and joins with the resulting addresses: a name contributes all its addresses, a name that can't be
+// resolved is logged and left out, and with no seed left the node can't join and exits 1, so a supervisor that
+// restarts it retries once the name resolves. The record keeps the seeds as given in Invocation.Settings.Seeds and
+// the addresses joined with in ResolvedSeeds. Without a resolver URL seeds are matched literally, so a name matches
+// nothing.
 package fakescylladb

@@ -13,6 +13,10 @@ import (
 const (
 	// EnvRegistryURL is the base URL of the ring registry ("http://127.0.0.1:PORT"). Required.
 	EnvRegistryURL = "FAKE_SCYLLADB_REGISTRY_URL"
+	// EnvResolverURL is the URL of a resolver (see Resolver and ResolverClient) that stands in for the cluster DNS:
+	// seeds that aren't IP addresses are resolved through it before joining. Optional; without it seeds are matched
+	// literally.
+	EnvResolverURL = "FAKE_SCYLLADB_RESOLVER_URL"
 	// EnvRecordPath is a file to which each start appends its Invocation (a JSON array). Optional.
 	EnvRecordPath = "FAKE_SCYLLADB_RECORD_PATH"
 	// EnvAliasAddresses is a comma-separated list of further addresses the node is reachable at, such as its member

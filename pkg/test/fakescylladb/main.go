@@ -91,6 +91,12 @@ func runNode(ctx context.Context, args []string, getenv func(string) string, log
 	if err != nil {
 		return fmt.Errorf("%s: %w", EnvRegistryURL, err)
 	}
+	var resolver Resolver
+	if v := getenv(EnvResolverURL); v != "" {
+		if resolver, err = NewResolverClient(v); err != nil {
+			return fmt.Errorf("%s: %w", EnvResolverURL, err)
+		}
+	}
 	heartbeat := time.Second
 	if v := getenv(EnvHeartbeatInterval); v != "" {
 		heartbeat, err = time.ParseDuration(v)
@@ -101,6 +107,8 @@ func runNode(ctx context.Context, args []string, getenv func(string) string, log
 	node, err := NewNode(NodeOptions{
 		Invocation:        inv,
 		Registry:          registry,
+		Resolver:          resolver,
+		RecordPath:        recordPath,
 		Aliases:           SplitList(getenv(EnvAliasAddresses)),
 		Knobs:             knobs,
 		HeartbeatInterval: heartbeat,
@@ -143,7 +151,11 @@ func AppendRecord(path string, r Record) error {
 	if err != nil && !os.IsNotExist(err) {
 		return err
 	}
-	records = append(records, r)
+	return writeRecords(path, append(records, r))
+}
+
+// writeRecords replaces the file at path with records, atomically.
+func writeRecords(path string, records []Record) error {
 	data, err := json.MarshalIndent(records, "", "  ")
 	if err != nil {
 		return err
@@ -153,6 +165,20 @@ func AppendRecord(path string, r Record) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// replaceLastRecord puts r in place of the last record in the file at path, this start's. A file without records
+// gets r appended.
+func replaceLastRecord(path string, r Record) error {
+	records, err := ReadRecords(path)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	if len(records) == 0 {
+		return AppendRecord(path, r)
+	}
+	records[len(records)-1] = r
+	return writeRecords(path, records)
 }
 
 // ReadRecords reads the records of every start from the file at path, oldest first.

@@ -38,16 +38,25 @@ var ErrDecommissioned = errors.New("this node was decommissioned and will not re
 
 // Record is what one start of the fake writes to its record file and serves at PathRecord.
 type Record struct {
+	// Invocation keeps the seeds as given, names included.
 	Invocation *Invocation `json:"invocation,omitempty"`
 	Args       []string    `json:"args"`
 	HostID     string      `json:"hostID,omitempty"`
-	Error      string      `json:"error,omitempty"`
+	// ResolvedSeeds are the seed addresses the node last tried to join with, once a Resolver turned seed names into
+	// addresses; unset without a Resolver.
+	ResolvedSeeds []string `json:"resolvedSeeds,omitempty"`
+	Error         string   `json:"error,omitempty"`
 }
 
 // NodeOptions configure a fake node.
 type NodeOptions struct {
-	Invocation        *Invocation
-	Registry          *RegistryClient
+	Invocation *Invocation
+	Registry   *RegistryClient
+	// Resolver, if set, resolves seeds that aren't IP addresses before each join; without it seeds are matched
+	// literally.
+	Resolver Resolver
+	// RecordPath, if set, is the record file whose last entry, this start's, gets ResolvedSeeds.
+	RecordPath        string
 	Aliases           []string
 	Knobs             Knobs
 	HeartbeatInterval time.Duration
@@ -214,6 +223,10 @@ func (n *Node) join(ctx context.Context) error {
 		state = StateJoining
 	}
 	n.setMode(scyllaclient.OperationModeJoining, false)
+	seeds, err := n.resolveSeeds(ctx, s.Seeds)
+	if err != nil {
+		return fmt.Errorf("can't join a ring: %w", err)
+	}
 	ring, err := n.opts.Registry.Join(ctx, JoinRequest{State: state, NodeInfo: NodeInfo{
 		HostID:              n.hostID,
 		ClusterName:         s.ClusterName,
@@ -222,7 +235,7 @@ func (n *Node) join(ctx context.Context) error {
 		BroadcastAddress:    s.BroadcastAddress,
 		BroadcastRPCAddress: s.BroadcastRPCAddress,
 		Addresses:           addresses,
-		Seeds:               s.Seeds,
+		Seeds:               seeds,
 	}})
 	if err != nil {
 		return fmt.Errorf("can't join a ring: %w", err)
@@ -249,6 +262,55 @@ func (n *Node) join(ctx context.Context) error {
 	return nil
 }
 
+// resolveSeeds turns seed names into addresses through the Resolver, as ScyllaDB resolves its seeds through DNS. IP
+// addresses are kept; a name contributes all its addresses; a name that can't be resolved is left out, and it is an
+// error when no seed remains. Without a Resolver the seeds are kept as given.
+func (n *Node) resolveSeeds(ctx context.Context, seeds []string) ([]string, error) {
+	if n.opts.Resolver == nil {
+		return seeds, nil
+	}
+	var out []string
+	add := func(addrs ...string) {
+		for _, a := range addrs {
+			if !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	for _, seed := range seeds {
+		if net.ParseIP(seed) != nil {
+			add(seed)
+			continue
+		}
+		addrs, err := n.opts.Resolver.Resolve(ctx, seed)
+		if err != nil {
+			n.opts.Logger.Printf("leaving out seed %q: %v", seed, err)
+			continue
+		}
+		n.opts.Logger.Printf("seed %q resolved to %v", seed, addrs)
+		add(addrs...)
+	}
+	n.setResolvedSeeds(out)
+	if len(out) == 0 {
+		return nil, fmt.Errorf("none of the seeds %v resolved to an address", seeds)
+	}
+	return out, nil
+}
+
+// setResolvedSeeds records the resolved seeds in the served record and in this start's entry of the record file.
+func (n *Node) setResolvedSeeds(seeds []string) {
+	n.lock.Lock()
+	n.record.ResolvedSeeds = slices.Clone(seeds)
+	record := n.record
+	n.lock.Unlock()
+	if n.opts.RecordPath == "" {
+		return
+	}
+	if err := replaceLastRecord(n.opts.RecordPath, record); err != nil {
+		n.opts.Logger.Printf("can't record the resolved seeds: %v", err)
+	}
+}
+
 func (n *Node) leave() {
 	n.lock.Lock()
 	joined := n.joined
@@ -267,7 +329,10 @@ func (n *Node) leave() {
 func (n *Node) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+PathRecord, func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, n.record)
+		n.lock.Lock()
+		record := n.record
+		n.lock.Unlock()
+		writeJSON(w, http.StatusOK, record)
 	})
 	mux.HandleFunc("GET "+PathKnobs, func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, n.currentKnobs())

@@ -29,6 +29,19 @@ type testNode struct {
 
 func startTestNode(t *testing.T, registryURL, workdir, broadcast string, knobs Knobs, seeds ...string) *testNode {
 	t.Helper()
+	return runTestNode(t, registryURL, NodeOptions{Invocation: testInvocation(workdir, broadcast, seeds...), Knobs: knobs})
+}
+
+func testInvocation(workdir, broadcast string, seeds ...string) *Invocation {
+	return &Invocation{Settings: Settings{
+		ClusterName: "c", Datacenter: "dc1", Rack: "r1", BroadcastAddress: broadcast, BroadcastRPCAddress: broadcast,
+		ListenAddress: "0.0.0.0", RPCAddress: "0.0.0.0", Seeds: seeds, Workdir: workdir,
+	}}
+}
+
+// runTestNode runs a node with opts, filling in the registry client, heartbeat interval and logger.
+func runTestNode(t *testing.T, registryURL string, opts NodeOptions) *testNode {
+	t.Helper()
 	rc, err := NewRegistryClient(registryURL)
 	if err != nil {
 		t.Fatal(err)
@@ -37,11 +50,12 @@ func startTestNode(t *testing.T, registryURL, workdir, broadcast string, knobs K
 	if err != nil {
 		t.Fatal(err)
 	}
-	inv := &Invocation{Settings: Settings{
-		ClusterName: "c", Datacenter: "dc1", Rack: "r1", BroadcastAddress: broadcast, BroadcastRPCAddress: broadcast,
-		ListenAddress: "0.0.0.0", RPCAddress: "0.0.0.0", Seeds: seeds, Workdir: workdir,
-	}}
-	n, err := NewNode(NodeOptions{Invocation: inv, Registry: rc, Knobs: knobs, HeartbeatInterval: 10 * time.Millisecond, Logger: log.New(io.Discard, "", 0)})
+	opts.Registry = rc
+	opts.HeartbeatInterval = 10 * time.Millisecond
+	if opts.Logger == nil {
+		opts.Logger = log.New(io.Discard, "", 0)
+	}
+	n, err := NewNode(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
