@@ -20,10 +20,32 @@
 //	                               the container paths mapped onto the host (see below)
 //
 // The process gets the container's environment and the fake's: FAKE_SCYLLADB_REGISTRY_URL (the simulator's ring
-// registry), FAKE_SCYLLADB_RECORD_PATH (the Pod's record file) and FAKE_SCYLLADB_ALIAS_ADDRESSES (the Pod IPs, the
-// member Service's ClusterIP and LoadBalancer ingress IPs: where kube-proxy and the Pod network would make the node
+// registry), FAKE_SCYLLADB_RESOLVER_URL (the simulator's cluster DNS, for the Pod's namespace),
+// FAKE_SCYLLADB_RECORD_PATH (the Pod's record file) and FAKE_SCYLLADB_ALIAS_ADDRESSES (the Pod IPs, the member
+// Service's ClusterIP and LoadBalancer ingress IPs: where kube-proxy and the Pod network would make the node
 // reachable), plus whatever Options.FakeEnv adds. Nothing of the simulator's own environment is passed on except
 // PATH.
+//
+// # Ring registry and cluster DNS
+//
+// The simulator serves, on one loopback listener (RegistryURL), the ring registry at / and a resolver standing in
+// for cluster DNS at /fake/dns/<namespace> (ResolverURL): GET /fake/dns/<namespace>?name=<name> answers
+// {"addresses": [...]} for a name as a Pod in that namespace resolves it, or 404. The fake ScyllaDB resolves its
+// seeds that aren't IP addresses through it right before joining, and leaves out those that don't resolve; with
+// none left it exits 1 and is restarted with back-off, so it joins once the name resolves. Names are resolved at
+// request time from Services and EndpointSlices read through the simulator's client, with cluster domain
+// cluster.local and the search path <namespace>.svc.cluster.local, svc.cluster.local, cluster.local: <svc>,
+// <svc>.<ns>, <svc>.<ns>.svc and <svc>.<ns>.svc.cluster.local (the last also with a trailing dot, which makes a
+// name absolute: "<svc>.<ns>.svc." doesn't resolve, as with a real resolver). A headless Service resolves to the
+// addresses of the ready endpoints of its IPv4 and IPv6 EndpointSlices (label kubernetes.io/service-name; an
+// endpoint whose ready condition is unset counts as ready), any other Service to its cluster IPs, an ExternalName
+// Service to its externalName if that is an IP address, or else to what that name resolves to as an absolute
+// name (<svc>.<ns>.svc.cluster.local). Pod records and names outside the cluster don't resolve.
+//
+// By default each simulator has a registry of its own. Simulators given one Options.Registry (several control
+// planes standing for the Kubernetes clusters of one multi-datacenter ScyllaDB cluster) let their nodes join one
+// ring; each still resolves names in its own cluster only. The registry knows nodes by address, so those control
+// planes need Pod, Service and LoadBalancer ranges that don't overlap.
 //
 // # Files
 //

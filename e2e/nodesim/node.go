@@ -341,6 +341,7 @@ func (s *Simulator) startContainer(ctx context.Context, pod *corev1.Pod, n *node
 	processEnv = append(processEnv, joinEnv(env)...)
 	processEnv = append(processEnv,
 		fakescylladb.EnvRegistryURL+"="+s.registryURL,
+		fakescylladb.EnvResolverURL+"="+s.ResolverURL(pod.Namespace),
 		fakescylladb.EnvRecordPath+"="+n.recordPath(),
 		fakescylladb.EnvAliasAddresses+"="+strings.Join(podAddresses(pod, svc), ","),
 	)

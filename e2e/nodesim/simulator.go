@@ -72,8 +72,15 @@ type Options struct {
 	// RestartBackoff is the delay before restarting an exited container; it doubles with each restart up to
 	// MaxRestartBackoff and starts over after a container ran for twice that. Default 1s and 16s.
 	RestartBackoff, MaxRestartBackoff time.Duration
-	// RegistryTTL is how long a fake ScyllaDB that stopped heartbeating still reads as Up. Defaults to 5s.
+	// RegistryTTL is how long a fake ScyllaDB that stopped heartbeating still reads as Up. Defaults to 5s; unused
+	// with Registry.
 	RegistryTTL time.Duration
+	// Registry, if set, is the ring registry the fake ScyllaDB nodes join, in place of one of the simulator's own.
+	// Simulators of several control planes given one Registry let their nodes form one ring, as the datacenters of
+	// one cluster in several Kubernetes clusters do; those control planes need Pod, Service and LoadBalancer ranges
+	// that don't overlap, as the registry knows nodes by address. Each simulator still serves it on its own
+	// listener (RegistryURL); Rings and RingsOf read it, so they see the nodes of every simulator sharing it.
+	Registry *fakescylladb.Registry
 	// FakeEnv, if set, returns extra KEY=VALUE pairs for a Pod's sidecar and fake ScyllaDB, such as the
 	// FAKE_SCYLLADB_* knobs the fake reads at start.
 	FakeEnv func(pod *corev1.Pod) []string
@@ -142,6 +149,7 @@ type Simulator struct {
 	logger       logr.Logger
 	client       kubernetes.Interface
 	registry     *fakescylladb.Registry
+	dns          *clusterDNS
 	registryURL  string
 	registrySrv  *http.Server
 	podLister    corev1listers.PodLister
@@ -167,7 +175,7 @@ type Simulator struct {
 // workers is how many Pods are synced at once.
 const workers = 4
 
-// Start starts a simulator with its ring registry and runs until Stop.
+// Start starts a simulator with its ring registry (or Options.Registry) and cluster DNS resolver, and runs until Stop.
 func Start(ctx context.Context, opts Options) (*Simulator, error) {
 	if err := opts.complete(); err != nil {
 		return nil, fmt.Errorf("can't start the node simulator: %w", err)
@@ -190,7 +198,8 @@ func start(ctx context.Context, opts Options, client kubernetes.Interface, start
 		opts:         opts,
 		logger:       opts.Logger,
 		client:       client,
-		registry:     fakescylladb.NewRegistry(opts.RegistryTTL),
+		registry:     opts.Registry,
+		dns:          &clusterDNS{client: client},
 		startProcess: starter,
 		readyz:       readyz,
 		namespaces:   sets.New(opts.Namespaces...),
@@ -201,6 +210,9 @@ func start(ctx context.Context, opts Options, client kubernetes.Interface, start
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: UserAgent},
 		),
 	}
+	if s.registry == nil {
+		s.registry = fakescylladb.NewRegistry(opts.RegistryTTL)
+	}
 	ctx, s.cancel = context.WithCancel(ctx)
 
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -209,7 +221,10 @@ func start(ctx context.Context, opts Options, client kubernetes.Interface, start
 		return nil, fmt.Errorf("can't listen for the ring registry: %w", err)
 	}
 	s.registryURL = "http://" + l.Addr().String()
-	s.registrySrv = &http.Server{Handler: s.registry.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	mux := http.NewServeMux()
+	mux.Handle("/", s.registry.Handler())
+	mux.Handle("GET "+resolverPathPrefix+"{namespace}", s.dns.handler())
+	s.registrySrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := s.registrySrv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.logger.Error(err, "Ring registry stopped")
@@ -290,7 +305,8 @@ func (s *Simulator) processNextWorkItem(ctx context.Context) bool {
 	return true
 }
 
-// Stop stops every sidecar, the ring registry and the watches. It is safe to call more than once.
+// Stop stops every sidecar, the server of the ring registry and the resolver, and the watches. A shared
+// Options.Registry keeps its state. It is safe to call more than once.
 func (s *Simulator) Stop() error {
 	s.stopOnce.Do(func() {
 		s.cancel()
@@ -325,6 +341,20 @@ func (s *Simulator) Stop() error {
 // RegistryURL is the base URL of the ring registry the fake ScyllaDB nodes join.
 func (s *Simulator) RegistryURL() string {
 	return s.registryURL
+}
+
+// ResolverURL is the URL of the cluster DNS resolver that the fake ScyllaDB nodes of Pods in namespace get as
+// FAKE_SCYLLADB_RESOLVER_URL: GET <ResolverURL>?name=<name> answers {"addresses": [...]}, or 404 for an unknown
+// name.
+func (s *Simulator) ResolverURL(namespace string) string {
+	return resolverURL(s.registryURL, namespace)
+}
+
+// Resolve returns the addresses of name as a Pod in namespace would resolve it through cluster DNS: a headless
+// Service's ready EndpointSlice addresses, another Service's cluster IPs, an ExternalName Service's target. An
+// unknown name is an error wrapping fakescylladb.ErrNotFound.
+func (s *Simulator) Resolve(ctx context.Context, namespace, name string) ([]string, error) {
+	return s.dns.resolve(ctx, namespace, name)
 }
 
 // Rings returns every ring of the registry that has members, sorted by ID. Several rings with one cluster name

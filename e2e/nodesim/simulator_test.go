@@ -3,7 +3,9 @@ package nodesim
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -24,6 +27,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/test/fakescylladb"
 )
 
 // fakeProcess is a container process the test controls.
@@ -256,7 +260,10 @@ func TestSimulatorRunsRestartsAndReplacesTheContainerOfScyllaDBPods(t *testing.T
 	if !slices.Contains(first.spec.Args, "--scylladb-data-dir="+claimDir) {
 		t.Errorf("want the data dir on the claim's directory %s, got %q", claimDir, first.spec.Args)
 	}
-	for _, want := range []string{"POD_NAME=dc-a-0", "FAKE_SCYLLADB_ALIAS_ADDRESSES=10.244.0.7,10.96.0.9", "FAKE_SCYLLADB_BOOTSTRAP_DELAY=1s", "HOSTNAME=dc-a-0"} {
+	for _, want := range []string{
+		"POD_NAME=dc-a-0", "FAKE_SCYLLADB_ALIAS_ADDRESSES=10.244.0.7,10.96.0.9", "FAKE_SCYLLADB_BOOTSTRAP_DELAY=1s", "HOSTNAME=dc-a-0",
+		"FAKE_SCYLLADB_REGISTRY_URL=" + sim.RegistryURL(), "FAKE_SCYLLADB_RESOLVER_URL=" + sim.RegistryURL() + "/fake/dns/ns",
+	} {
 		if !slices.Contains(first.spec.Env, want) {
 			t.Errorf("want %q in the environment, got %q", want, first.spec.Env)
 		}
@@ -411,5 +418,184 @@ func TestOptionsAreCheckedAndDefaulted(t *testing.T) {
 				tc.check(t, o)
 			}
 		})
+	}
+}
+
+// startTestSimulator starts a simulator of client's objects that runs no processes.
+func startTestSimulator(t *testing.T, client *fake.Clientset, registry *fakescylladb.Registry) *Simulator {
+	t.Helper()
+	binary, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Config: &rest.Config{Host: "https://127.0.0.1:1"}, SidecarBinary: binary, FakeScyllaDBBinary: binary, Dir: t.TempDir(), Registry: registry}
+	if err := opts.complete(); err != nil {
+		t.Fatal(err)
+	}
+	sim, err := start(t.Context(), opts, client, (&fakeStarter{}).start, (&readiness{ready: map[string]bool{}}).probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := sim.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return sim
+}
+
+func ringMemberIDs(rings []fakescylladb.Ring) [][]string {
+	out := [][]string{}
+	for _, r := range rings {
+		var ids []string
+		for _, m := range r.Members {
+			ids = append(ids, m.HostID)
+		}
+		out = append(out, ids)
+	}
+	return out
+}
+
+func TestSimulatorsSharingARegistryFormOneRing(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	shared := fakescylladb.NewRegistry(0)
+	dc1 := startTestSimulator(t, fake.NewClientset(), shared)
+	dc2 := startTestSimulator(t, fake.NewClientset(), shared)
+	alone := startTestSimulator(t, fake.NewClientset(), nil)
+	if dc1.RegistryURL() == dc2.RegistryURL() {
+		t.Fatalf("want each simulator to serve the registry on its own listener, both serve %s", dc1.RegistryURL())
+	}
+
+	join := func(sim *Simulator, hostID, addr string, seeds ...string) {
+		t.Helper()
+		c, err := fakescylladb.NewRegistryClient(sim.RegistryURL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Join(ctx, fakescylladb.JoinRequest{NodeInfo: fakescylladb.NodeInfo{
+			HostID: hostID, ClusterName: "c", BroadcastAddress: addr, Seeds: seeds,
+		}}); err != nil {
+			t.Fatalf("joining %s through %s: %v", hostID, sim.RegistryURL(), err)
+		}
+	}
+	join(dc1, "a", "10.1.0.1", "10.1.0.1")
+	join(dc2, "b", "10.2.0.1", "10.1.0.1")
+	join(alone, "x", "10.3.0.1", "10.3.0.1")
+
+	want := [][]string{{"a", "b"}}
+	for _, sim := range []*Simulator{dc1, dc2} {
+		if diff := cmp.Diff(want, ringMemberIDs(sim.RingsOf("c"))); diff != "" {
+			t.Errorf("rings of %s differ (-want +got):\n%s", sim.RegistryURL(), diff)
+		}
+	}
+	if diff := cmp.Diff(want, ringMemberIDs(shared.Rings())); diff != "" {
+		t.Errorf("the shared registry's rings differ (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([][]string{{"x"}}, ringMemberIDs(alone.Rings())); diff != "" {
+		t.Errorf("a simulator without a shared registry has rings of its own (-want +got):\n%s", diff)
+	}
+}
+
+func TestSimulatorServesClusterDNSOfItsClientPerPodNamespace(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	client := fake.NewClientset(
+		headless("db", "seed"),
+		service("db", "member", corev1.ServiceSpec{ClusterIP: "10.96.0.5"}),
+	)
+	sim := startTestSimulator(t, client, nil)
+	resolve := func(namespace, name string) ([]string, error) {
+		c, err := fakescylladb.NewResolverClient(sim.ResolverURL(namespace))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Resolve(ctx, name)
+	}
+
+	if got, err := resolve("db", "member"); err != nil || !slices.Equal(got, []string{"10.96.0.5"}) {
+		t.Errorf("member in namespace db resolves to %v, %v; want 10.96.0.5", got, err)
+	}
+	if got, err := resolve("app", "member"); !errors.Is(err, fakescylladb.ErrNotFound) {
+		t.Errorf("member in namespace app resolves to %v, %v; want not found", got, err)
+	}
+	if got, err := resolve("app", "seed.db.svc"); !errors.Is(err, fakescylladb.ErrNotFound) {
+		t.Errorf("the seed Service without EndpointSlices resolves to %v, %v; want not found", got, err)
+	}
+
+	// Names are resolved at request time: an EndpointSlice written later is seen at once.
+	if _, err := client.DiscoveryV1().EndpointSlices("db").Create(ctx, endpointSlice("db", "seed-a", "seed", discoveryv1.AddressTypeIPv4, endpoint{"10.1.0.1", nil}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := resolve("app", "seed.db.svc"); err != nil || !slices.Equal(got, []string{"10.1.0.1"}) {
+		t.Errorf("the seed Service resolves to %v, %v; want its new endpoint 10.1.0.1", got, err)
+	}
+	if got, err := sim.Resolve(ctx, "app", "seed.db.svc"); err != nil || !slices.Equal(got, []string{"10.1.0.1"}) {
+		t.Errorf("Resolve() = %v, %v; want 10.1.0.1", got, err)
+	}
+
+	// The registry is still served beside the resolver.
+	c, err := fakescylladb.NewRegistryClient(sim.RegistryURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rings, err := c.Rings(ctx); err != nil || len(rings) != 0 {
+		t.Errorf("Rings() = %v, %v; want no rings", rings, err)
+	}
+}
+
+func TestAFakeScyllaDBJoinsTheRingOfAnotherSimulatorThroughASeedServiceName(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	shared := fakescylladb.NewRegistry(0)
+	dc1 := startTestSimulator(t, fake.NewClientset(), shared)
+	// The operator gives dc2's nodes a seed Service in their own cluster listing dc1's nodes.
+	dc2 := startTestSimulator(t, fake.NewClientset(
+		headless("ns-abcde", "mycluster-dc1-seed"),
+		endpointSlice("ns-abcde", "mycluster-dc1-seed-a", "mycluster-dc1-seed", discoveryv1.AddressTypeIPv4, endpoint{"10.1.0.1", nil}),
+	), shared)
+	if _, err := shared.Join(fakescylladb.JoinRequest{NodeInfo: fakescylladb.NodeInfo{
+		HostID: "dc1-0", ClusterName: "mycluster", BroadcastAddress: "10.1.0.1", Seeds: []string{"10.1.0.1"},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+
+	confDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(confDir, "scylla.yaml"), []byte("cluster_name: mycluster\napi_address: 127.0.0.1\napi_port: 0\nworkdir: "+filepath.Join(t.TempDir(), "data")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	recordPath := filepath.Join(t.TempDir(), "records.json")
+	env := map[string]string{
+		fakescylladb.ConfigDirEnv:   confDir,
+		fakescylladb.EnvRecordPath:  recordPath,
+		fakescylladb.EnvRegistryURL: dc2.RegistryURL(),
+		fakescylladb.EnvResolverURL: dc2.ResolverURL("ns-abcde"),
+	}
+	seeds := "mycluster-dc1-seed.ns-abcde.svc"
+	code := make(chan int, 1)
+	go func() {
+		code <- fakescylladb.Main(ctx, []string{"--seeds=" + seeds, "--broadcast-address=10.2.0.1"}, func(k string) string { return env[k] }, io.Discard)
+	}()
+	waitFor(t, "dc2's node to join dc1's ring", func() (bool, string) {
+		select {
+		case c := <-code:
+			t.Fatalf("the fake ScyllaDB exited with %d", c)
+		default:
+		}
+		rings := dc1.RingsOf("mycluster")
+		return len(rings) == 1 && len(rings[0].Members) == 2, fmt.Sprint(ringMemberIDs(rings))
+	})
+	cancel()
+	if c := <-code; c != 0 {
+		t.Errorf("the fake ScyllaDB exited with %d, want 0", c)
+	}
+	records, err := fakescylladb.ReadRecords(recordPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []any{records[0].Invocation.Settings.Seeds, records[0].ResolvedSeeds}
+	if diff := cmp.Diff([]any{[]string{seeds}, []string{"10.1.0.1"}}, got); diff != "" {
+		t.Errorf("recorded seeds and resolved seeds differ (-want +got):\n%s", diff)
 	}
 }
