@@ -1,6 +1,11 @@
 package naming
 
-import "fmt"
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+)
 
 // Labels the ScyllaDBCluster controller puts on what it creates in the remote Kubernetes clusters
 // (api-reference.md, "multi-DC").
@@ -72,3 +77,35 @@ func hashedName(base string, maxLength int, hashParts ...string) string {
 func ScyllaDBClusterSeedServiceHost(clusterName, seedDCName, remoteNamespace string) string {
 	return ScyllaDBClusterSeedServiceName(clusterName, seedDCName) + "." + remoteNamespace + ".svc"
 }
+
+// ScyllaDBClusterProtectionFinalizer on a ScyllaDBCluster keeps it until the ScyllaDBCluster controller removed what
+// it created in the remote Kubernetes clusters: each datacenter's remote namespace and everything in it.
+const ScyllaDBClusterProtectionFinalizer = "scylla-operator.scylladb.com/scylladbcluster-protection"
+
+// RemoteObjectsSelector selects what the operator reads in remote Kubernetes clusters: the objects the
+// ScyllaDBCluster controller creates there (RemoteManagedByLabelValue) and those the remote cluster's own operator
+// creates for the ScyllaDBDatacenters (ManagedByLabelValue), among them the ScyllaDB pods and member Services whose
+// addresses other datacenters seed from.
+func RemoteObjectsSelector() labels.Selector {
+	requirement, err := labels.NewRequirement(ManagedByLabel, selection.In, []string{ManagedByLabelValue, RemoteManagedByLabelValue})
+	if err != nil {
+		// The label key and values are constants.
+		panic(err)
+	}
+	return labels.NewSelector().Add(*requirement)
+}
+
+// ScyllaDBClusterSelector selects what the ScyllaDBCluster namespace/name created in a remote cluster, in every
+// datacenter.
+func ScyllaDBClusterSelector(namespace, name string) labels.Selector {
+	return labels.SelectorFromSet(labels.Set{
+		ParentScyllaDBClusterNameLabel:      name,
+		ParentScyllaDBClusterNamespaceLabel: namespace,
+		ManagedByLabel:                      RemoteManagedByLabelValue,
+	})
+}
+
+// EndpointSliceManagedByValue is the value of label endpointslice.kubernetes.io/managed-by on the EndpointSlices the
+// operator writes for its selector-less Services (a ScyllaDBCluster's seed and client Services), so that
+// Kubernetes' own EndpointSlice controllers leave them alone.
+const EndpointSliceManagedByValue = "scylla-operator.scylladb.com"

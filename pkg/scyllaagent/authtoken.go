@@ -1,7 +1,10 @@
 package scyllaagent
 
 import (
+	"crypto/rand"
 	"errors"
+	"fmt"
+	"math/big"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -29,4 +32,25 @@ func MakeAuthTokenConfig(token string) ([]byte, error) {
 		return nil, errors.New("can't marshal the agent auth token file")
 	}
 	return data, nil
+}
+
+// AuthTokenAlphabet and AuthTokenLength shape generated agent auth tokens: 128 alphanumeric characters, about 762
+// bits of entropy.
+const (
+	AuthTokenAlphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	AuthTokenLength   = 128
+)
+
+// GenerateAuthToken returns a new random agent auth token.
+func GenerateAuthToken() (string, error) {
+	token := make([]byte, AuthTokenLength)
+	alphabetSize := big.NewInt(int64(len(AuthTokenAlphabet)))
+	for i := range token {
+		n, err := rand.Int(rand.Reader, alphabetSize)
+		if err != nil {
+			return "", fmt.Errorf("can't read random bytes: %w", err)
+		}
+		token[i] = AuthTokenAlphabet[n.Int64()]
+	}
+	return string(token), nil
 }

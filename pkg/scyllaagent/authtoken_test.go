@@ -1,6 +1,7 @@
 package scyllaagent
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -48,5 +49,23 @@ func TestMakeAuthTokenConfigRoundTrips(t *testing.T) {
 		if got != token {
 			t.Errorf("token %q read back as %q", token, got)
 		}
+	}
+}
+
+func TestGenerateAuthTokenIsLongAndAlphanumeric(t *testing.T) {
+	t.Parallel()
+	a, err := GenerateAuthToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := GenerateAuthToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a) != 128 || strings.Trim(a, AuthTokenAlphabet) != "" {
+		t.Errorf("token %q is not 128 alphanumeric characters", a)
+	}
+	if a == b {
+		t.Errorf("two tokens are equal")
 	}
 }

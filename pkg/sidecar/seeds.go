@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 )
 
@@ -35,18 +36,6 @@ type Seeds struct {
 	LocalSeed string
 }
 
-func podReady(pod *corev1.Pod) bool {
-	if pod == nil {
-		return false
-	}
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 // OrderMembers returns the datacenter's member Services in the order every node computes alike: nodes whose Pod is
 // Ready first, then by the Service's creation time, then by name. Other nodes' Services that carry the
 // decommissioned label are left out: they are leaving or have left the ring. The node's own Service always stays.
@@ -63,7 +52,7 @@ func OrderMembers(self string, services []*corev1.Service, pods []*corev1.Pod) [
 		members = append(members, s)
 	}
 	slices.SortStableFunc(members, func(a, b *corev1.Service) int {
-		ra, rb := podReady(podsByName[a.Name]), podReady(podsByName[b.Name])
+		ra, rb := controllerhelpers.IsPodReady(podsByName[a.Name]), controllerhelpers.IsPodReady(podsByName[b.Name])
 		switch {
 		case ra && !rb:
 			return -1
@@ -143,7 +132,7 @@ func ChooseSeeds(in SeedsInput) (Seeds, error) {
 		return Seeds{Seeds: append(slices.Clone(in.ExternalSeeds), addr), LocalSeed: m.Name}
 	}
 	// Ready nodes come first in the order; this node isn't first, so if any node is Ready, members[0] is.
-	if !podReady(podsByName[members[0].Name]) {
+	if !controllerhelpers.IsPodReady(podsByName[members[0].Name]) {
 		founder := members[0]
 		addr, err := seedAddress(founder, podsByName[founder.Name], in.IPFamily)
 		if err != nil {
@@ -153,7 +142,7 @@ func ChooseSeeds(in SeedsInput) (Seeds, error) {
 	}
 	var errs []string
 	for _, m := range members {
-		if m.Name == in.MemberServiceName || !podReady(podsByName[m.Name]) {
+		if m.Name == in.MemberServiceName || !controllerhelpers.IsPodReady(podsByName[m.Name]) {
 			continue
 		}
 		addr, err := seedAddress(m, podsByName[m.Name], in.IPFamily)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/scyllakube/scylla-operator/pkg/controller/remotekubernetescluster"
 	"github.com/scyllakube/scylla-operator/pkg/controller/scyllacluster"
+	"github.com/scyllakube/scylla-operator/pkg/controller/scylladbcluster"
 	"github.com/scyllakube/scylla-operator/pkg/controller/scylladbdatacenter"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/genericclioptions"
@@ -100,7 +102,12 @@ func (o *OperatorOptions) remoteClientOptions() remoteclient.Options {
 		Burst:               o.Burst,
 		UserAgent:           genericclioptions.UserAgent(o.ProgramName),
 		ResyncPeriod:        o.ResyncPeriod,
-		KubeInformerOptions: managedObjectsInformerOptions(),
+		KubeInformerOptions: []kubeinformers.SharedInformerOption{
+			kubeinformers.WithTweakListOptions(func(options *metav1.ListOptions) {
+				options.LabelSelector = naming.RemoteObjectsSelector().String()
+			}),
+			kubeinformers.WithTransform(controllerhelpers.TrimForInformerCache),
+		},
 		ScyllaInformerOptions: []scyllainformers.SharedInformerOption{
 			scyllainformers.WithTransform(controllerhelpers.TrimForInformerCache),
 		},
@@ -154,6 +161,25 @@ func (o *OperatorOptions) newControllers() (*controllerSet, error) {
 		return nil, fmt.Errorf("can't create the RemoteKubernetesCluster controller: %w", err)
 	}
 
+	clusterID, err := metaClusterID(o.kubeClient)
+	if err != nil {
+		return nil, err
+	}
+	sdcClusterController, err := scylladbcluster.NewController(
+		o.kubeClient,
+		o.scyllaClient,
+		scyllaInformers.Scylla().V1alpha1().ScyllaDBClusters(),
+		scyllaInformers.Scylla().V1alpha1().RemoteKubernetesClusters(),
+		kubeInformers.Core().V1().Secrets(),
+		kubeInformers.Core().V1().Services(),
+		kubeInformers.Discovery().V1().EndpointSlices(),
+		remoteClients,
+		clusterID,
+	)
+	if err != nil {
+		return nil, fmt.Errorf("can't create the ScyllaDBCluster controller: %w", err)
+	}
+
 	return &controllerSet{
 		// The pool is shut down with the factories: its remote informers stop when the operator stops leading.
 		informerFactories: []informerFactory{kubeInformers, scyllaInformers, remoteClients},
@@ -161,6 +187,7 @@ func (o *OperatorOptions) newControllers() (*controllerSet, error) {
 			func(ctx context.Context) { scController.Run(ctx, o.ConcurrentSyncs) },
 			func(ctx context.Context) { sdcController.Run(ctx, o.ConcurrentSyncs) },
 			func(ctx context.Context) { rkcController.Run(ctx, o.ConcurrentSyncs) },
+			func(ctx context.Context) { sdcClusterController.Run(ctx, o.ConcurrentSyncs) },
 		},
 	}, nil
 }
@@ -171,4 +198,24 @@ func NewOperatorCommand() *cobra.Command {
 	return newControllerProgramCommand(o, "operator",
 		"Reconcile ScyllaClusters and ScyllaDBDatacenters into ScyllaDB deployments, and keep clients of the remote clusters RemoteKubernetesClusters reach.",
 		"")
+}
+
+// metaClusterIDTimeout bounds the read of the meta cluster's identity at start.
+const metaClusterIDTimeout = 30 * time.Second
+
+// metaClusterID returns what identifies the Kubernetes cluster the operator runs in, for
+// naming.ManagedByClusterLabel on what its ScyllaDBClusters create in remote clusters: the UID of its kube-system
+// namespace, which lives as long as the cluster. A cluster without one (as fake clientsets in tests) has no ID.
+func metaClusterID(client kubernetes.Interface) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), metaClusterIDTimeout)
+	defer cancel()
+	ns, err := client.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		klog.InfoS("The cluster has no kube-system namespace; remote namespaces of ScyllaDBClusters are not labelled with the cluster's identity", "label", naming.ManagedByClusterLabel)
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("can't read the cluster's identity (the UID of namespace %q): %w", metav1.NamespaceSystem, err)
+	}
+	return string(ns.UID), nil
 }

@@ -194,8 +194,10 @@ func TestRemoteClientsAreLimitedIdentifiedAndFilteredLikeTheOperatorsOwn(t *test
 	o := NewOperatorOptions()
 	o.QPS, o.Burst = 12, 34
 	managed := map[string]string{"app.kubernetes.io/managed-by": "scylla-operator"}
+	managedFromMeta := map[string]string{"app.kubernetes.io/managed-by": "remote.scylla-operator.scylladb.com"}
 	remote := kubefake.NewClientset(
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "dc2", Name: "basic-auth-token", Labels: managed}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "dc2", Name: "cluster-auth-token", Labels: managedFromMeta}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "dc2", Name: "someone-elses"}},
 	)
 	var config *rest.Config
@@ -241,7 +243,12 @@ func TestRemoteClientsAreLimitedIdentifiedAndFilteredLikeTheOperatorsOwn(t *test
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(secrets) != 1 || secrets[0].Name != "basic-auth-token" {
-		t.Errorf("the remote informer holds other than the operator's Secret: %v", secrets)
+	var names []string
+	for _, s := range secrets {
+		names = append(names, s.Name)
+	}
+	slices.Sort(names)
+	if want := []string{"basic-auth-token", "cluster-auth-token"}; !slices.Equal(names, want) {
+		t.Errorf("the remote informer holds Secrets %v, want only the remote operator's and the meta operator's %v", names, want)
 	}
 }

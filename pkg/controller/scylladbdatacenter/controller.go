@@ -9,7 +9,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"math/big"
 	"time"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
@@ -18,6 +17,7 @@ import (
 	scyllav1alpha1listers "github.com/scyllakube/client/scylla/listers/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/scyllaagent"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -151,7 +151,7 @@ func NewController(
 		statusBatcher:   controllerhelpers.NewStatusBatcher(controllerhelpers.DefaultStatusBatchPeriod),
 		recheckInterval: defaultRecheckInterval,
 
-		generateAuthToken:        generateAuthToken,
+		generateAuthToken:        scyllaagent.GenerateAuthToken,
 		generateAuthTokenHMACKey: generateAuthTokenHMACKey,
 		now:                      metav1.Now,
 	}
@@ -311,27 +311,6 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 		EventBroadcaster: c.eventBroadcaster,
 		KubeClient:       c.kubeClient,
 	})
-}
-
-// authTokenAlphabet and authTokenLength shape generated agent auth tokens: 128 alphanumeric characters, about 762
-// bits of entropy.
-const (
-	authTokenAlphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-	authTokenLength   = 128
-)
-
-// generateAuthToken returns a new random agent auth token.
-func generateAuthToken() (string, error) {
-	token := make([]byte, authTokenLength)
-	alphabetSize := big.NewInt(int64(len(authTokenAlphabet)))
-	for i := range token {
-		n, err := rand.Int(rand.Reader, alphabetSize)
-		if err != nil {
-			return "", fmt.Errorf("can't read random bytes: %w", err)
-		}
-		token[i] = authTokenAlphabet[n.Int64()]
-	}
-	return string(token), nil
 }
 
 // authTokenHMACKeyLength is the length in bytes of the key of the auth token's HMAC.

@@ -527,24 +527,6 @@ func TestMakeAgentAuthTokenSecretRoundTrips(t *testing.T) {
 	}
 }
 
-func TestGenerateAuthTokenIsLongAndAlphanumeric(t *testing.T) {
-	t.Parallel()
-	a, err := generateAuthToken()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := generateAuthToken()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(a) != 128 || strings.Trim(a, authTokenAlphabet) != "" {
-		t.Errorf("token %q is not 128 alphanumeric characters", a)
-	}
-	if a == b {
-		t.Errorf("two tokens are equal")
-	}
-}
-
 func TestShellJoinSplitsBackTheSame(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{
