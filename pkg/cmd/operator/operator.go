@@ -98,10 +98,10 @@ func newScyllaInformerFactory(client scyllaclientset.Interface, resync time.Dura
 // the objects the operator manages and cache them trimmed.
 func (o *OperatorOptions) remoteClientOptions() remoteclient.Options {
 	return remoteclient.Options{
-		QPS:                 o.QPS,
-		Burst:               o.Burst,
-		UserAgent:           genericclioptions.UserAgent(o.ProgramName),
-		ResyncPeriod:        o.ResyncPeriod,
+		QPS:          o.QPS,
+		Burst:        o.Burst,
+		UserAgent:    genericclioptions.UserAgent(o.ProgramName),
+		ResyncPeriod: o.ResyncPeriod,
 		KubeInformerOptions: []kubeinformers.SharedInformerOption{
 			kubeinformers.WithTweakListOptions(func(options *metav1.ListOptions) {
 				options.LabelSelector = naming.RemoteObjectsSelector().String()
