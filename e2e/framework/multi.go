@@ -29,8 +29,8 @@ func region(index int) string {
 }
 
 // ControlPlaneOptionsFor derives the options of the index-th of several control planes from base, so that they
-// can run at once and stand for different datacenters: the name and directory get the index, and pod ranges,
-// node IPs, load balancer ranges and node regions differ. Fields already set in base other than Name and Dir
+// can run at once and stand for different datacenters: the name and directory get the index, and pod and Service
+// ranges, node IPs, load balancer ranges and node regions differ. Fields already set in base other than Name and Dir
 // are kept.
 func ControlPlaneOptionsFor(base ControlPlaneOptions, index int) ControlPlaneOptions {
 	o := base
@@ -41,6 +41,11 @@ func ControlPlaneOptionsFor(base ControlPlaneOptions, index int) ControlPlaneOpt
 	o.Dir = filepath.Join(base.Dir, o.Name)
 	if o.PodCIDR == "" {
 		o.PodCIDR = fmt.Sprintf("10.%d.0.0/16", 200+index)
+	}
+	if o.ServiceCIDR == "" {
+		// Distinct too: simulated nodes of several control planes may share one ring registry, which tells nodes
+		// apart by every address they are reachable at, their member Services' ClusterIPs among them.
+		o.ServiceCIDR = fmt.Sprintf("10.%d.0.0/16", 96+index)
 	}
 	if o.NodeIP == "" {
 		o.NodeIP = fmt.Sprintf("10.0.%d.1", index)
