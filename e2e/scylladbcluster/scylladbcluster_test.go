@@ -432,6 +432,21 @@ func TestScyllaDBClusterAcrossTwoWorkers(t *testing.T) {
 	t.Logf("%s reachable again: everything converges", e.workers[1].name())
 	remotes[1].proxy.restore()
 	m.waitForConvergence("the ScyllaDBCluster to converge again after the worker came back")
+	e.waitForManager(fake, "ScyllaDB Manager to still hold the ScyllaDBCluster as its one cluster, with the backup task", func(st fakescyllamanager.State) error {
+		if c := clusterByID(st, clusterID); c == nil || len(st.Clusters) != 1 {
+			return fmt.Errorf("want cluster %s as the only one, got %d clusters", clusterID, len(st.Clusters))
+		}
+		if live := liveTasks(st, clusterID, "backup"); len(live) != 1 {
+			return fmt.Errorf("cluster %s has %d live backup tasks, want 1", clusterID, len(live))
+		}
+		return nil
+	})
+	if reqs, err = managerRequests(ctx, fake); err != nil {
+		t.Fatal(err)
+	}
+	if creates := successful(framework.ScyllaDBManagerRequestsOfCluster(reqs, clusterID), fakescyllamanager.EndpointCreateCluster); len(creates) != 1 {
+		t.Errorf("after the worker came back, ScyllaDB Manager got %d successful cluster creates for the ScyllaDBCluster in all, want 1:\n%s", len(creates), framework.DescribeScyllaDBManagerRequests(creates))
+	}
 
 	t.Log("Deleting the ScyllaDBCluster leaves no namespace in any worker and nothing in ScyllaDB Manager")
 	if err := scs.Delete(ctx, sc.Name, metav1.DeleteOptions{}); err != nil {
