@@ -50,16 +50,9 @@ func makeRemoteAuthTokenSecret(sc *scyllav1alpha1.ScyllaDBCluster, dc *scyllav1a
 // makeAuthTokenSecret returns the Secret, in the meta cluster beside sc, that holds the cluster's one agent auth
 // token: the source of every remote copy (makeRemoteAuthTokenSecret), and what the manager-controller registers the
 // cluster with. It carries the operator's managed-by label, which the manager-controller's Secret informer selects
-// (naming.ManagedObjectsSelector). Errors never include the token.
+// (naming.ManagedObjectsSelector), and sc controls it. Errors never include the token.
 func makeAuthTokenSecret(sc *scyllav1alpha1.ScyllaDBCluster, token string) (*corev1.Secret, error) {
-	return makeAuthTokenSecretWithMeta(metav1.ObjectMeta{
-		Namespace: sc.Namespace,
-		Name:      naming.ScyllaDBClusterAuthTokenSecretName(sc.Name),
-		Labels: map[string]string{
-			naming.ScyllaDBClusterNameLabel: sc.Name,
-			naming.ManagedByLabel:           naming.ManagedByLabelValue,
-		},
-	}, token)
+	return makeAuthTokenSecretWithMeta(metaObjectMeta(sc, naming.ScyllaDBClusterAuthTokenSecretName(sc.Name)), token)
 }
 
 // makeAuthTokenSecretWithMeta returns a Secret with meta holding token as the ScyllaDBDatacenter controller and the

@@ -14,8 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-const testNamespace = "scylla"
-
 // newBasicScyllaDBCluster returns a two-datacenter ScyllaDBCluster whose racks all come from the template.
 func newBasicScyllaDBCluster() *scyllav1alpha1.ScyllaDBCluster {
 	return &scyllav1alpha1.ScyllaDBCluster{
@@ -483,6 +481,10 @@ func TestMakeAuthTokenSecretInTheMetaCluster(t *testing.T) {
 			"scylla-operator.scylladb.com/scylladbcluster-name": "basic",
 			"app.kubernetes.io/managed-by":                      "scylla-operator",
 		},
+		OwnerReferences: []metav1.OwnerReference{{
+			APIVersion: "scylla.scylladb.com/v1alpha1", Kind: "ScyllaDBCluster", Name: "basic", UID: sc.UID,
+			Controller: new(true), BlockOwnerDeletion: new(true),
+		}},
 	}
 	if diff := cmp.Diff(wantMeta, local.ObjectMeta); diff != "" {
 		t.Errorf("metadata differs (-want +got):\n%s", diff)

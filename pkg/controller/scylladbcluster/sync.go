@@ -105,12 +105,12 @@ func (c *Controller) syncDeletion(ctx context.Context, sc *scyllav1alpha1.Scylla
 	if !controllerhelpers.HasFinalizer(sc, naming.ScyllaDBClusterProtectionFinalizer) {
 		return nil
 	}
-	remaining, err := c.deleteRemoteNamespaces(ctx, sc, func(*remoteclient.Cluster, *corev1.Namespace) bool { return true })
+	remaining, unlisted, err := c.deleteRemoteNamespaces(ctx, sc, func(*remoteclient.Cluster, *corev1.Namespace) bool { return true })
 	if err != nil {
 		return err
 	}
-	if len(remaining) != 0 {
-		klog.FromContext(ctx).V(2).Info("Waiting for remote namespaces to be deleted", "namespaces", remaining)
+	if len(remaining) != 0 || len(unlisted) != 0 {
+		klog.FromContext(ctx).V(2).Info("Waiting for remote namespaces to be deleted", "namespaces", remaining, "notListedYet", unlisted)
 		// Their deletion events requeue sc.
 		return nil
 	}

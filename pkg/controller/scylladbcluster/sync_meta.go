@@ -36,7 +36,6 @@ func (c *Controller) syncAuthTokenSecret(ctx context.Context, sc *scyllav1alpha1
 	if err != nil {
 		return "", err
 	}
-	required.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(sc, scyllaDBClusterGVK)}
 	if _, _, err := resourceapply.Apply(ctx, c.kubeClient.CoreV1().Secrets(sc.Namespace), c.secretLister.Secrets(sc.Namespace), c.eventRecorder, required, resourceapply.ApplyOptions{}); err != nil {
 		return "", err
 	}

@@ -29,7 +29,7 @@ func (c *Controller) syncRemovedDatacenters(ctx context.Context, sc *scyllav1alp
 		wanted[dc.Name] = dc.RemoteKubernetesClusterName
 	}
 	var notEmpty []error
-	remaining, err := c.deleteRemoteNamespaces(ctx, sc, func(rc *remoteclient.Cluster, ns *corev1.Namespace) bool {
+	remaining, _, err := c.deleteRemoteNamespaces(ctx, sc, func(rc *remoteclient.Cluster, ns *corev1.Namespace) bool {
 		dcName := ns.Labels[naming.ParentScyllaDBClusterDatacenterNameLabel]
 		if rkcName, ok := wanted[dcName]; ok && rkcName == rc.Name() {
 			return false
@@ -72,20 +72,26 @@ func hasNodes(sdc *scyllav1alpha1.ScyllaDBDatacenter) bool {
 
 // deleteRemoteNamespaces deletes the namespaces sc has in the remote clusters, in every remote cluster of the pool,
 // for which shouldDelete says so, and returns those that still exist ("<RemoteKubernetesCluster>/<namespace>"). A
-// remote cluster one of sc's datacenters is in, but that can't be read, is an error: it may hold a namespace of sc.
-func (c *Controller) deleteRemoteNamespaces(ctx context.Context, sc *scyllav1alpha1.ScyllaDBCluster, shouldDelete func(rc *remoteclient.Cluster, ns *corev1.Namespace) bool) ([]string, error) {
+// remote cluster one of sc's datacenters is in, but that can't be read, is an error: it may hold a namespace of sc;
+// one whose caches have not listed yet is returned in unlisted.
+func (c *Controller) deleteRemoteNamespaces(ctx context.Context, sc *scyllav1alpha1.ScyllaDBCluster, shouldDelete func(rc *remoteclient.Cluster, ns *corev1.Namespace) bool) (remaining, unlisted []string, _ error) {
 	used := sets.New[string]()
 	for _, dc := range sc.Spec.Datacenters {
 		used.Insert(dc.RemoteKubernetesClusterName)
 	}
-	var remaining []string
 	var errs []error
 	for _, rkcName := range sets.List(used.Union(sets.New(c.pool.Names()...))) {
 		rc, err := c.remoteCluster(rkcName)
-		if rc == nil {
-			if used.Has(rkcName) {
-				errs = append(errs, fmt.Errorf("can't look for namespaces to delete: %w", err))
-			}
+		switch {
+		case rc != nil:
+		case !used.Has(rkcName):
+			continue
+		case errors.Is(err, errCachesNotSynced):
+			// Its informers' events sync sc again.
+			unlisted = append(unlisted, rkcName)
+			continue
+		default:
+			errs = append(errs, fmt.Errorf("can't look for namespaces to delete: %w", err))
 			continue
 		}
 		namespaces, listErr := rc.KubeInformers().Core().V1().Namespaces().Lister().List(naming.ScyllaDBClusterSelector(sc.Namespace, sc.Name))
@@ -119,5 +125,5 @@ func (c *Controller) deleteRemoteNamespaces(ctx context.Context, sc *scyllav1alp
 			}
 		}
 	}
-	return remaining, errors.Join(errs...)
+	return remaining, unlisted, errors.Join(errs...)
 }

@@ -1,0 +1,426 @@
+package scylladbcluster
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/scyllaagent"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+var (
+	dc1Namespace = naming.ScyllaDBClusterRemoteNamespaceName(testNamespace, "dc1")
+	dc2Namespace = naming.ScyllaDBClusterRemoteNamespaceName(testNamespace, "dc2")
+	tokenSecret  = naming.ScyllaDBClusterAuthTokenSecretName(testName)
+)
+
+// condition returns the condition condType of the stored ScyllaDBCluster, failing the test when it has none.
+func (f *fixture) condition(condType string) metav1.Condition {
+	f.t.Helper()
+	c := meta.FindStatusCondition(f.scyllaDBCluster().Status.Conditions, condType)
+	if c == nil {
+		f.t.Fatalf("the ScyllaDBCluster has no %s condition: %+v", condType, f.scyllaDBCluster().Status.Conditions)
+	}
+	return *c
+}
+
+func tokenOf(t *testing.T, secret *corev1.Secret) string {
+	t.Helper()
+	if secret == nil {
+		t.Fatal("no auth-token Secret")
+	}
+	token, err := scyllaagent.AuthTokenFromConfig(secret.Data[naming.ScyllaDBManagerAgentAuthTokenKey])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return token
+}
+
+func TestTheFirstDatacenterBootstrapsAloneAndTheNextJoinsThroughItsSeedService(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, newTwoDatacenterCluster(), "w1", "w2")
+
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	sc := f.scyllaDBCluster()
+	if !slices.Contains(sc.Finalizers, naming.ScyllaDBClusterProtectionFinalizer) {
+		t.Errorf("want finalizer %q, got %v", naming.ScyllaDBClusterProtectionFinalizer, sc.Finalizers)
+	}
+	for _, rkc := range []string{"w1", "w2"} {
+		ns := naming.ScyllaDBClusterRemoteNamespaceName(testNamespace, map[string]string{"w1": "dc1", "w2": "dc2"}[rkc])
+		got := remoteObject[*corev1.Namespace](f, rkc, namespacesResource, "", ns)
+		if got == nil {
+			t.Fatalf("%s: no namespace %q", rkc, ns)
+		}
+		if got.Labels[naming.ManagedByClusterLabel] != testClusterID || got.Labels[naming.ManagedByLabel] != naming.RemoteManagedByLabelValue {
+			t.Errorf("%s: namespace labels %v lack the meta cluster's identity or the remote managed-by value", rkc, got.Labels)
+		}
+		if token := tokenOf(t, remoteObject[*corev1.Secret](f, rkc, secretsResource, ns, tokenSecret)); token != testToken {
+			t.Errorf("%s: the token copy holds %q, want the cluster's", rkc, token)
+		}
+	}
+	metaSecret, err := f.kubeClient.CoreV1().Secrets(testNamespace).Get(f.ctx, tokenSecret, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token := tokenOf(t, metaSecret); token != testToken {
+		t.Errorf("the meta token Secret holds %q", token)
+	}
+
+	dc1 := f.remoteDatacenter("w1", "dc1")
+	if dc1 == nil {
+		t.Fatal("the first datacenter has no ScyllaDBDatacenter")
+	}
+	if len(dc1.Spec.ScyllaDB.ExternalSeeds) != 0 {
+		t.Errorf("the first datacenter bootstraps alone, got external seeds %v", dc1.Spec.ScyllaDB.ExternalSeeds)
+	}
+	if _, ok := dc1.Labels[naming.RegisterWithScyllaDBManagerLabel]; ok {
+		t.Errorf("the registration label reached the datacenter: %v", dc1.Labels)
+	}
+	if f.remoteDatacenter("w2", "dc2") != nil {
+		t.Error("the second datacenter was created before the first rolled out")
+	}
+	if c := f.condition("Progressing"); c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, `"dc2"`) {
+		t.Errorf("want Progressing naming the waiting datacenter, got %+v", c)
+	}
+	if c := f.condition("Available"); c.Status != metav1.ConditionFalse {
+		t.Errorf("want not Available, got %+v", c)
+	}
+
+	f.rollOut("w1", "dc1", "10.1.0.5")
+	dc1 = f.remoteDatacenter("w1", "dc1")
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	dc2 := f.remoteDatacenter("w2", "dc2")
+	if dc2 == nil {
+		t.Fatal("the second datacenter was not created once the first rolled out")
+	}
+	wantSeed := naming.ScyllaDBClusterSeedServiceHost(testName, "dc1", dc2Namespace)
+	if diff := cmp.Diff([]string{wantSeed}, dc2.Spec.ScyllaDB.ExternalSeeds); diff != "" {
+		t.Errorf("the second datacenter's external seeds (-want +got):\n%s", diff)
+	}
+	seedName := naming.ScyllaDBClusterSeedServiceName(testName, "dc1")
+	svc := remoteObject[*corev1.Service](f, "w2", servicesResource, dc2Namespace, seedName)
+	if svc == nil || svc.Spec.ClusterIP != corev1.ClusterIPNone || len(svc.Spec.Selector) != 0 {
+		t.Fatalf("want a headless selector-less seed Service %q, got %+v", seedName, svc)
+	}
+	slice := remoteObject[*discoveryv1.EndpointSlice](f, "w2", endpointSlicesResource, dc2Namespace, seedName+"-ipv4")
+	if slice == nil || len(slice.Endpoints) != 1 || slice.Endpoints[0].Addresses[0] != "10.1.0.5" || slice.Labels[discoveryv1.LabelServiceName] != seedName {
+		t.Fatalf("want the seed EndpointSlice to list the first datacenter's node, got %+v", slice)
+	}
+	if dc1After := f.remoteDatacenter("w1", "dc1"); dc1After.ResourceVersion != dc1.ResourceVersion {
+		t.Error("the first datacenter's ScyllaDBDatacenter was written again")
+	}
+	if remoteObject[*corev1.Service](f, "w1", servicesResource, dc1Namespace, naming.ScyllaDBClusterSeedServiceName(testName, "dc2")) != nil {
+		t.Error("the first datacenter got a seed Service of the second, which has no nodes")
+	}
+
+	f.rollOut("w2", "dc2", "10.2.0.7")
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	for condType, want := range map[string]metav1.ConditionStatus{"Available": metav1.ConditionTrue, "Progressing": metav1.ConditionFalse, "Degraded": metav1.ConditionFalse} {
+		if c := f.condition(condType); c.Status != want || c.ObservedGeneration != 1 {
+			t.Errorf("want %s %s at generation 1, got %+v", condType, want, c)
+		}
+	}
+	status := f.scyllaDBCluster().Status
+	if status.ReadyNodes == nil || *status.ReadyNodes != 2 || len(status.Datacenters) != 2 || *status.Datacenters[1].RemoteNamespaceName != dc2Namespace {
+		t.Errorf("want 2 ready nodes over 2 datacenters, got %+v", status)
+	}
+	// The client Service in the meta cluster lists both datacenters' nodes.
+	clientSlice, err := f.kubeClient.DiscoveryV1().EndpointSlices(testNamespace).Get(f.ctx, naming.ScyllaDBClusterClientServiceName(testName)+"-ipv4", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var addresses []string
+	for _, e := range clientSlice.Endpoints {
+		addresses = append(addresses, e.Addresses...)
+	}
+	if diff := cmp.Diff([]string{"10.1.0.5", "10.2.0.7"}, addresses); diff != "" {
+		t.Errorf("client EndpointSlice addresses (-want +got):\n%s", diff)
+	}
+
+	t.Log("Converged, a sync writes nothing")
+	f.clearActions()
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if writes := f.writes(); len(writes) != 0 {
+		t.Errorf("a converged ScyllaDBCluster cost writes: %v", writes)
+	}
+}
+
+func TestAChangeRollsOutOneDatacenterAtATime(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, newTwoDatacenterCluster(), "w1", "w2")
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	f.rollOut("w1", "dc1", "10.1.0.5")
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	f.rollOut("w2", "dc2", "10.2.0.7")
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+
+	f.updateScyllaDBCluster(func(sc *scyllav1alpha1.ScyllaDBCluster) { sc.Spec.ScyllaDB.Image = "docker.io/scylladb/scylla:2025.1.1" })
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.remoteDatacenter("w1", "dc1").Spec.ScyllaDB.Image; got != "docker.io/scylladb/scylla:2025.1.1" {
+		t.Errorf("the first datacenter did not get the new image: %s", got)
+	}
+	if got := f.remoteDatacenter("w2", "dc2").Spec.ScyllaDB.Image; got != "docker.io/scylladb/scylla:2025.1.0" {
+		t.Errorf("the second datacenter changed while the first rolls out: %s", got)
+	}
+	f.rollOut("w1", "dc1", "10.1.0.5")
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.remoteDatacenter("w2", "dc2").Spec.ScyllaDB.Image; got != "docker.io/scylladb/scylla:2025.1.1" {
+		t.Errorf("the second datacenter did not get the new image once the first rolled out: %s", got)
+	}
+}
+
+func TestAnUnreachableRemoteClusterDegradesOnlyItsDatacenter(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, newTwoDatacenterCluster(), "w1", "w2")
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	f.rollOut("w1", "dc1", "10.1.0.5")
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	f.rollOut("w2", "dc2", "10.2.0.7")
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+
+	f.setUnreachable("w2", true)
+	f.updateScyllaDBCluster(func(sc *scyllav1alpha1.ScyllaDBCluster) {
+		sc.Spec.Datacenters[0].ForceRedeploymentReason = new("first only")
+	})
+	err := f.sync()
+	if err == nil || !strings.Contains(err.Error(), `datacenter "dc2" (RemoteKubernetesCluster "w2")`) {
+		t.Fatalf("want an error naming the datacenter and its RemoteKubernetesCluster, got %v", err)
+	}
+	if got := f.remoteDatacenter("w1", "dc1").Spec.ForceRedeploymentReason; got == nil || *got != "first only" {
+		t.Errorf("the reachable datacenter was not reconciled: forceRedeploymentReason %v", got)
+	}
+	degraded := f.condition("Degraded")
+	if degraded.Status != metav1.ConditionTrue || !strings.Contains(degraded.Message, `datacenter "dc2" (RemoteKubernetesCluster "w2")`) || strings.Contains(degraded.Message, `"dc1"`) {
+		t.Errorf("want Degraded naming only dc2 and w2, got %+v", degraded)
+	}
+	status := f.scyllaDBCluster().Status
+	if !*status.Datacenters[1].Stale || *status.Datacenters[0].Stale {
+		t.Errorf("want only dc2 stale, got %+v", status.Datacenters)
+	}
+
+	f.setUnreachable("w2", false)
+	f.rollOut("w1", "dc1", "10.1.0.5")
+	if err := f.sync(); err != nil {
+		t.Fatalf("after recovery: %v", err)
+	}
+	if c := f.condition("Degraded"); c.Status != metav1.ConditionFalse {
+		t.Errorf("want Degraded False after recovery, got %+v", c)
+	}
+}
+
+func TestReferencedConfigMapsAndSecretsAreCopiedAndPruned(t *testing.T) {
+	t.Parallel()
+	sc := newTwoDatacenterCluster()
+	sc.Spec.Datacenters = sc.Spec.Datacenters[:1]
+	sc.Spec.DatacenterTemplate.ScyllaDB = &scyllav1alpha1.ScyllaDBTemplate{
+		CustomConfigMapRef: new("scylla-config"),
+		Volumes: []corev1.Volume{{Name: "certs", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "certs"}}}, {
+			Name: "extra", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "absent"}, Optional: new(true)}},
+		}},
+	}
+	f := newFixture(t, sc, "w1")
+	if _, err := f.kubeClient.CoreV1().ConfigMaps(testNamespace).Create(f.ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "scylla-config"}, Data: map[string]string{"scylla.yaml": "a: 1"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.kubeClient.CoreV1().Secrets(testNamespace).Create(f.ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "certs"}, Data: map[string][]byte{"tls.crt": []byte("x")}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.settle()
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	cm := remoteObject[*corev1.ConfigMap](f, "w1", configMapsResource, dc1Namespace, "scylla-config")
+	if cm == nil || cm.Data["scylla.yaml"] != "a: 1" {
+		t.Fatalf("want the ConfigMap copied, got %+v", cm)
+	}
+	if s := remoteObject[*corev1.Secret](f, "w1", secretsResource, dc1Namespace, "certs"); s == nil || string(s.Data["tls.crt"]) != "x" {
+		t.Fatalf("want the Secret copied, got %+v", s)
+	}
+
+	t.Log("A changed original is copied again; an unreferenced copy goes")
+	if _, err := f.kubeClient.CoreV1().ConfigMaps(testNamespace).Update(f.ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "scylla-config"}, Data: map[string]string{"scylla.yaml": "a: 2"}}, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.updateScyllaDBCluster(func(sc *scyllav1alpha1.ScyllaDBCluster) { sc.Spec.DatacenterTemplate.ScyllaDB.Volumes = nil })
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if cm := remoteObject[*corev1.ConfigMap](f, "w1", configMapsResource, dc1Namespace, "scylla-config"); cm.Data["scylla.yaml"] != "a: 2" {
+		t.Errorf("the copy did not follow the original: %v", cm.Data)
+	}
+	if s := remoteObject[*corev1.Secret](f, "w1", secretsResource, dc1Namespace, "certs"); s != nil {
+		t.Errorf("the copy of an unreferenced Secret was kept")
+	}
+	if remoteObject[*corev1.Secret](f, "w1", secretsResource, dc1Namespace, tokenSecret) == nil {
+		t.Errorf("the token copy was pruned")
+	}
+
+	t.Log("A missing required original is an error naming it")
+	f.updateScyllaDBCluster(func(sc *scyllav1alpha1.ScyllaDBCluster) {
+		sc.Spec.DatacenterTemplate.ScyllaDB.CustomConfigMapRef = new("missing")
+	})
+	if err := f.sync(); err == nil || !strings.Contains(err.Error(), `ConfigMap "missing"`) {
+		t.Errorf("want an error naming the missing ConfigMap, got %v", err)
+	}
+}
+
+func TestARemovedDatacenterIsDeletedOnlyOnceScaledToZero(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, newTwoDatacenterCluster(), "w1", "w2")
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	f.rollOut("w1", "dc1", "10.1.0.5")
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	f.rollOut("w2", "dc2", "10.2.0.7")
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+
+	f.updateScyllaDBCluster(func(sc *scyllav1alpha1.ScyllaDBCluster) { sc.Spec.Datacenters = sc.Spec.Datacenters[:1] })
+	err := f.sync()
+	if err == nil || !strings.Contains(err.Error(), `datacenter "dc2" was removed`) {
+		t.Fatalf("want an error about removing a datacenter with nodes, got %v", err)
+	}
+	if ns := remoteObject[*corev1.Namespace](f, "w2", namespacesResource, "", dc2Namespace); ns == nil || ns.DeletionTimestamp != nil {
+		t.Fatal("the namespace of a datacenter with nodes was deleted")
+	}
+	if c := f.condition("Degraded"); c.Status != metav1.ConditionTrue {
+		t.Errorf("want Degraded, got %+v", c)
+	}
+
+	t.Log("Scaled to zero, it goes")
+	sdc := f.remoteDatacenter("w2", "dc2").DeepCopy()
+	sdc.Spec.Racks[0].Nodes = new(int32(0))
+	sdc.Status.Nodes = new(int32(0))
+	bumpResourceVersion(t, sdc)
+	if err := f.remotes["w2"].scyllaTracker.Update(scyllav1alpha1.SchemeGroupVersion.WithResource("scylladbdatacenters"), sdc, sdc.Namespace, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.settleAfterDirectWrite()
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if ns := remoteObject[*corev1.Namespace](f, "w2", namespacesResource, "", dc2Namespace); ns != nil {
+		t.Errorf("the namespace of a removed, empty datacenter is still there")
+	}
+}
+
+func TestDeletionRemovesTheRemoteNamespacesThenTheFinalizer(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, newTwoDatacenterCluster(), "w1", "w2")
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	f.updateScyllaDBCluster(func(sc *scyllav1alpha1.ScyllaDBCluster) {
+		sc.DeletionTimestamp = &metav1.Time{Time: sc.CreationTimestamp.Time}
+		sc.Generation--
+	})
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(f.scyllaDBCluster().Finalizers, naming.ScyllaDBClusterProtectionFinalizer) {
+		t.Error("the finalizer went before the namespaces' deletion was seen to finish")
+	}
+	// The namespaces' deletion events sync it again.
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	for rkc, ns := range map[string]string{"w1": dc1Namespace, "w2": dc2Namespace} {
+		if remoteObject[*corev1.Namespace](f, rkc, namespacesResource, "", ns) != nil {
+			t.Errorf("%s: namespace %q was not deleted", rkc, ns)
+		}
+	}
+	if slices.Contains(f.scyllaDBCluster().Finalizers, naming.ScyllaDBClusterProtectionFinalizer) {
+		t.Error("the finalizer stayed once the namespaces were gone")
+	}
+}
+
+func TestDeletionWaitsForAnUnreachableRemoteCluster(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, newTwoDatacenterCluster(), "w1", "w2")
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	f.setUnreachable("w1", true)
+	f.updateScyllaDBCluster(func(sc *scyllav1alpha1.ScyllaDBCluster) {
+		sc.DeletionTimestamp = &metav1.Time{Time: sc.CreationTimestamp.Time}
+		sc.Generation--
+	})
+	if err := f.sync(); err == nil || !strings.Contains(err.Error(), `"w1" is unreachable`) {
+		t.Errorf("want an error naming the unreachable cluster, got %v", err)
+	}
+	if !slices.Contains(f.scyllaDBCluster().Finalizers, naming.ScyllaDBClusterProtectionFinalizer) {
+		t.Error("the finalizer went while a remote namespace may remain")
+	}
+}
+
+func TestAnInvalidSpecIsReportedAndNothingIsBuilt(t *testing.T) {
+	t.Parallel()
+	sc := newTwoDatacenterCluster()
+	sc.Spec.Datacenters[1].Name = "dc1"
+	f := newFixture(t, sc, "w1", "w2")
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	c := f.condition("Degraded")
+	if c.Status != metav1.ConditionTrue || c.Reason != invalidSpecReason || !strings.Contains(c.Message, "spec.datacenters[1].name") {
+		t.Errorf("want Degraded InvalidSpec naming the field, got %+v", c)
+	}
+	if f.remoteDatacenter("w1", "dc1") != nil {
+		t.Error("a ScyllaDBDatacenter was built from an invalid spec")
+	}
+}
+
+func TestANamespaceOfAnotherMetaClusterIsNotTakenOver(t *testing.T) {
+	t.Parallel()
+	sc := newTwoDatacenterCluster()
+	sc.Spec.Datacenters = sc.Spec.Datacenters[:1]
+	f := newFixture(t, sc, "w1")
+	foreign := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: dc1Namespace, Labels: naming.ScyllaDBClusterRemoteLabels(testNamespace, testName, "dc1")}}
+	foreign.Labels[naming.ManagedByClusterLabel] = "other-meta-cluster"
+	if _, err := f.remotes["w1"].kube.CoreV1().Namespaces().Create(f.ctx, foreign, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.settle()
+	err := f.sync()
+	if err == nil || !strings.Contains(err.Error(), "another Kubernetes cluster") {
+		t.Fatalf("want an error about another meta cluster's namespace, got %v", err)
+	}
+	if f.remoteDatacenter("w1", "dc1") != nil {
+		t.Error("a ScyllaDBDatacenter was created in another meta cluster's namespace")
+	}
+}
