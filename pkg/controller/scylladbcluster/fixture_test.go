@@ -189,21 +189,41 @@ func (f *fixture) remoteCaches(name string) []syncedCache {
 		return syncedCache{name + " " + resource, func() cache.Store { return informer(cluster().KubeInformers()).GetStore() }, list}
 	}
 	return []syncedCache{
-		kube("namespaces", func(i kubeinformers.SharedInformerFactory) cache.SharedIndexInformer { return i.Core().V1().Namespaces().Informer() },
-			func(ctx context.Context) (runtime.Object, error) { return r.kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{}) }),
-		kube("pods", func(i kubeinformers.SharedInformerFactory) cache.SharedIndexInformer { return i.Core().V1().Pods().Informer() },
-			func(ctx context.Context) (runtime.Object, error) { return r.kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{}) }),
-		kube("services", func(i kubeinformers.SharedInformerFactory) cache.SharedIndexInformer { return i.Core().V1().Services().Informer() },
-			func(ctx context.Context) (runtime.Object, error) { return r.kube.CoreV1().Services("").List(ctx, metav1.ListOptions{}) }),
+		kube("namespaces", func(i kubeinformers.SharedInformerFactory) cache.SharedIndexInformer {
+			return i.Core().V1().Namespaces().Informer()
+		},
+			func(ctx context.Context) (runtime.Object, error) {
+				return r.kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+			}),
+		kube("pods", func(i kubeinformers.SharedInformerFactory) cache.SharedIndexInformer {
+			return i.Core().V1().Pods().Informer()
+		},
+			func(ctx context.Context) (runtime.Object, error) {
+				return r.kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+			}),
+		kube("services", func(i kubeinformers.SharedInformerFactory) cache.SharedIndexInformer {
+			return i.Core().V1().Services().Informer()
+		},
+			func(ctx context.Context) (runtime.Object, error) {
+				return r.kube.CoreV1().Services("").List(ctx, metav1.ListOptions{})
+			}),
 		kube("endpointslices", func(i kubeinformers.SharedInformerFactory) cache.SharedIndexInformer {
 			return i.Discovery().V1().EndpointSlices().Informer()
 		}, func(ctx context.Context) (runtime.Object, error) {
 			return r.kube.DiscoveryV1().EndpointSlices("").List(ctx, metav1.ListOptions{})
 		}),
-		kube("secrets", func(i kubeinformers.SharedInformerFactory) cache.SharedIndexInformer { return i.Core().V1().Secrets().Informer() },
-			func(ctx context.Context) (runtime.Object, error) { return r.kube.CoreV1().Secrets("").List(ctx, metav1.ListOptions{}) }),
-		kube("configmaps", func(i kubeinformers.SharedInformerFactory) cache.SharedIndexInformer { return i.Core().V1().ConfigMaps().Informer() },
-			func(ctx context.Context) (runtime.Object, error) { return r.kube.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{}) }),
+		kube("secrets", func(i kubeinformers.SharedInformerFactory) cache.SharedIndexInformer {
+			return i.Core().V1().Secrets().Informer()
+		},
+			func(ctx context.Context) (runtime.Object, error) {
+				return r.kube.CoreV1().Secrets("").List(ctx, metav1.ListOptions{})
+			}),
+		kube("configmaps", func(i kubeinformers.SharedInformerFactory) cache.SharedIndexInformer {
+			return i.Core().V1().ConfigMaps().Informer()
+		},
+			func(ctx context.Context) (runtime.Object, error) {
+				return r.kube.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{})
+			}),
 		{name + " scylladbdatacenters", func() cache.Store {
 			return cluster().ScyllaInformers().Scylla().V1alpha1().ScyllaDBDatacenters().Informer().GetStore()
 		}, func(ctx context.Context) (runtime.Object, error) {

@@ -175,7 +175,9 @@ func TestAChangeRollsOutOneDatacenterAtATime(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	f.updateScyllaDBCluster(func(sc *scyllav1alpha1.ScyllaDBCluster) { sc.Spec.ScyllaDB.Image = "docker.io/scylladb/scylla:2025.1.1" })
+	f.updateScyllaDBCluster(func(sc *scyllav1alpha1.ScyllaDBCluster) {
+		sc.Spec.ScyllaDB.Image = "docker.io/scylladb/scylla:2025.1.1"
+	})
 	if err := f.sync(); err != nil {
 		t.Fatal(err)
 	}
