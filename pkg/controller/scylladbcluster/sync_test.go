@@ -160,20 +160,25 @@ func TestTheFirstDatacenterBootstrapsAloneAndTheNextJoinsThroughItsSeedService(t
 	}
 }
 
+// newRolledOutFixture returns a fixture whose two-datacenter ScyllaDBCluster rolled out, each datacenter in turn.
+func newRolledOutFixture(t *testing.T) *fixture {
+	t.Helper()
+	f := newFixture(t, newTwoDatacenterCluster(), "w1", "w2")
+	for _, dc := range []struct{ rkc, name, ip string }{{"w1", "dc1", "10.1.0.5"}, {"w2", "dc2", "10.2.0.7"}} {
+		if err := f.sync(); err != nil {
+			t.Fatal(err)
+		}
+		f.rollOut(dc.rkc, dc.name, dc.ip)
+	}
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 func TestAChangeRollsOutOneDatacenterAtATime(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, newTwoDatacenterCluster(), "w1", "w2")
-	if err := f.sync(); err != nil {
-		t.Fatal(err)
-	}
-	f.rollOut("w1", "dc1", "10.1.0.5")
-	if err := f.sync(); err != nil {
-		t.Fatal(err)
-	}
-	f.rollOut("w2", "dc2", "10.2.0.7")
-	if err := f.sync(); err != nil {
-		t.Fatal(err)
-	}
+	f := newRolledOutFixture(t)
 
 	f.updateScyllaDBCluster(func(sc *scyllav1alpha1.ScyllaDBCluster) {
 		sc.Spec.ScyllaDB.Image = "docker.io/scylladb/scylla:2025.1.1"
@@ -198,18 +203,7 @@ func TestAChangeRollsOutOneDatacenterAtATime(t *testing.T) {
 
 func TestAnUnreachableRemoteClusterDegradesOnlyItsDatacenter(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, newTwoDatacenterCluster(), "w1", "w2")
-	if err := f.sync(); err != nil {
-		t.Fatal(err)
-	}
-	f.rollOut("w1", "dc1", "10.1.0.5")
-	if err := f.sync(); err != nil {
-		t.Fatal(err)
-	}
-	f.rollOut("w2", "dc2", "10.2.0.7")
-	if err := f.sync(); err != nil {
-		t.Fatal(err)
-	}
+	f := newRolledOutFixture(t)
 
 	f.setUnreachable("w2", true)
 	f.updateScyllaDBCluster(func(sc *scyllav1alpha1.ScyllaDBCluster) {
@@ -299,18 +293,7 @@ func TestReferencedConfigMapsAndSecretsAreCopiedAndPruned(t *testing.T) {
 
 func TestARemovedDatacenterIsDeletedOnlyOnceScaledToZero(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, newTwoDatacenterCluster(), "w1", "w2")
-	if err := f.sync(); err != nil {
-		t.Fatal(err)
-	}
-	f.rollOut("w1", "dc1", "10.1.0.5")
-	if err := f.sync(); err != nil {
-		t.Fatal(err)
-	}
-	f.rollOut("w2", "dc2", "10.2.0.7")
-	if err := f.sync(); err != nil {
-		t.Fatal(err)
-	}
+	f := newRolledOutFixture(t)
 
 	f.updateScyllaDBCluster(func(sc *scyllav1alpha1.ScyllaDBCluster) { sc.Spec.Datacenters = sc.Spec.Datacenters[:1] })
 	err := f.sync()
