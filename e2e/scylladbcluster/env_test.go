@@ -301,8 +301,8 @@ func (e *env) markAudit(planes ...*plane) auditMarks {
 	return marks
 }
 
-// writesSince returns, per plane, the writes logged since the marks that every filter accepts, leases aside.
-func (e *env) writesSince(marks auditMarks, filters ...framework.AuditFilter) map[*plane][]auditv1.Event {
+// eventsSince returns, per plane, what its audit log holds since the marks.
+func (e *env) eventsSince(marks auditMarks) map[*plane][]auditv1.Event {
 	e.t.Helper()
 	out := map[*plane][]auditv1.Event{}
 	for p, mark := range marks {
@@ -310,6 +310,17 @@ func (e *env) writesSince(marks auditMarks, filters ...framework.AuditFilter) ma
 		if err != nil {
 			e.t.Fatal(err)
 		}
+		out[p] = events
+	}
+	return out
+}
+
+// writesSince returns, per plane with some, the writes logged since the marks that every filter accepts, leases
+// aside.
+func (e *env) writesSince(marks auditMarks, filters ...framework.AuditFilter) map[*plane][]auditv1.Event {
+	e.t.Helper()
+	out := map[*plane][]auditv1.Event{}
+	for p, events := range e.eventsSince(marks) {
 		for i := range events {
 			ev := &events[i]
 			if !framework.IsWriteVerb(ev.Verb) || (ev.ObjectRef != nil && ev.ObjectRef.Resource == "leases") {

@@ -425,6 +425,7 @@ func TestScyllaDBClusterAcrossTwoWorkers(t *testing.T) {
 		if s := datacenterStatus(got, m.dcs[0]); s == nil || ptr.Deref(s.Stale, false) {
 			return false, fmt.Errorf("dc1's status is missing or stale: %+v", s)
 		}
+		t.Logf("Degraded: %s", degraded.Message)
 		return true, nil
 	})
 	e.expectDatacenterReconciled(m, 0, token)
@@ -592,6 +593,15 @@ func (e *env) expectSteadyState(m *multiDC, fake *framework.FakeScyllaDBManager)
 	case <-ctx.Done():
 		e.t.Fatal(ctx.Err())
 	case <-time.After(resyncPeriod + 15*time.Second):
+	}
+	// The operators did run meanwhile: the meta operator probes every worker through its RemoteKubernetesCluster.
+	for p, events := range e.eventsSince(marks) {
+		if p == e.meta {
+			continue
+		}
+		if n := framework.CountRequests(events, framework.UserAgentPrefix(operatorUserAgentPrefix)).Total(); n < 2 {
+			e.t.Errorf("the audit log of %s holds %d operator requests over %v; the window saw no operator at work", p.name(), n, resyncPeriod)
+		}
 	}
 	namespaces := append([]string{m.namespace()}, m.remoteNamespaces...)
 	for p, writes := range e.writesSince(marks, framework.UserAgentPrefix(operatorUserAgentPrefix), inNamespaces(namespaces...)) {
