@@ -291,9 +291,15 @@ func TestScyllaDBClusterAcrossTwoWorkers(t *testing.T) {
 			}
 		}
 	}
-	first := e.records(e.workers[1], e.onlyNode(e.workers[1], m.remoteNamespaces[1]))[0]
-	if first.Invocation == nil || !slices.Contains(first.Invocation.Settings.Seeds, seedHost) {
+	dc2Records := e.records(e.workers[1], e.onlyNode(e.workers[1], m.remoteNamespaces[1]))
+	if first := dc2Records[0]; first.Invocation == nil || !slices.Contains(first.Invocation.Settings.Seeds, seedHost) {
 		t.Errorf("dc2's ScyllaDB first started without dc1's seed Service %q as a seed: %+v", seedHost, first)
+	}
+	// The seed Service's name resolves, in dc2's worker, to dc1's node.
+	if !slices.ContainsFunc(dc2Records, func(r fakescylladb.Record) bool {
+		return slices.Contains(r.ResolvedSeeds, members[m.dcs[0]].BroadcastAddress)
+	}) {
+		t.Errorf("no start of dc2's ScyllaDB resolved its seeds to dc1's node %s: %+v", members[m.dcs[0]].BroadcastAddress, dc2Records)
 	}
 
 	t.Log("Every datacenter's agents use the cluster's one token")
