@@ -484,6 +484,30 @@ func TestScyllaDBClusterAcrossTwoWorkers(t *testing.T) {
 		}
 		return nil
 	})
+
+	t.Log("The ScyllaDBManagerTask outlives the ScyllaDBCluster (no owner reference), and deleting it then completes")
+	got, err := tasks.Get(ctx, task.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("ScyllaDBManagerTask %q did not outlive the ScyllaDBCluster it references: %v", task.Name, err)
+	}
+	if got.DeletionTimestamp != nil || len(got.OwnerReferences) != 0 {
+		t.Errorf("ScyllaDBManagerTask %q is being deleted (%v) or owned (%v) after its ScyllaDBCluster went", task.Name, got.DeletionTimestamp, got.OwnerReferences)
+	}
+	if err := tasks.Delete(ctx, task.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitForManager(fake, "the ScyllaDBManagerTask of the deleted ScyllaDBCluster to go, leaving ScyllaDB Manager empty", func(st fakescyllamanager.State) error {
+		if got, err := tasks.Get(ctx, task.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			if err != nil {
+				return err
+			}
+			return fmt.Errorf("ScyllaDBManagerTask %q is still there (finalizers %q)", task.Name, got.Finalizers)
+		}
+		if len(st.Clusters) != 0 {
+			return fmt.Errorf("ScyllaDB Manager holds %d clusters", len(st.Clusters))
+		}
+		return nil
+	})
 }
 
 // checkSeedService checks the seed Service of dc1 in dc2's remote namespace: headless, without a selector, its
