@@ -9,8 +9,10 @@
 //   - TestScyllaDBClusterAcrossTwoWorkers: a two-datacenter ScyllaDBCluster in the meta cluster converges, the first
 //     datacenter bootstrapping alone and the second seeding from it, all nodes in one ring sharing one agent token;
 //     it is registered once with the fake ScyllaDB Manager and a backup task referencing it is scheduled once; once
-//     converged it costs no write; an unreachable worker degrades only its datacenter while the other keeps being
-//     reconciled, and recovers; deletion leaves no namespace in any worker and nothing in ScyllaDB Manager.
+//     converged it costs no write over a resync period; a worker the meta cluster can't reach (its
+//     RemoteKubernetesCluster's kubeconfig points at a TCP proxy the test cuts, as if that control plane stopped)
+//     degrades only its datacenter while the other keeps being reconciled, and recovers; deletion leaves no
+//     namespace in any worker and nothing in ScyllaDB Manager, and the backup ScyllaDBManagerTask outlives it.
 //   - TestHostNetworkScyllaClustersJoinedByExternalSeeds: without a ScyllaDBCluster, two host-networking
 //     ScyllaClusters, one per worker, the second seeding from the first's node IP, form one ring with the distinct
 //     addresses of their nodes.
