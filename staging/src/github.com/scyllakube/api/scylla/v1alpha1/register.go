@@ -39,6 +39,10 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&RemoteKubernetesClusterList{},
 		&ScyllaDBManagerTask{},
 		&ScyllaDBManagerTaskList{},
+		&ScyllaDBBackupBucket{},
+		&ScyllaDBBackupBucketList{},
+		&ScyllaDBBackupEntry{},
+		&ScyllaDBBackupEntryList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

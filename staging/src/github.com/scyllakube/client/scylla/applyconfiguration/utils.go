@@ -160,6 +160,24 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &scyllav1alpha1.RemoteKubernetesClusterStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ScyllaDB"):
 		return &scyllav1alpha1.ScyllaDBApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ScyllaDBBackupBucket"):
+		return &scyllav1alpha1.ScyllaDBBackupBucketApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ScyllaDBBackupBucketSecretReference"):
+		return &scyllav1alpha1.ScyllaDBBackupBucketSecretReferenceApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ScyllaDBBackupBucketSpec"):
+		return &scyllav1alpha1.ScyllaDBBackupBucketSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ScyllaDBBackupBucketStatus"):
+		return &scyllav1alpha1.ScyllaDBBackupBucketStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ScyllaDBBackupEntry"):
+		return &scyllav1alpha1.ScyllaDBBackupEntryApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ScyllaDBBackupEntryClusterReference"):
+		return &scyllav1alpha1.ScyllaDBBackupEntryClusterReferenceApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ScyllaDBBackupEntryOperation"):
+		return &scyllav1alpha1.ScyllaDBBackupEntryOperationApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ScyllaDBBackupEntrySpec"):
+		return &scyllav1alpha1.ScyllaDBBackupEntrySpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ScyllaDBBackupEntryStatus"):
+		return &scyllav1alpha1.ScyllaDBBackupEntryStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ScyllaDBCluster"):
 		return &scyllav1alpha1.ScyllaDBClusterApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ScyllaDBClusterDatacenter"):

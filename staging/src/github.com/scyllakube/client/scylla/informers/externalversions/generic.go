@@ -58,6 +58,10 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		// Group=scylla.scylladb.com, Version=v1alpha1
 	case v1alpha1.SchemeGroupVersion.WithResource("remotekubernetesclusters"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Scylla().V1alpha1().RemoteKubernetesClusters().Informer()}, nil
+	case v1alpha1.SchemeGroupVersion.WithResource("scylladbbackupbuckets"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Scylla().V1alpha1().ScyllaDBBackupBuckets().Informer()}, nil
+	case v1alpha1.SchemeGroupVersion.WithResource("scylladbbackupentries"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Scylla().V1alpha1().ScyllaDBBackupEntries().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("scylladbclusters"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Scylla().V1alpha1().ScyllaDBClusters().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("scylladbdatacenters"):

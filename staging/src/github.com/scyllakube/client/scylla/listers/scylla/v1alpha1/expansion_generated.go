@@ -20,6 +20,18 @@ package v1alpha1
 // RemoteKubernetesClusterLister.
 type RemoteKubernetesClusterListerExpansion interface{}
 
+// ScyllaDBBackupBucketListerExpansion allows custom methods to be added to
+// ScyllaDBBackupBucketLister.
+type ScyllaDBBackupBucketListerExpansion interface{}
+
+// ScyllaDBBackupEntryListerExpansion allows custom methods to be added to
+// ScyllaDBBackupEntryLister.
+type ScyllaDBBackupEntryListerExpansion interface{}
+
+// ScyllaDBBackupEntryNamespaceListerExpansion allows custom methods to be added to
+// ScyllaDBBackupEntryNamespaceLister.
+type ScyllaDBBackupEntryNamespaceListerExpansion interface{}
+
 // ScyllaDBClusterListerExpansion allows custom methods to be added to
 // ScyllaDBClusterLister.
 type ScyllaDBClusterListerExpansion interface{}

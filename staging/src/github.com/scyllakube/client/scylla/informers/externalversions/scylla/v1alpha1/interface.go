@@ -24,6 +24,10 @@ import (
 type Interface interface {
 	// RemoteKubernetesClusters returns a RemoteKubernetesClusterInformer.
 	RemoteKubernetesClusters() TypedRemoteKubernetesClusterInformer
+	// ScyllaDBBackupBuckets returns a ScyllaDBBackupBucketInformer.
+	ScyllaDBBackupBuckets() TypedScyllaDBBackupBucketInformer
+	// ScyllaDBBackupEntries returns a ScyllaDBBackupEntryInformer.
+	ScyllaDBBackupEntries() TypedScyllaDBBackupEntryInformer
 	// ScyllaDBClusters returns a ScyllaDBClusterInformer.
 	ScyllaDBClusters() TypedScyllaDBClusterInformer
 	// ScyllaDBDatacenters returns a ScyllaDBDatacenterInformer.
@@ -46,6 +50,16 @@ func New(f internalinterfaces.SharedInformerFactory, namespace string, tweakList
 // RemoteKubernetesClusters returns a TypedRemoteKubernetesClusterInformer.
 func (v *version) RemoteKubernetesClusters() TypedRemoteKubernetesClusterInformer {
 	return &remoteKubernetesClusterInformer{factory: v.factory, tweakListOptions: v.tweakListOptions}
+}
+
+// ScyllaDBBackupBuckets returns a TypedScyllaDBBackupBucketInformer.
+func (v *version) ScyllaDBBackupBuckets() TypedScyllaDBBackupBucketInformer {
+	return &scyllaDBBackupBucketInformer{factory: v.factory, tweakListOptions: v.tweakListOptions}
+}
+
+// ScyllaDBBackupEntries returns a TypedScyllaDBBackupEntryInformer.
+func (v *version) ScyllaDBBackupEntries() TypedScyllaDBBackupEntryInformer {
+	return &scyllaDBBackupEntryInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
 
 // ScyllaDBClusters returns a TypedScyllaDBClusterInformer.

@@ -18,6 +18,10 @@ package v1alpha1
 
 type RemoteKubernetesClusterExpansion interface{}
 
+type ScyllaDBBackupBucketExpansion interface{}
+
+type ScyllaDBBackupEntryExpansion interface{}
+
 type ScyllaDBClusterExpansion interface{}
 
 type ScyllaDBDatacenterExpansion interface{}

@@ -27,6 +27,8 @@ import (
 type ScyllaV1alpha1Interface interface {
 	RESTClient() rest.Interface
 	RemoteKubernetesClustersGetter
+	ScyllaDBBackupBucketsGetter
+	ScyllaDBBackupEntriesGetter
 	ScyllaDBClustersGetter
 	ScyllaDBDatacentersGetter
 	ScyllaDBManagerTasksGetter
@@ -39,6 +41,14 @@ type ScyllaV1alpha1Client struct {
 
 func (c *ScyllaV1alpha1Client) RemoteKubernetesClusters() RemoteKubernetesClusterInterface {
 	return newRemoteKubernetesClusters(c)
+}
+
+func (c *ScyllaV1alpha1Client) ScyllaDBBackupBuckets() ScyllaDBBackupBucketInterface {
+	return newScyllaDBBackupBuckets(c)
+}
+
+func (c *ScyllaV1alpha1Client) ScyllaDBBackupEntries(namespace string) ScyllaDBBackupEntryInterface {
+	return newScyllaDBBackupEntries(c, namespace)
 }
 
 func (c *ScyllaV1alpha1Client) ScyllaDBClusters(namespace string) ScyllaDBClusterInterface {

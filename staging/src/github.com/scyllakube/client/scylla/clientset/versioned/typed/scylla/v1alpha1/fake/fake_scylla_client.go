@@ -30,6 +30,14 @@ func (c *FakeScyllaV1alpha1) RemoteKubernetesClusters() v1alpha1.RemoteKubernete
 	return newFakeRemoteKubernetesClusters(c)
 }
 
+func (c *FakeScyllaV1alpha1) ScyllaDBBackupBuckets() v1alpha1.ScyllaDBBackupBucketInterface {
+	return newFakeScyllaDBBackupBuckets(c)
+}
+
+func (c *FakeScyllaV1alpha1) ScyllaDBBackupEntries(namespace string) v1alpha1.ScyllaDBBackupEntryInterface {
+	return newFakeScyllaDBBackupEntries(c, namespace)
+}
+
 func (c *FakeScyllaV1alpha1) ScyllaDBClusters(namespace string) v1alpha1.ScyllaDBClusterInterface {
 	return newFakeScyllaDBClusters(c, namespace)
 }
