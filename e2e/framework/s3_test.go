@@ -5,6 +5,8 @@ package framework
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scyllakube/scylla-operator/pkg/objectstore"
+	"github.com/scyllakube/scylla-operator/pkg/test/fakescyllamanager"
 )
 
 const (
@@ -297,5 +300,109 @@ func TestParseS3AccessLogLine(t *testing.T) {
 	}
 	if _, ok := parseS3AccessLogLine("log starts 2026-11-24"); ok {
 		t.Error("want a non-request line refused")
+	}
+}
+
+// TestFakeScyllaDBManagerUploadsBackupsToS3Server runs the fake ScyllaDB Manager's backup uploads against the real
+// S3 server: two clusters back up into one bucket, each into its own directory, and purging one leaves the other.
+func TestFakeScyllaDBManagerUploadsBackupsToS3Server(t *testing.T) {
+	s := startTestS3Server(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	const bucket = "fake-manager-backups"
+	if err := s.CreateBucket(ctx, bucket); err != nil {
+		t.Fatal(err)
+	}
+	manager, err := fakescyllamanager.NewServer(fakescyllamanager.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := manager.SetS3Endpoint("s3:"+bucket, fakescyllamanager.S3Endpoint{
+		Endpoint: s.Endpoint, Region: S3Region, AccessKeyID: s.AccessKey, SecretAccessKey: s.SecretKey,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(manager)
+	defer srv.Close()
+
+	do := func(method, path, body string) *http.Response {
+		t.Helper()
+		req, err := http.NewRequestWithContext(ctx, method, srv.URL+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode >= 300 {
+			t.Fatalf("%s %s: status %d", method, path, resp.StatusCode)
+		}
+		return resp
+	}
+	var clusters []string
+	for i, id := range []string{s3ClusterA, s3ClusterB} {
+		do(http.MethodPost, "/api/v1/clusters", fmt.Sprintf(`{"id":%q,"name":"c%d","host":"10.0.0.1","auth_token":"t","without_repair":true}`, id, i))
+		// No schedule: the task runs, and uploads, at once.
+		do(http.MethodPost, "/api/v1/cluster/"+id+"/tasks", `{"type":"backup","enabled":true,"properties":{"location":["s3:`+bucket+`"]}}`)
+		clusters = append(clusters, id)
+	}
+
+	store, err := s.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	listBucket := func() []string {
+		t.Helper()
+		page, err := store.ListObjects(ctx, bucket, "", "", 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, o := range page.Objects {
+			keys = append(keys, o.Key)
+		}
+		return keys
+	}
+	state := manager.State()
+	for _, ts := range state.Tasks {
+		for _, r := range ts.Runs {
+			if r.Status != "DONE" {
+				t.Errorf("task %s run %s: %s %s", ts.ID, r.ID, r.Status, r.Cause)
+			}
+		}
+	}
+	before := listBucket()
+	if diff := cmp.Diff(state.UploadedKeys("", bucket), before); diff != "" {
+		t.Fatalf("bucket differs from what the fake says it uploaded (-want +got):\n%s", diff)
+	}
+	for _, id := range clusters {
+		n := 0
+		for _, k := range before {
+			if objectstore.IsClusterKey(id, k) {
+				n++
+			}
+		}
+		if n != 22 {
+			t.Errorf("want 22 objects in the directory of cluster %s, got %d", id, n)
+		}
+	}
+
+	cursor := ""
+	for {
+		r, err := objectstore.PurgeBatch(ctx, store, bucket, s3ClusterA, cursor, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cursor = r.Cursor
+		if r.Done {
+			break
+		}
+	}
+	after := listBucket()
+	if diff := cmp.Diff(state.UploadedKeys(s3ClusterB, bucket), after); diff != "" {
+		t.Errorf("want exactly cluster B's backup left (-want +got):\n%s", diff)
 	}
 }

@@ -5,6 +5,11 @@
 //
 // Besides the ScyllaDB Manager API it serves /fake/state (read-only inspection), /fake/knobs (GET and PUT) and
 // /fake/requests (GET, DELETE).
+//
+// Started backup tasks upload a small backup, laid out as ScyllaDB Manager's, to the buckets the "s3Endpoints"
+// knob describes (by --knobs-file or PUT /fake/knobs), for example
+// {"s3Endpoints":{"s3:backups":{"endpoint":"http://127.0.0.1:7070","region":"us-east-1","accessKeyID":"...","secretAccessKey":"..."}}};
+// prefer the knobs file or the PUT to flags, which any local user can read.
 package main
 
 import (

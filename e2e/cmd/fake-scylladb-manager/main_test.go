@@ -66,6 +66,9 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{name: "a missing knobs file", mutate: func(t *testing.T, o *options) { o.knobsFile = filepath.Join(t.TempDir(), "none.json") }, wantErr: "--knobs-file"},
 		{name: "a knobs file with unknown fields", mutate: func(t *testing.T, o *options) { o.knobsFile = writeFile(t, "k.json", `{"latencies":{}}`) }, wantErr: "unknown field"},
 		{name: "invalid knobs", mutate: func(t *testing.T, o *options) { o.knobsFile = writeFile(t, "k.json", `{"downNodes":["x"]}`) }, wantErr: "not an IP address"},
+		{name: "an S3 endpoint for a location of another provider", mutate: func(t *testing.T, o *options) {
+			o.knobsFile = writeFile(t, "k.json", `{"s3Endpoints":{"gcs:b":{"endpoint":"http://127.0.0.1:7070"}}}`)
+		}, wantErr: "must be s3:<bucket>"},
 		{name: "an invalid default topology", mutate: func(t *testing.T, o *options) { o.defaultTopologyFile = writeFile(t, "t.json", `{"datacenters":[]}`) }, wantErr: "default topology"},
 		{name: "an unknown timezone", mutate: func(t *testing.T, o *options) { o.serverTimezone = "Mars/Olympus" }, wantErr: "server timezone"},
 		{name: "a busy port", mutate: func(t *testing.T, o *options) {

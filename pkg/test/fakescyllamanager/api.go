@@ -1,6 +1,7 @@
 package fakescyllamanager
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -13,6 +14,9 @@ type result struct {
 	body any
 	// location is set as the Location header when not empty.
 	location string
+	// after, when set, runs once the handler has released the lock and before the answer is written: work such
+	// as backup uploads that must not hold the lock.
+	after func(context.Context)
 }
 
 func ok(body any) result {
@@ -46,6 +50,10 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request, rt route) {
 	if aErr != nil {
 		s.writeAPIError(w, aErr)
 		return
+	}
+	if res.after != nil {
+		// ScyllaDB Manager goes on with a run when the client leaves.
+		res.after(context.WithoutCancel(r.Context()))
 	}
 	if res.location != "" {
 		w.Header().Set("Location", res.location)
@@ -100,8 +108,8 @@ func (s *Server) serveClusterScoped(r *http.Request, rt route, clusterID string)
 		if _, err := parseBoolParam(r, "continue", true); err != nil {
 			return result{}, err
 		}
-		s.startRunLocked(c, t)
-		return emptyOK, nil
+		_, after := s.startRunLocked(c, t)
+		return result{status: http.StatusOK, after: after}, nil
 	case EndpointStopTask:
 		disable, err := parseBoolParam(r, "disable", false)
 		if err != nil {

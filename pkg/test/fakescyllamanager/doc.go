@@ -10,4 +10,10 @@
 //
 // The fake never runs tasks on their schedule. A run is recorded when a task is started, when a new task without
 // cron and start date runs immediately, and when a test calls RecordRun.
+//
+// A backup run started by the first two uploads a small backup, laid out as ScyllaDB Manager lays backups out
+// (manifests, sstables and a schema under backup/{meta,sst,schema}/cluster/<cluster ID>/), through pkg/objectstore
+// to each of its locations that Knobs.S3Endpoints can reach; other locations get nothing. The run is RUNNING while it
+// uploads and ERROR, with the store's error as cause, if an upload fails; State lists the uploaded keys per run
+// (RunState.Uploads, State.UploadedKeys).
 package fakescyllamanager

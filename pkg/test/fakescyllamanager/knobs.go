@@ -220,6 +220,10 @@ type Knobs struct {
 	Topologies map[string]Topology `json:"topologies,omitempty"`
 	// RunStatus is the final status of runs the fake starts: DONE (the default), RUNNING or ERROR.
 	RunStatus string `json:"runStatus,omitempty"`
+	// S3Endpoints maps "s3:<bucket>" to how the fake reaches that bucket over S3. A started backup task uploads a
+	// small backup to the buckets of its locations found here (see S3Endpoint); other locations get nothing.
+	// The secret is served back by GET /fake/knobs: use test credentials only.
+	S3Endpoints map[string]S3Endpoint `json:"s3Endpoints,omitempty"`
 }
 
 func (k Knobs) validate() error {
@@ -268,6 +272,11 @@ func (k Knobs) validate() error {
 			errs = append(errs, fmt.Errorf("topology of host %q: %w", host, err))
 		}
 	}
+	for loc, e := range k.S3Endpoints {
+		if err := validateS3Endpoint(loc, e); err != nil {
+			errs = append(errs, fmt.Errorf("s3Endpoints: %w", err))
+		}
+	}
 	switch k.RunStatus {
 	case "", statusDone, statusRunning, statusError:
 	default:
@@ -287,6 +296,7 @@ func (k Knobs) deepCopy() Knobs {
 		SuspendedClusters:       slices.Clone(k.SuspendedClusters),
 		Locations:               maps.Clone(k.Locations),
 		RunStatus:               k.RunStatus,
+		S3Endpoints:             maps.Clone(k.S3Endpoints),
 	}
 	if k.Topologies != nil {
 		out.Topologies = make(map[string]Topology, len(k.Topologies))

@@ -93,6 +93,8 @@ type run struct {
 	StartTime time.Time
 	EndTime   *time.Time
 	Progress  json.RawMessage
+	// Uploads are what a backup run uploaded, per location.
+	Uploads []Upload
 }
 
 // uuidField is a UUID in a request body; like ScyllaDB Manager's UUID type, anything else fails decoding.

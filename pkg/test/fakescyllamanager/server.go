@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/scyllakube/scylla-operator/pkg/objectstore"
 )
 
 const (
@@ -39,6 +41,9 @@ type Options struct {
 	DefaultTopology *Topology
 	// OnRequest, when set, is called after every request, for example to log it. It must not block.
 	OnRequest func(Request)
+	// NewObjectStore makes the object store clients backup uploads go through; nil means objectstore.New. Unit
+	// tests give an in-memory store.
+	NewObjectStore func(objectstore.Config) (objectstore.Interface, error)
 }
 
 // Request is one handled request, as recorded in the request log.
@@ -70,6 +75,7 @@ type Server struct {
 	bearerToken     string
 	defaultTopology Topology
 	onRequest       func(Request)
+	newObjectStore  func(objectstore.Config) (objectstore.Interface, error)
 
 	mu           sync.Mutex
 	knobs        Knobs
@@ -92,6 +98,7 @@ func NewServer(opts Options) (*Server, error) {
 		bearerToken:     opts.BearerToken,
 		defaultTopology: DefaultTopology(),
 		onRequest:       opts.OnRequest,
+		newObjectStore:  opts.NewObjectStore,
 		clusters:        map[string]*cluster{},
 		tasks:           map[string]*task{},
 	}
@@ -100,6 +107,9 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	if s.clock == nil {
 		s.clock = time.Now
+	}
+	if s.newObjectStore == nil {
+		s.newObjectStore = objectstore.New
 	}
 	if s.serverTimezone == "" {
 		s.serverTimezone = "UTC"

@@ -68,6 +68,8 @@ type RunState struct {
 	Cause     string     `json:"cause,omitempty"`
 	StartTime time.Time  `json:"startTime"`
 	EndTime   *time.Time `json:"endTime,omitempty"`
+	// Uploads are the objects a backup run uploaded to the locations with an S3 endpoint, per location.
+	Uploads []Upload `json:"uploads,omitempty"`
 }
 
 // State returns a deep copy of the stored clusters and tasks.
@@ -110,7 +112,7 @@ func (s *Server) State() State {
 		}
 		for i := len(t.Runs) - 1; i >= 0; i-- {
 			r := t.Runs[i]
-			ts.Runs = append(ts.Runs, RunState{ID: r.ID, Status: r.Status, Cause: r.Cause, StartTime: r.StartTime, EndTime: r.EndTime})
+			ts.Runs = append(ts.Runs, RunState{ID: r.ID, Status: r.Status, Cause: r.Cause, StartTime: r.StartTime, EndTime: r.EndTime, Uploads: cloneUploads(r.Uploads)})
 		}
 		st.Tasks = append(st.Tasks, ts)
 	}
@@ -143,4 +145,36 @@ func (st State) LiveTasks() []TaskState {
 		}
 	}
 	return out
+}
+
+func cloneUploads(in []Upload) []Upload {
+	if in == nil {
+		return nil
+	}
+	out := make([]Upload, 0, len(in))
+	for _, u := range in {
+		u.Keys = slices.Clone(u.Keys)
+		out = append(out, u)
+	}
+	return out
+}
+
+// UploadedKeys returns the keys the runs of the cluster's backup tasks uploaded to bucket, sorted and without
+// duplicates; an empty clusterID or bucket matches any.
+func (st State) UploadedKeys(clusterID, bucket string) []string {
+	var keys []string
+	for _, t := range st.Tasks {
+		if clusterID != "" && t.ClusterID != clusterID {
+			continue
+		}
+		for _, r := range t.Runs {
+			for _, u := range r.Uploads {
+				if bucket == "" || u.Bucket == bucket {
+					keys = append(keys, u.Keys...)
+				}
+			}
+		}
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
 }

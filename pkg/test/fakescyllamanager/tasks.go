@@ -2,6 +2,7 @@ package fakescyllamanager
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -213,11 +214,12 @@ func (s *Server) createTask(r *http.Request, clusterID string) (result, *apiErro
 		return result{}, internalError("create task: %v", err)
 	}
 	s.addTaskLocked(t)
+	var after func(context.Context)
 	if runNow && t.Enabled {
-		s.startRunLocked(c, t)
+		_, after = s.startRunLocked(c, t)
 	}
 	loc := r.URL.ResolveReference(&url.URL{Path: path.Join("task", t.Type, t.ID)})
-	return result{status: http.StatusCreated, location: loc.String()}, nil
+	return result{status: http.StatusCreated, location: loc.String(), after: after}, nil
 }
 
 func (s *Server) updateTask(r *http.Request, rt route, clusterID string) (result, *apiError) {
@@ -257,17 +259,37 @@ func (s *Server) deleteTaskLocked(t *task) {
 	t.Name = ""
 }
 
-// startRunLocked records a run that ends in the status the knobs set (DONE by default).
-func (s *Server) startRunLocked(c *cluster, t *task) *run {
+// startRunLocked records a run that ends in the status the knobs set (DONE by default). A backup run with
+// locations the fake can reach (Knobs.S3Endpoints) stays RUNNING until its upload, returned to be run once the
+// lock is released, is over.
+func (s *Server) startRunLocked(c *cluster, t *task) (*run, func(context.Context)) {
 	status := s.knobs.RunStatus
 	if status == "" {
 		status = statusDone
 	}
-	r := s.newRunLocked(c, t, status, "")
+	var (
+		targets   []*uploadTarget
+		props     backupProperties
+		topo      Topology
+		keyspaces []string
+	)
+	if t.Type == typeBackup && status != statusError {
+		targets, props, topo, keyspaces = s.planBackupTargetsLocked(c, t)
+	}
+	runStatus := status
+	if len(targets) > 0 {
+		runStatus = statusRunning
+	}
+	r := s.newRunLocked(c, t, runStatus, "")
 	if status == statusError {
 		r.Cause = "injected run failure"
 	}
-	return r
+	if len(targets) == 0 {
+		return r, nil
+	}
+	u := s.planBackupUploadLocked(c, t, r, targets, props, topo, keyspaces)
+	u.finalStatus = status
+	return r, func(ctx context.Context) { s.uploadBackup(ctx, u) }
 }
 
 // newRunLocked appends a run with the given status to t, with a progress document for backup and repair.
