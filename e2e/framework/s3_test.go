@@ -215,6 +215,29 @@ func TestS3ServerRoundTripAndClusterDirectories(t *testing.T) {
 		}
 	})
 
+	t.Run("the store resolves dot-dot segments, which IsClusterKey refuses", func(t *testing.T) {
+		victim := "backup/sst/cluster/" + s3ClusterB + "/victim"
+		trick := "backup/sst/cluster/" + s3ClusterA + "/../" + s3ClusterB + "/victim"
+		if objectstore.IsClusterKey(s3ClusterA, trick) {
+			t.Fatalf("IsClusterKey(A, %q) must be false", trick)
+		}
+		if err := store.PutObject(ctx, s3TestBucket, victim, []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+		// What the safety rule protects against: a key under A's prefix that the store takes for one of B's.
+		if err := store.DeleteObjects(ctx, s3TestBucket, []string{trick}); err != nil {
+			t.Fatal(err)
+		}
+		keys, err := listAll(ctx, store, "backup/sst/cluster/"+s3ClusterB+"/", 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("after deleting %q, cluster B's %q is still there: %v", trick, victim, slices.Contains(keys, victim))
+		if err := store.DeleteObjects(ctx, s3TestBucket, []string{victim}); err != nil {
+			t.Fatal(err)
+		}
+	})
+
 	t.Run("deleting missing keys succeeds", func(t *testing.T) {
 		if err := store.DeleteObjects(ctx, s3TestBucket, []string{"missing/1", "missing/2"}); err != nil {
 			t.Errorf("want deleting missing keys to succeed, got %v", err)
@@ -278,7 +301,7 @@ func TestS3ServerRoundTripAndClusterDirectories(t *testing.T) {
 		}
 		puts := 0
 		for _, r := range reqs {
-			if r.Operation == "s3_PutObject" && r.Bucket == s3TestBucket {
+			if r.Operation == "s3_PutObject" && r.Bucket == s3TestBucket && slices.Contains(all, r.Key) {
 				puts++
 			}
 		}
