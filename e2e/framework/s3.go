@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/scyllakube/scylla-operator/pkg/objectstore"
+	"github.com/scyllakube/scylla-operator/pkg/test/fakescyllamanager"
 )
 
 // S3Region is the region the S3 server answers for.
@@ -163,6 +164,12 @@ func (s *S3Server) Config() objectstore.Config {
 		// A test that stops the server wants to see the failure, not minio-go's retries.
 		MaxAttempts: 1,
 	}
+}
+
+// FakeManagerEndpoint returns the fake ScyllaDB Manager's S3Endpoints knob value that makes it upload backups to
+// this server, for "s3:<bucket>" locations.
+func (s *S3Server) FakeManagerEndpoint() fakescyllamanager.S3Endpoint {
+	return fakescyllamanager.S3Endpoint{Endpoint: s.Endpoint, Region: S3Region, AccessKeyID: s.AccessKey, SecretAccessKey: s.SecretKey}
 }
 
 // Client returns an objectstore client of the server with the root account.

@@ -340,9 +340,7 @@ func TestFakeScyllaDBManagerUploadsBackupsToS3Server(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := manager.SetS3Endpoint("s3:"+bucket, fakescyllamanager.S3Endpoint{
-		Endpoint: s.Endpoint, Region: S3Region, AccessKeyID: s.AccessKey, SecretAccessKey: s.SecretKey,
-	}); err != nil {
+	if err := manager.SetS3Endpoint("s3:"+bucket, s.FakeManagerEndpoint()); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(manager)

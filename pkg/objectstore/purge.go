@@ -32,58 +32,11 @@ type PurgeResult struct {
 // prefix it was asked for.
 func PurgeBatch(ctx context.Context, store Interface, bucket, managerClusterID, cursor string, limit int) (PurgeResult, error) {
 	result := PurgeResult{Cursor: cursor}
-	prefixes, err := ClusterPrefixes(managerClusterID)
+	batch, err := listClusterBatch(ctx, store, bucket, managerClusterID, cursor, limit)
 	if err != nil {
-		return result, fmt.Errorf("can't purge bucket %q: %w", bucket, err)
+		return result, fmt.Errorf("can't purge: %w", err)
 	}
-	if limit <= 0 {
-		return result, fmt.Errorf("can't purge bucket %q: limit must be positive, got %d", bucket, limit)
-	}
-	if cursor != "" && !hasAnyPrefix(cursor, prefixes) {
-		return result, fmt.Errorf("can't purge cluster %q from bucket %q: cursor %q is outside its directory", managerClusterID, bucket, cursor)
-	}
-
-	var toDelete []Object
-	var skipped []string
-	last := cursor
-	done := true
-	budget := limit
-	for _, prefix := range prefixes {
-		var startAfter string
-		switch {
-		case strings.HasPrefix(cursor, prefix):
-			startAfter = cursor
-		case cursor > prefix:
-			// The prefixes are in lexical order: a cursor past this prefix means it is done.
-			continue
-		}
-		if budget == 0 {
-			// Out of budget before this prefix was even looked at.
-			done = false
-			break
-		}
-		list, err := store.ListObjects(ctx, bucket, prefix, startAfter, budget)
-		if err != nil {
-			return result, fmt.Errorf("can't purge cluster %q from bucket %q: %w", managerClusterID, bucket, err)
-		}
-		for _, obj := range list.Objects {
-			if !strings.HasPrefix(obj.Key, prefix) || obj.Key <= startAfter {
-				return result, fmt.Errorf("can't purge cluster %q from bucket %q: listing %q returned key %q after %q, outside what was asked for; nothing deleted",
-					managerClusterID, bucket, prefix, obj.Key, startAfter)
-			}
-			if IsClusterKey(managerClusterID, obj.Key) {
-				toDelete = append(toDelete, obj)
-			} else {
-				skipped = append(skipped, obj.Key)
-			}
-			last = obj.Key
-		}
-		budget -= len(list.Objects)
-		if list.More {
-			done = false
-			break
-		}
-	}
+	toDelete, skipped, last, done := batch.objects, batch.skipped, batch.last, batch.done
 
 	keys := make([]string, 0, len(toDelete))
 	for _, obj := range toDelete {
@@ -117,6 +70,98 @@ func PurgeBatch(ctx context.Context, store Interface, bucket, managerClusterID, 
 	result.Skipped = skipped
 	result.Cursor = last
 	result.Done = done
+	return result, nil
+}
+
+// clusterBatch is one listing step through a cluster's directory.
+type clusterBatch struct {
+	// objects are the keys IsClusterKey accepts, skipped those it refuses.
+	objects []Object
+	skipped []string
+	// last is the last key listed, or the cursor when none was.
+	last string
+	// done reports that nothing is left after last.
+	done bool
+}
+
+// listClusterBatch lists up to limit keys of the directory of the cluster with managerClusterID after cursor,
+// through its prefixes in lexical order.
+func listClusterBatch(ctx context.Context, store Interface, bucket, managerClusterID, cursor string, limit int) (clusterBatch, error) {
+	b := clusterBatch{last: cursor, done: true}
+	prefixes, err := ClusterPrefixes(managerClusterID)
+	if err != nil {
+		return clusterBatch{}, fmt.Errorf("bucket %q: %w", bucket, err)
+	}
+	if limit <= 0 {
+		return clusterBatch{}, fmt.Errorf("bucket %q: limit must be positive, got %d", bucket, limit)
+	}
+	if cursor != "" && !hasAnyPrefix(cursor, prefixes) {
+		return clusterBatch{}, fmt.Errorf("cluster %q in bucket %q: cursor %q is outside its directory", managerClusterID, bucket, cursor)
+	}
+	budget := limit
+	for _, prefix := range prefixes {
+		var startAfter string
+		switch {
+		case strings.HasPrefix(cursor, prefix):
+			startAfter = cursor
+		case cursor > prefix:
+			// The prefixes are in lexical order: a cursor past this prefix means it is done.
+			continue
+		}
+		if budget == 0 {
+			// Out of budget before this prefix was even looked at.
+			b.done = false
+			break
+		}
+		list, err := store.ListObjects(ctx, bucket, prefix, startAfter, budget)
+		if err != nil {
+			return clusterBatch{}, fmt.Errorf("cluster %q in bucket %q: %w", managerClusterID, bucket, err)
+		}
+		for _, obj := range list.Objects {
+			if !strings.HasPrefix(obj.Key, prefix) || obj.Key <= startAfter {
+				return clusterBatch{}, fmt.Errorf("cluster %q in bucket %q: listing %q returned key %q after %q, outside what was asked for; refusing the batch",
+					managerClusterID, bucket, prefix, obj.Key, startAfter)
+			}
+			if IsClusterKey(managerClusterID, obj.Key) {
+				b.objects = append(b.objects, obj)
+			} else {
+				b.skipped = append(b.skipped, obj.Key)
+			}
+			b.last = obj.Key
+		}
+		budget -= len(list.Objects)
+		if list.More {
+			b.done = false
+			break
+		}
+	}
+	return b, nil
+}
+
+// InventoryResult is the outcome of one InventoryBatch.
+type InventoryResult struct {
+	// Cursor is the last key counted; the next batch starts after it.
+	Cursor string
+	// Objects and Bytes count the keys of the batch IsClusterKey accepts.
+	Objects int
+	Bytes   int64
+	// Skipped lists the keys under the prefixes that IsClusterKey refuses, not counted.
+	Skipped []string
+	// Done reports that nothing is left after Cursor under any of the cluster's prefixes.
+	Done bool
+}
+
+// InventoryBatch counts up to limit objects of the directory of the cluster with managerClusterID after cursor, as
+// PurgeBatch walks them, without deleting anything. Sum the batches until Done for the directory's size.
+func InventoryBatch(ctx context.Context, store Interface, bucket, managerClusterID, cursor string, limit int) (InventoryResult, error) {
+	batch, err := listClusterBatch(ctx, store, bucket, managerClusterID, cursor, limit)
+	if err != nil {
+		return InventoryResult{Cursor: cursor}, fmt.Errorf("can't inventory: %w", err)
+	}
+	result := InventoryResult{Cursor: batch.last, Objects: len(batch.objects), Skipped: batch.skipped, Done: batch.done}
+	for _, obj := range batch.objects {
+		result.Bytes += obj.Size
+	}
 	return result, nil
 }
 

@@ -375,3 +375,43 @@ func sorted(keys []string) []string {
 	}
 	return out
 }
+
+func TestInventoryBatchCountsTheDirectoryWithoutDeleting(t *testing.T) {
+	t.Parallel()
+	suspicious := []string{sstA, sstA + "../" + idB + "/x"}
+	s := newStore(t, keysOf(idA), keysOf(idB), otherKeys, suspicious)
+	var objects int
+	var bytes int64
+	var skipped []string
+	cursor := ""
+	for i := 0; ; i++ {
+		r, err := objectstore.InventoryBatch(context.Background(), s, bucket, idA, cursor, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objects += r.Objects
+		bytes += r.Bytes
+		skipped = append(skipped, r.Skipped...)
+		cursor = r.Cursor
+		if r.Done {
+			break
+		}
+		if i > 20 {
+			t.Fatal("inventory did not finish")
+		}
+	}
+	if objects != len(keysOf(idA)) || bytes != int64(10*len(keysOf(idA))) {
+		t.Errorf("want %d objects of %d bytes, got %d of %d", len(keysOf(idA)), 10*len(keysOf(idA)), objects, bytes)
+	}
+	if diff := cmp.Diff(sorted(suspicious), sorted(skipped)); diff != "" {
+		t.Errorf("skipped keys differ (-want +got):\n%s", diff)
+	}
+	for _, c := range s.Calls() {
+		if c.Op != fake.OpListObjects {
+			t.Errorf("want only listings, got %+v", c)
+		}
+	}
+	if _, err := objectstore.InventoryBatch(context.Background(), s, bucket, "", "", 4); err == nil {
+		t.Error("want a malformed ID refused")
+	}
+}
