@@ -9,9 +9,11 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// authTokenConfig is the part of a ScyllaDB Manager agent configuration file that holds the auth token.
+// authTokenConfig is the part of a ScyllaDB Manager agent configuration file that the operator generates: the auth
+// token and, when a datacenter's backups go to a bucket with credentials, the s3 section.
 type authTokenConfig struct {
-	AuthToken string `yaml:"auth_token"`
+	AuthToken string    `yaml:"auth_token"`
+	S3        *S3Config `yaml:"s3,omitempty"`
 }
 
 // AuthTokenFromConfig returns the auth_token an agent configuration file sets, or "" when it sets none. The error
@@ -27,7 +29,14 @@ func AuthTokenFromConfig(data []byte) (string, error) {
 // MakeAuthTokenConfig returns an agent configuration file that sets only the auth token, which AuthTokenFromConfig
 // reads back unchanged. The error never quotes the token.
 func MakeAuthTokenConfig(token string) ([]byte, error) {
-	data, err := yaml.Marshal(authTokenConfig{AuthToken: token})
+	return MakeConfig(token, nil)
+}
+
+// MakeConfig returns an agent configuration file that sets the auth token and, when s3 is not nil, the s3 section.
+// Without s3 it is byte for byte MakeAuthTokenConfig's file. AuthTokenFromConfig reads the token back unchanged. The
+// error never quotes the token or the credentials.
+func MakeConfig(token string, s3 *S3Config) ([]byte, error) {
+	data, err := yaml.Marshal(authTokenConfig{AuthToken: token, S3: s3})
 	if err != nil {
 		return nil, errors.New("can't marshal the agent auth token file")
 	}

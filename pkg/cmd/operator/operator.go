@@ -144,6 +144,8 @@ func (o *OperatorOptions) newControllers() (*controllerSet, error) {
 		kubeInformers.Policy().V1().PodDisruptionBudgets(),
 		kubeInformers.Core().V1().Pods(),
 		kubeInformers.Core().V1().PersistentVolumeClaims(),
+		scyllaInformers.Scylla().V1alpha1().ScyllaDBManagerTasks(),
+		scyllaInformers.Scylla().V1alpha1().ScyllaDBBackupBuckets(),
 		o.OperatorImage,
 	)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
@@ -59,6 +60,9 @@ type Controller struct {
 	pdbLister            policyv1listers.PodDisruptionBudgetLister
 	podLister            corev1listers.PodLister
 	pvcLister            corev1listers.PersistentVolumeClaimLister
+	// taskLister and bucketLister tell which backup buckets a datacenter's agents must reach (backup.go).
+	taskLister   scyllav1alpha1listers.ScyllaDBManagerTaskLister
+	bucketLister scyllav1alpha1listers.ScyllaDBBackupBucketLister
 
 	cachesToSync []cache.InformerSynced
 
@@ -102,6 +106,8 @@ func NewController(
 	pdbInformer policyv1informers.PodDisruptionBudgetInformer,
 	podInformer corev1informers.PodInformer,
 	pvcInformer corev1informers.PersistentVolumeClaimInformer,
+	taskInformer scyllav1alpha1informers.ScyllaDBManagerTaskInformer,
+	bucketInformer scyllav1alpha1informers.ScyllaDBBackupBucketInformer,
 	operatorImage string,
 ) (*Controller, error) {
 	if len(operatorImage) == 0 {
@@ -128,6 +134,8 @@ func NewController(
 		pdbLister:            pdbInformer.Lister(),
 		podLister:            podInformer.Lister(),
 		pvcLister:            pvcInformer.Lister(),
+		taskLister:           taskInformer.Lister(),
+		bucketLister:         bucketInformer.Lister(),
 
 		cachesToSync: []cache.InformerSynced{
 			sdcInformer.Informer().HasSynced,
@@ -140,6 +148,8 @@ func NewController(
 			pdbInformer.Informer().HasSynced,
 			podInformer.Informer().HasSynced,
 			pvcInformer.Informer().HasSynced,
+			taskInformer.Informer().HasSynced,
+			bucketInformer.Informer().HasSynced,
 		},
 
 		eventBroadcaster: eventBroadcaster,
@@ -183,6 +193,10 @@ func NewController(
 		// Removing a node waits for its pod and data claim to be gone.
 		{"Pod", podInformer.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueByClusterLabel}},
 		{"PersistentVolumeClaim", pvcInformer.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueByClusterLabel}},
+		// Backup tasks and buckets decide the s3 section of the agent configuration (backup.go); the
+		// manager-controller's status writes to either change nothing of it.
+		{"ScyllaDBManagerTask", taskInformer.Informer(), controllerhelpers.IgnoringStatusUpdates(c.taskHandlerFuncs())},
+		{"ScyllaDBBackupBucket", bucketInformer.Informer(), controllerhelpers.IgnoringStatusUpdates(c.bucketHandlerFuncs())},
 	}
 	for _, r := range registrations {
 		if _, err := r.informer.AddEventHandler(r.handler); err != nil {
@@ -270,6 +284,72 @@ func readsConfigMap(sdc *scyllav1alpha1.ScyllaDBDatacenter, name string) bool {
 		}
 	}
 	return false
+}
+
+// taskHandlerFuncs enqueue the datacenter a backup ScyllaDBManagerTask targets, before and after a change.
+func (c *Controller) taskHandlerFuncs() cache.ResourceEventHandlerFuncs {
+	enqueue := func(obj any) {
+		if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tombstone.Obj
+		}
+		task, ok := obj.(*scyllav1alpha1.ScyllaDBManagerTask)
+		if !ok {
+			utilruntime.HandleError(fmt.Errorf("expected a ScyllaDBManagerTask, got %T", obj))
+			return
+		}
+		if isBackupTaskOf(task, task.Namespace, task.Spec.ScyllaDBClusterRef.Name) {
+			c.queue.Add(cache.NewObjectName(task.Namespace, task.Spec.ScyllaDBClusterRef.Name).String())
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) { enqueue(obj) },
+		UpdateFunc: func(oldObj, newObj any) {
+			enqueue(oldObj)
+			enqueue(newObj)
+		},
+		DeleteFunc: enqueue,
+	}
+}
+
+// bucketHandlerFuncs enqueue the datacenters whose backup tasks store into a ScyllaDBBackupBucket's bucket, before and
+// after a change.
+func (c *Controller) bucketHandlerFuncs() cache.ResourceEventHandlerFuncs {
+	enqueue := func(objs ...any) {
+		var bucketNames []string
+		for _, obj := range objs {
+			if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tombstone.Obj
+			}
+			bucket, ok := obj.(*scyllav1alpha1.ScyllaDBBackupBucket)
+			if !ok {
+				utilruntime.HandleError(fmt.Errorf("expected a ScyllaDBBackupBucket, got %T", obj))
+				return
+			}
+			bucketNames = append(bucketNames, bucket.Spec.BucketName)
+		}
+		tasks, err := c.taskLister.List(labels.Everything())
+		if err != nil {
+			utilruntime.HandleError(fmt.Errorf("can't list ScyllaDBManagerTasks: %w", err))
+			return
+		}
+		for _, task := range tasks {
+			if !isBackupTaskOf(task, task.Namespace, task.Spec.ScyllaDBClusterRef.Name) {
+				continue
+			}
+			// Whatever datacenter a location names: the sync tells whether it applies.
+			if slices.ContainsFunc(task.Spec.Backup.Location, func(location string) bool {
+				_, bucket, ok := parseS3Location(location)
+				return ok && slices.Contains(bucketNames, bucket)
+			}) {
+				c.queue.Add(cache.NewObjectName(task.Namespace, task.Spec.ScyllaDBClusterRef.Name).String())
+			}
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { enqueue(obj) },
+		UpdateFunc: func(oldObj, newObj any) { enqueue(oldObj, newObj) },
+		DeleteFunc: func(obj any) { enqueue(obj) },
+	}
 }
 
 // enqueueByClusterLabel enqueues the datacenter a pod or claim belongs to by its naming.ClusterNameLabel; neither is

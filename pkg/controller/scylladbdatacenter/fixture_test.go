@@ -78,6 +78,8 @@ func newFixture(t *testing.T, w world) *fixture {
 		kubeInformers.Policy().V1().PodDisruptionBudgets(),
 		kubeInformers.Core().V1().Pods(),
 		kubeInformers.Core().V1().PersistentVolumeClaims(),
+		scyllaInformers.Scylla().V1alpha1().ScyllaDBManagerTasks(),
+		scyllaInformers.Scylla().V1alpha1().ScyllaDBBackupBuckets(),
 		testOperatorImage,
 	)
 	if err != nil {
@@ -131,6 +133,10 @@ func (f *fixture) cache(objects ...runtime.Object) {
 		switch obj.(type) {
 		case *scyllav1alpha1.ScyllaDBDatacenter:
 			informer = f.scyllaInformers.Scylla().V1alpha1().ScyllaDBDatacenters().Informer()
+		case *scyllav1alpha1.ScyllaDBManagerTask:
+			informer = f.scyllaInformers.Scylla().V1alpha1().ScyllaDBManagerTasks().Informer()
+		case *scyllav1alpha1.ScyllaDBBackupBucket:
+			informer = f.scyllaInformers.Scylla().V1alpha1().ScyllaDBBackupBuckets().Informer()
 		case *appsv1.StatefulSet:
 			informer = f.kubeInformers.Apps().V1().StatefulSets().Informer()
 		case *corev1.Service:

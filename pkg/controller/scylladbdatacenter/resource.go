@@ -287,13 +287,14 @@ func chooseAuthToken(sources authTokenSources, generate func() (string, error)) 
 	return token, nil
 }
 
-// makeAgentAuthTokenSecret returns the Secret holding the agent configuration file with the auth token, and the key
-// of the token's HMAC that pods carry (authTokenHMAC).
-func makeAgentAuthTokenSecret(sdc *scyllav1alpha1.ScyllaDBDatacenter, token string, hmacKey []byte) (*corev1.Secret, error) {
+// makeAgentAuthTokenSecret returns the Secret holding the agent configuration file with the auth token and, when s3
+// is not nil, the s3 section of the datacenter's backup buckets (backup.go), and the key of the file's HMAC that pods
+// carry (authTokenHMAC).
+func makeAgentAuthTokenSecret(sdc *scyllav1alpha1.ScyllaDBDatacenter, token string, hmacKey []byte, s3 *scyllaagent.S3Config) (*corev1.Secret, error) {
 	if len(hmacKey) == 0 {
 		return nil, errors.New("can't make the agent auth-token Secret: the HMAC key is empty")
 	}
-	data, err := scyllaagent.MakeAuthTokenConfig(token)
+	data, err := scyllaagent.MakeConfig(token, s3)
 	if err != nil {
 		return nil, fmt.Errorf("can't make the agent auth-token Secret: %w", err)
 	}
@@ -307,9 +308,9 @@ func makeAgentAuthTokenSecret(sdc *scyllav1alpha1.ScyllaDBDatacenter, token stri
 	}, nil
 }
 
-// authTokenHMAC returns the HMAC-SHA256, in hex, of the token file of an auth-token Secret (makeAgentAuthTokenSecret)
-// keyed with the key it holds: pods carry it so that a new token restarts them, and it tells nothing about the token
-// to whoever can read pods but not the Secret.
+// authTokenHMAC returns the HMAC-SHA256, in hex, of the configuration file of an auth-token Secret
+// (makeAgentAuthTokenSecret) keyed with the key it holds: pods carry it so that a new token or new bucket credentials
+// restart them, and it tells nothing about either to whoever can read pods but not the Secret.
 func authTokenHMAC(secret *corev1.Secret) string {
 	mac := hmac.New(sha256.New, secret.Data[naming.ScyllaDBManagerAgentAuthTokenHMACKeyKey])
 	mac.Write(secret.Data[naming.ScyllaDBManagerAgentAuthTokenKey])

@@ -507,7 +507,7 @@ func TestChooseAuthTokenPrecedence(t *testing.T) {
 func TestMakeAgentAuthTokenSecretRoundTrips(t *testing.T) {
 	t.Parallel()
 	for _, token := range []string{"plain", "with: colon", "'quoted' \"both\"", "#hash"} {
-		secret, err := makeAgentAuthTokenSecret(newBasicSDC(), token, []byte("key"))
+		secret, err := makeAgentAuthTokenSecret(newBasicSDC(), token, []byte("key"), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -601,7 +601,7 @@ func TestDatacenterMetadataReachesOnlyThePods(t *testing.T) {
 	clientService, err := makeClientService(sdc)
 	memberService, memberErr := makeMemberService(sdc, rack, "basic-dc1-a-0", "")
 	configMap, configErr := makeManagedConfigMap(sdc, nil)
-	secret, secretErr := makeAgentAuthTokenSecret(sdc, testToken, []byte("key"))
+	secret, secretErr := makeAgentAuthTokenSecret(sdc, testToken, []byte("key"), nil)
 	sts, stsErr := makeStatefulSet(sdc, rack, statefulSetInputs{operatorImage: testOperatorImage, replicas: 3})
 	objects := []metav1.Object{
 		build(clientService, err),

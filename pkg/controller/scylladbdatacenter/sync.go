@@ -98,7 +98,15 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if configErr == nil {
 		keepRemovedRacksConfig(managedConfig, owned.configMaps[managedConfig.Name], racks)
 	}
-	authTokenSecret, tokenErr := c.makeAuthTokenSecret(ctx, sdc, owned)
+	backupS3, backupErr := c.makeBackupS3Config(ctx, sdc)
+	var authTokenSecret *corev1.Secret
+	var tokenErr error
+	if backupErr != nil && !isSpecOnly(backupErr) {
+		// The s3 section is unknown: the agent configuration stays as it is.
+		tokenErr, backupErr = backupErr, nil
+	} else {
+		authTokenSecret, tokenErr = c.makeAuthTokenSecret(ctx, sdc, owned, backupS3.s3)
+	}
 	var authTokenHash string
 	if tokenErr == nil {
 		authTokenHash = authTokenHMAC(authTokenSecret)
@@ -117,7 +125,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			return c.syncConfigMaps(ctx, sdc, owned, managedConfig, configErr)
 		}},
 		controllerhelpers.SubSync{Name: secretControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
-			return c.syncSecrets(ctx, sdc, owned, authTokenSecret, tokenErr, &authTokenApplied)
+			return c.syncSecrets(ctx, sdc, owned, authTokenSecret, tokenErr, backupErr, &authTokenApplied)
 		}},
 		controllerhelpers.SubSync{Name: serviceControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
 			return c.syncServices(ctx, sdc, owned, racks, plans)
@@ -158,7 +166,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return errors.Join(syncErr, err)
 	}
 
-	if c.conflicts.any(key) || readsUserObjects(sdc) {
+	if c.conflicts.any(key) || readsUserObjects(sdc) || backupS3.readsCredentials {
 		c.queue.AddAfter(key, c.recheckInterval)
 	}
 	if syncErr != nil && isSpecOnly(syncErr) {

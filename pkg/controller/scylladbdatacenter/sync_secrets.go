@@ -9,34 +9,52 @@ import (
 	"github.com/scyllakube/scylla-operator/pkg/scyllaagent"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/klog/v2"
 )
 
 // makeAuthTokenSecret returns the agent auth-token Secret with the token manager-integration.md ("Auth tokens")
 // asks for: the one the custom agent config sets (the first rack's, in spec order, that sets one), else the one in
 // the Secret named by naming.ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot, else the one already generated,
-// else a new one. Sources are read only as far as needed; the user's Secrets are outside the informer caches
-// (readsUserObjects) and read from the API server. Errors never include Secret data.
-func (c *Controller) makeAuthTokenSecret(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, owned *ownedObjects) (*corev1.Secret, error) {
+// else a new one. Its configuration file also holds s3, the s3 section of the datacenter's backup buckets
+// (makeBackupS3Config), unless a custom agent config sets s3 itself: the user's wins. Sources are read only as far as
+// needed; the user's Secrets are outside the informer caches (readsUserObjects) and read from the API server.
+// Errors never include Secret data.
+func (c *Controller) makeAuthTokenSecret(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, owned *ownedObjects, s3 *scyllaagent.S3Config) (*corev1.Secret, error) {
 	var sources authTokenSources
 
+	read := map[string]bool{}
+	customSetsS3 := false
 	for _, rack := range effectiveRacks(sdc) {
 		ref := agentCustomConfigSecretRef(&rack)
-		if len(ref) == 0 {
+		if len(ref) == 0 || read[ref] {
 			continue
 		}
+		if len(sources.customConfig) != 0 && s3 == nil {
+			break
+		}
+		read[ref] = true
 		secret, err := c.kubeClient.CoreV1().Secrets(sdc.Namespace).Get(ctx, ref, metav1.GetOptions{})
 		if err != nil {
 			return nil, fmt.Errorf("can't get the custom agent config Secret %q of rack %q: %w", ref, rack.Name, err)
 		}
-		token, err := scyllaagent.AuthTokenFromConfig(secret.Data[naming.ScyllaDBManagerAgentConfigKey])
+		config := secret.Data[naming.ScyllaDBManagerAgentConfigKey]
+		token, err := scyllaagent.AuthTokenFromConfig(config)
 		if err != nil {
 			return nil, newSpecError("can't read key %q of the custom agent config Secret %q: %w", naming.ScyllaDBManagerAgentConfigKey, ref, err)
 		}
-		if len(token) != 0 {
+		if len(token) != 0 && len(sources.customConfig) == 0 {
 			sources.customConfig = token
-			break
 		}
+		if s3 != nil {
+			// AuthTokenFromConfig parsed the same file.
+			sets, _ := scyllaagent.ConfigSetsS3(config)
+			customSetsS3 = customSetsS3 || sets
+		}
+	}
+	if customSetsS3 {
+		klog.FromContext(ctx).V(2).Info("Leaving the backup buckets' s3 settings out of the agent configuration: a custom agent config sets s3")
+		s3 = nil
 	}
 
 	if ref, ok := sdc.Annotations[naming.ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot]; ok && len(sources.customConfig) == 0 {
@@ -77,18 +95,19 @@ func (c *Controller) makeAuthTokenSecret(ctx context.Context, sdc *scyllav1alpha
 			return nil, fmt.Errorf("can't make the agent auth-token Secret: %w", err)
 		}
 	}
-	return makeAgentAuthTokenSecret(sdc, token, hmacKey)
+	return makeAgentAuthTokenSecret(sdc, token, hmacKey, s3)
 }
 
-// syncSecrets applies the agent auth-token Secret; makeErr is why it could not be built, if it could not. applied
-// reports whether the Secret is as required, which the StatefulSets wait for: their pods carry a hash of the token.
-func (c *Controller) syncSecrets(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, owned *ownedObjects, authTokenSecret *corev1.Secret, makeErr error, applied *bool) ([]metav1.Condition, error) {
+// syncSecrets applies the agent auth-token Secret; makeErr is why it could not be built, if it could not, and
+// backupErr why some backup bucket's credentials are left out of it (makeBackupS3Config). applied reports whether the
+// Secret is as required, which the StatefulSets wait for: their pods carry a hash of its configuration file.
+func (c *Controller) syncSecrets(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, owned *ownedObjects, authTokenSecret *corev1.Secret, makeErr, backupErr error, applied *bool) ([]metav1.Condition, error) {
 	if makeErr != nil {
-		return nil, makeErr
+		return nil, utilerrors.NewAggregate([]error{makeErr, backupErr})
 	}
 	actual, progressing, err := applyAndPrune(ctx, c, sdc,
 		c.kubeClient.CoreV1().Secrets(sdc.Namespace), c.secretLister.Secrets(sdc.Namespace),
 		owned, owned.secrets, authTokenSecret)
 	_, *applied = actual.byName[authTokenSecret.Name]
-	return progressing, err
+	return progressing, utilerrors.NewAggregate([]error{err, backupErr})
 }
