@@ -1,0 +1,142 @@
+package scylladbbackupentry
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	scyllav1alpha1applyconfigurations "github.com/scyllakube/client/scylla/applyconfiguration/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+)
+
+// conditionTypes are the condition types the controller owns in a ScyllaDBBackupEntry's status.
+var conditionTypes = []string{
+	controllerhelpers.AvailableCondition,
+	controllerhelpers.ProgressingCondition,
+	controllerhelpers.DegradedCondition,
+}
+
+// calculateStatus returns the status fields the controller owns in entry after a sync that ended in o. now is the
+// time of conditions that change status and of a lastOperation that changed.
+func calculateStatus(entry *scyllav1alpha1.ScyllaDBBackupEntry, o *outcome, now metav1.Time) *scyllav1alpha1.ScyllaDBBackupEntryStatus {
+	status := &scyllav1alpha1.ScyllaDBBackupEntryStatus{
+		ObservedGeneration: new(entry.Generation),
+		ClusterDeletedAt:   o.clusterDeletedAt.DeepCopy(),
+		PurgeAfter:         o.purgeAfter.DeepCopy(),
+		LastOperation:      entry.Status.LastOperation.DeepCopy(),
+	}
+	if o.lastOperation != nil {
+		op := o.lastOperation.DeepCopy()
+		op.Time = now
+		if previous := entry.Status.LastOperation; previous != nil && previous.Type == op.Type && previous.State == op.State &&
+			previous.Message == op.Message && apiequality.Semantic.DeepEqual(previous.ObjectsDeleted, op.ObjectsDeleted) {
+			// The same failure again is not news: keep when it was first seen, and write nothing.
+			op.Time = previous.Time
+		}
+		status.LastOperation = op
+	}
+
+	available := metav1.Condition{Type: controllerhelpers.AvailableCondition, Status: metav1.ConditionTrue, Reason: entryUsableReason}
+	if o.unavailable != nil {
+		available.Status, available.Reason, available.Message = metav1.ConditionFalse, o.unavailable.reason, o.unavailable.message
+	}
+	progressing := metav1.Condition{Type: controllerhelpers.ProgressingCondition, Status: metav1.ConditionFalse, Reason: controllerhelpers.AsExpectedReason}
+	if len(o.waiting) != 0 {
+		progressing.Status = metav1.ConditionTrue
+		progressing.Reason, progressing.Message = joinConditions(o.waiting)
+	}
+	degraded := metav1.Condition{Type: controllerhelpers.DegradedCondition, Status: metav1.ConditionFalse, Reason: controllerhelpers.AsExpectedReason}
+	if len(o.failures) != 0 {
+		degraded.Status = metav1.ConditionTrue
+		degraded.Reason, degraded.Message = joinConditions(o.failures)
+	}
+
+	status.Conditions = []metav1.Condition{available, progressing, degraded}
+	for i := range status.Conditions {
+		status.Conditions[i].ObservedGeneration = entry.Generation
+	}
+	controllerhelpers.SetTransitionTimes(status.Conditions, entry.Status.Conditions, now)
+	return status
+}
+
+// joinConditions returns the distinct reasons of conditions joined by commas and their messages, one per line.
+func joinConditions(conditions []condition) (string, string) {
+	var reasons, messages []string
+	for _, c := range conditions {
+		if !slices.Contains(reasons, c.reason) {
+			reasons = append(reasons, c.reason)
+		}
+		messages = append(messages, c.message)
+	}
+	return strings.Join(reasons, ","), strings.Join(messages, "\n")
+}
+
+// ownedStatus returns the fields of status the controller owns: all but the inventory (objects, bytes) and the
+// conditions of other types.
+func ownedStatus(status *scyllav1alpha1.ScyllaDBBackupEntryStatus) *scyllav1alpha1.ScyllaDBBackupEntryStatus {
+	owned := status.DeepCopy()
+	owned.Objects, owned.Bytes = nil, nil
+	owned.Conditions = nil
+	for _, condType := range conditionTypes {
+		if c := meta.FindStatusCondition(status.Conditions, condType); c != nil {
+			owned.Conditions = append(owned.Conditions, *c)
+		}
+	}
+	return owned
+}
+
+// writeStatus computes the status of entry after o, records a Warning event when it turns Degraded or changes why,
+// and applies it unless entry has it already.
+func (c *Controller) writeStatus(ctx context.Context, entry *scyllav1alpha1.ScyllaDBBackupEntry, o *outcome) error {
+	status := calculateStatus(entry, o, c.now())
+	c.recordDegradedTransition(entry, status)
+	return c.updateStatus(ctx, entry, status)
+}
+
+// recordDegradedTransition records a Warning event when status, about to be written, turns the entry Degraded or
+// changes why it is; a failure that holds is not news.
+func (c *Controller) recordDegradedTransition(entry *scyllav1alpha1.ScyllaDBBackupEntry, status *scyllav1alpha1.ScyllaDBBackupEntryStatus) {
+	current := meta.FindStatusCondition(status.Conditions, controllerhelpers.DegradedCondition)
+	if current == nil || current.Status != metav1.ConditionTrue {
+		return
+	}
+	previous := meta.FindStatusCondition(entry.Status.Conditions, controllerhelpers.DegradedCondition)
+	if previous != nil && previous.Status == current.Status && previous.Reason == current.Reason && previous.Message == current.Message {
+		return
+	}
+	c.eventRecorder.Event(entry, corev1.EventTypeWarning, current.Reason, current.Message)
+}
+
+// updateStatus applies status, the fields the controller owns, to entry's status with server-side apply under the
+// manager-controller's field manager, unless entry already has them. Fields left unset in status are released, and
+// so removed; fields others own (the inventory) stay.
+func (c *Controller) updateStatus(ctx context.Context, entry *scyllav1alpha1.ScyllaDBBackupEntry, status *scyllav1alpha1.ScyllaDBBackupEntryStatus) error {
+	if apiequality.Semantic.DeepEqual(ownedStatus(&entry.Status), ownedStatus(status)) {
+		return nil
+	}
+
+	statusConfiguration, err := controllerhelpers.ApplyConfigurationFrom[scyllav1alpha1applyconfigurations.ScyllaDBBackupEntryStatusApplyConfiguration](ownedStatus(status))
+	if err != nil {
+		return fmt.Errorf("can't apply status of ScyllaDBBackupEntry %q: %w", klog.KObj(entry), err)
+	}
+	// The UID makes the apply fail rather than land on another object recreated under the same name.
+	applyConfiguration := scyllav1alpha1applyconfigurations.ScyllaDBBackupEntry(entry.Name, entry.Namespace).WithUID(entry.UID).WithStatus(statusConfiguration)
+	applied, err := c.scyllaClient.ScyllaV1alpha1().ScyllaDBBackupEntries(entry.Namespace).ApplyStatus(ctx, applyConfiguration, metav1.ApplyOptions{
+		FieldManager: naming.ManagerControllerFieldManager,
+		Force:        true,
+	})
+	if err != nil {
+		return fmt.Errorf("can't apply status of ScyllaDBBackupEntry %q: %w", klog.KObj(entry), err)
+	}
+	c.entries.Written(applied)
+	klog.FromContext(ctx).V(2).Info("Applied status", "scyllaDBBackupEntry", klog.KObj(entry), "resourceVersion", applied.ResourceVersion)
+	return nil
+}

@@ -1,0 +1,181 @@
+package scylladbbackupentry
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/objectstore"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+)
+
+// maxSkippedKeysInEvent bounds the keys a Warning event about skipped keys lists.
+const maxSkippedKeysInEvent = 5
+
+// purge deletes up to purgeBatchesPerSync batches of the directory of entry, resuming after the cursor annotation,
+// and writes the progress after each batch. Once nothing is left it records the success and removes the finalizer.
+// A failure keeps the finalizer and the cursor where the last successful batch left it, and is returned so that the
+// queue backs off.
+func (c *Controller) purge(ctx context.Context, entry *scyllav1alpha1.ScyllaDBBackupEntry, bucket *scyllav1alpha1.ScyllaDBBackupBucket, prefixes []string, o *outcome) (*outcome, error) {
+	logger := klog.FromContext(ctx).WithValues("scyllaDBBackupEntry", klog.KObj(entry), "bucket", bucket.Spec.BucketName)
+	directory := describeDirectory(prefixes, bucket.Spec.BucketName)
+
+	var deleted int64
+	if op := entry.Status.LastOperation; op != nil && op.Type == scyllav1alpha1.ScyllaDBBackupEntryOperationTypePurge && op.ObjectsDeleted != nil {
+		deleted = *op.ObjectsDeleted
+	}
+	cursor := entry.Annotations[PurgeCursorAnnotation]
+
+	failed := func(reason string, err error) (*outcome, error) {
+		o.fail(reason, "can't purge %s: %v", directory, err)
+		o.lastOperation = purgeOperation(scyllav1alpha1.ScyllaDBBackupEntryOperationStateFailed, deleted, fmt.Sprintf("%v", err))
+		return o, fmt.Errorf("can't purge the directory of ScyllaDBBackupEntry %q: %w", klog.KObj(entry), err)
+	}
+
+	cfg, err := c.storeConfig(ctx, bucket)
+	if err != nil {
+		return failed(credentialsErrorReason, err)
+	}
+	store, err := c.newStore(cfg)
+	if err != nil {
+		return failed(purgeFailedReason, err)
+	}
+
+	if cursor == "" && deleted == 0 {
+		c.eventRecorder.Eventf(entry, corev1.EventTypeNormal, purgeStartedReason, "Purging %s", directory)
+	}
+
+	for range c.purgeBatchesPerSync {
+		result, err := objectstore.PurgeBatch(ctx, store, bucket.Spec.BucketName, entry.Spec.ManagerClusterID, cursor, c.purgeBatchSize)
+		deleted += int64(result.Deleted)
+		if len(result.Skipped) != 0 {
+			c.recordSkipped(entry, result.Skipped)
+		}
+		if err != nil {
+			reason := purgeFailedReason
+			if objectstore.IsAuthError(err) {
+				reason = storeAuthErrorReason
+			}
+			return failed(reason, err)
+		}
+		logger.V(2).Info("Purged a batch", "deleted", result.Deleted, "cursor", result.Cursor, "done", result.Done)
+
+		if result.Done {
+			o.lastOperation = purgeOperation(scyllav1alpha1.ScyllaDBBackupEntryOperationStateSucceeded, deleted,
+				fmt.Sprintf("purged %d objects of %s", deleted, directory))
+			// The success is recorded before the finalizer goes, so that a failure to remove it leaves a true status.
+			if err := c.writeStatus(ctx, entry, o); err != nil {
+				return o, err
+			}
+			if err := c.refresh(&entry); err != nil {
+				return o, err
+			}
+			c.eventRecorder.Eventf(entry, corev1.EventTypeNormal, directoryPurgedReason, "Purged %d objects of %s", deleted, directory)
+			return c.release(ctx, entry, o)
+		}
+
+		cursor = result.Cursor
+		if err := c.writeCursor(ctx, entry, cursor); err != nil {
+			return o, err
+		}
+		if err := c.refresh(&entry); err != nil {
+			return o, err
+		}
+		o.lastOperation = purgeOperation(scyllav1alpha1.ScyllaDBBackupEntryOperationStateRunning, deleted,
+			fmt.Sprintf("deleted %d objects of %s so far; resuming after %q", deleted, directory, cursor))
+		o.waiting = []condition{{reason: purgingReason, message: fmt.Sprintf("purging %s: %d objects deleted so far", directory, deleted)}}
+		if err := c.writeStatus(ctx, entry, o); err != nil {
+			return o, err
+		}
+		if err := c.refresh(&entry); err != nil {
+			return o, err
+		}
+	}
+
+	// More is left: take the entry up again at once, after the other keys queued meanwhile.
+	o.requeueNow = true
+	return o, nil
+}
+
+// refresh replaces *entry with the newest copy the controller knows, its own writes included.
+func (c *Controller) refresh(entry **scyllav1alpha1.ScyllaDBBackupEntry) error {
+	latest, err := c.entries.Get((*entry).Namespace, (*entry).Name)
+	if err != nil {
+		return fmt.Errorf("can't get ScyllaDBBackupEntry %q: %w", klog.KObj(*entry), err)
+	}
+	*entry = latest
+	return nil
+}
+
+func purgeOperation(state scyllav1alpha1.ScyllaDBBackupEntryOperationState, deleted int64, message string) *scyllav1alpha1.ScyllaDBBackupEntryOperation {
+	return &scyllav1alpha1.ScyllaDBBackupEntryOperation{
+		Type:           scyllav1alpha1.ScyllaDBBackupEntryOperationTypePurge,
+		State:          state,
+		Message:        message,
+		ObjectsDeleted: new(deleted),
+	}
+}
+
+// recordSkipped reports keys under the directory's prefixes that are not safe to delete and were left in place.
+func (c *Controller) recordSkipped(entry *scyllav1alpha1.ScyllaDBBackupEntry, skipped []string) {
+	shown := skipped
+	if len(shown) > maxSkippedKeysInEvent {
+		shown = shown[:maxSkippedKeysInEvent]
+	}
+	c.eventRecorder.Eventf(entry, corev1.EventTypeWarning, "ObjectsSkipped",
+		"Left %d objects under the directory's prefixes that are not plain keys of it, for example %q", len(skipped), shown)
+}
+
+// writeCursor records cursor in entry's cursor annotation, unless it holds it already. A JSON merge patch of the one
+// annotation leaves every other annotation alone.
+func (c *Controller) writeCursor(ctx context.Context, entry *scyllav1alpha1.ScyllaDBBackupEntry, cursor string) error {
+	if current, ok := entry.Annotations[PurgeCursorAnnotation]; ok && current == cursor {
+		return nil
+	}
+	// The UID makes the patch fail rather than land on another object recreated under the same name.
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{
+			"uid":         entry.UID,
+			"annotations": map[string]string{PurgeCursorAnnotation: cursor},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("can't make the patch of annotation %q: %w", PurgeCursorAnnotation, err)
+	}
+	_, err = c.entryPatcher(entry.Namespace).Patch(ctx, entry.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: naming.ManagerControllerFieldManager})
+	if err != nil {
+		return fmt.Errorf("can't record the purge cursor of ScyllaDBBackupEntry %q: %w", klog.KObj(entry), err)
+	}
+	return nil
+}
+
+// storeConfig returns how to reach bucket's store. Credentials are read from the API on each purge, not from a
+// cache, so that the manager-controller does not watch Secrets; without a credentialsSecretRef the
+// manager-controller's own role is used.
+func (c *Controller) storeConfig(ctx context.Context, bucket *scyllav1alpha1.ScyllaDBBackupBucket) (objectstore.Config, error) {
+	cfg := objectstore.Config{
+		Endpoint: bucket.Spec.Endpoint,
+		Region:   bucket.Spec.Region,
+	}
+	ref := bucket.Spec.CredentialsSecretRef
+	if ref == nil {
+		return cfg, nil
+	}
+	secret, err := c.kubeClient.CoreV1().Secrets(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	if err != nil {
+		return cfg, fmt.Errorf("can't get the credentials Secret %q of ScyllaDBBackupBucket %q: %w", ref.Namespace+"/"+ref.Name, bucket.Name, err)
+	}
+	for _, key := range []string{naming.ScyllaDBBackupBucketAccessKeyIDKey, naming.ScyllaDBBackupBucketSecretAccessKeyKey} {
+		if len(secret.Data[key]) == 0 {
+			return cfg, fmt.Errorf("the credentials Secret %q of ScyllaDBBackupBucket %q has no key %q", ref.Namespace+"/"+ref.Name, bucket.Name, key)
+		}
+	}
+	cfg.AccessKeyID = string(secret.Data[naming.ScyllaDBBackupBucketAccessKeyIDKey])
+	cfg.SecretAccessKey = string(secret.Data[naming.ScyllaDBBackupBucketSecretAccessKeyKey])
+	return cfg, nil
+}
