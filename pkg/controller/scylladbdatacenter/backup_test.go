@@ -429,10 +429,12 @@ func TestMakeS3Config(t *testing.T) {
 			want: &scyllaagent.S3Config{AccessKeyID: "AKID", SecretAccessKey: "secret", Provider: "AWS", Region: "us-east-1"},
 		},
 		{
-			name:   "an S3-compatible store",
-			modify: func(b *scyllav1alpha1.ScyllaDBBackupBucket) { b.Spec.Endpoint, b.Spec.Region = "http://127.0.0.1:7070", "" },
-			data:   credentials,
-			want:   &scyllaagent.S3Config{AccessKeyID: "AKID", SecretAccessKey: "secret", Provider: "Minio", Endpoint: "http://127.0.0.1:7070"},
+			name: "an S3-compatible store",
+			modify: func(b *scyllav1alpha1.ScyllaDBBackupBucket) {
+				b.Spec.Endpoint, b.Spec.Region = "http://127.0.0.1:7070", ""
+			},
+			data: credentials,
+			want: &scyllaagent.S3Config{AccessKeyID: "AKID", SecretAccessKey: "secret", Provider: "Minio", Endpoint: "http://127.0.0.1:7070"},
 		},
 		{
 			name:    "no access key id, and the error quotes no credential",
