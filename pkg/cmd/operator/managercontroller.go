@@ -221,6 +221,8 @@ func (o *ManagerControllerOptions) newControllers() (*controllerSet, error) {
 		scyllaInformers.Scylla().V1alpha1().ScyllaDBManagerTasks(),
 		scyllaInformers.Scylla().V1alpha1().ScyllaDBDatacenters(),
 		scyllaInformers.Scylla().V1alpha1().ScyllaDBClusters(),
+		scyllaInformers.Scylla().V1alpha1().ScyllaDBBackupBuckets(),
+		scyllaInformers.Scylla().V1alpha1().ScyllaDBBackupEntries(),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("can't create the ScyllaDBManagerTask controller: %w", err)

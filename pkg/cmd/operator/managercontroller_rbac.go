@@ -24,6 +24,18 @@ func ManagerControllerClusterRoleRules() []rbacv1.PolicyRule {
 			Verbs:     []string{"patch"},
 		},
 		{
+			// Backups to a declared bucket: the ScyllaDBBackupBucket a task's location names, and the cluster's
+			// ScyllaDBBackupEntry in it, which the task controller creates before the task is scheduled.
+			APIGroups: []string{"scylla.scylladb.com"},
+			Resources: []string{"scylladbbackupbuckets", "scylladbbackupentries"},
+			Verbs:     []string{"list", "watch"},
+		},
+		{
+			APIGroups: []string{"scylla.scylladb.com"},
+			Resources: []string{"scylladbbackupentries"},
+			Verbs:     []string{"create"},
+		},
+		{
 			// The agent auth-token Secrets the operator creates; the informer lists only the operator's objects, but
 			// RBAC can't restrict a list by label, so this allows reading every Secret.
 			APIGroups: []string{""},

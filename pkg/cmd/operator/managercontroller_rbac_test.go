@@ -151,6 +151,8 @@ func TestManagerControllerNeedsExactlyItsClusterRole(t *testing.T) {
 		name      = "basic"
 		scName    = "multi"
 		taskName  = "weekly"
+		// backupTaskName backs up to a declared bucket.
+		backupTaskName = "nightly"
 	)
 	manager, err := fakescyllamanager.NewServer(fakescyllamanager.Options{})
 	if err != nil {
@@ -211,7 +213,23 @@ func TestManagerControllerNeedsExactlyItsClusterRole(t *testing.T) {
 			},
 		},
 	}
-	scyllaClient, tracker, err := apiserverfields.NewScyllaClientset(sdc, sc, task)
+	// A backup to a declared bucket: the task controller creates the datacenter's entry in it first.
+	backupTask := &scyllav1alpha1.ScyllaDBManagerTask{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: backupTaskName, UID: "8a3f6c91-4e5d-4fb0-8b2c-3d4e5f607182", Generation: 1, ResourceVersion: "1"},
+		Spec: scyllav1alpha1.ScyllaDBManagerTaskSpec{
+			ScyllaDBClusterRef: scyllav1alpha1.LocalScyllaDBReference{Kind: "ScyllaDBDatacenter", Name: name},
+			Type:               scyllav1alpha1.ScyllaDBManagerTaskTypeBackup,
+			Backup: &scyllav1alpha1.ScyllaDBManagerBackupTaskOptions{
+				ScyllaDBManagerTaskSchedule: scyllav1alpha1.ScyllaDBManagerTaskSchedule{Cron: new("0 2 * * *")},
+				Location:                    []string{"s3:backups"},
+			},
+		},
+	}
+	bucket := &scyllav1alpha1.ScyllaDBBackupBucket{
+		ObjectMeta: metav1.ObjectMeta{Name: "shared-backups", UID: "9b4a7d02-5f6e-4a01-9c3d-4e5f60718293", Generation: 1, ResourceVersion: "1"},
+		Spec:       scyllav1alpha1.ScyllaDBBackupBucketSpec{Provider: scyllav1alpha1.ScyllaDBBackupProviderS3, BucketName: "backups"},
+	}
+	scyllaClient, tracker, err := apiserverfields.NewScyllaClientset(sdc, sc, task, backupTask, bucket)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +266,7 @@ func TestManagerControllerNeedsExactlyItsClusterRole(t *testing.T) {
 			t.Fatalf("waiting for %s: %v\nScyllaDB Manager: %+v\nScyllaDBDatacenter: %+v\nScyllaDBCluster: %+v\nScyllaDBManagerTask: %+v", what, err, manager.State(), sdcObj, scObj, taskObj)
 		}
 	}
-	waitFor("the datacenter, the ScyllaDBCluster and the task in ScyllaDB Manager, with their finalizers and statuses", func() bool {
+	waitFor("the datacenter, the ScyllaDBCluster, the datacenter's backup entry and the tasks in ScyllaDB Manager, with their finalizers and statuses", func() bool {
 		st := manager.State()
 		sdcObj, err := tracker.Get(sdcGVR, namespace, name)
 		if err != nil {
@@ -268,8 +286,17 @@ func TestManagerControllerNeedsExactlyItsClusterRole(t *testing.T) {
 			return false
 		}
 		gotSDC, gotTask := sdcObj.(*scyllav1alpha1.ScyllaDBDatacenter), taskObj.(*scyllav1alpha1.ScyllaDBManagerTask)
+		entries, err := tracker.List(scyllav1alpha1.SchemeGroupVersion.WithResource("scylladbbackupentries"), scyllav1alpha1.SchemeGroupVersion.WithKind("ScyllaDBBackupEntry"), namespace)
+		if err != nil {
+			return false
+		}
+		if items, err := meta.ExtractList(entries); err != nil || len(items) != 1 {
+			return false
+		}
 		return len(st.Clusters) == 2 && slices.ContainsFunc(st.Tasks, func(ts fakescyllamanager.TaskState) bool {
 			return ts.Type == "repair" && !ts.Deleted && strings.Contains(ts.Name, taskName)
+		}) && slices.ContainsFunc(st.Tasks, func(ts fakescyllamanager.TaskState) bool {
+			return ts.Type == "backup" && !ts.Deleted && strings.Contains(ts.Name, backupTaskName)
 		}) &&
 			len(gotSDC.Finalizers) != 0 && len(gotSDC.Annotations[naming.ScyllaDBManagerClusterIDAnnotation]) != 0 &&
 			len(gotTask.Finalizers) != 0 && gotTask.Status.TaskID != nil && len(gotTask.Annotations[naming.ScyllaDBManagerTaskStatusAnnotation]) != 0
@@ -279,7 +306,7 @@ func TestManagerControllerNeedsExactlyItsClusterRole(t *testing.T) {
 	deleted := []struct {
 		gvr  schema.GroupVersionResource
 		name string
-	}{{gvr: taskGVR, name: taskName}, {gvr: sdcGVR, name: name}, {gvr: scGVR, name: scName}}
+	}{{gvr: taskGVR, name: taskName}, {gvr: taskGVR, name: backupTaskName}, {gvr: sdcGVR, name: name}, {gvr: scGVR, name: scName}}
 	markDeleted := func(gvr schema.GroupVersionResource, name string) {
 		live, err := tracker.Get(gvr, namespace, name)
 		if err != nil {

@@ -8,7 +8,7 @@ package scylladbmanagertask
 //   - Available is True while ScyllaDB Manager holds the task, False when it is known not to, and Unknown when
 //     ScyllaDB Manager could not be read.
 //   - Progressing is True while the task waits for something that happens without a change to it: the registration
-//     of its cluster with ScyllaDB Manager.
+//     of its cluster with ScyllaDB Manager, or a ScyllaDBBackupEntry it created reaching the cache.
 //   - Degraded is True with ScyllaDB Manager's (or the controller's) error message when the task can't be synced.
 
 // Condition and event reasons.
@@ -26,6 +26,20 @@ const (
 	// cluster ID (deleted in ScyllaDB Manager, or its database was lost); the registration controller registers it
 	// again under the same ID.
 	clusterNotInManagerReason = "ScyllaDBManagerClusterMissing"
+
+	// awaitingBackupEntryReason: a backup location names a declared ScyllaDBBackupBucket and the cluster's
+	// ScyllaDBBackupEntry in it was just created; the task is scheduled once the cache observes it (Progressing).
+	awaitingBackupEntryReason = "AwaitingBackupEntry"
+	// backupBucketQuotaFullReason: the cluster's ScyllaDBBackupEntry can't be created because as many entries as the
+	// bucket's spec.maxClusters already use it (Degraded).
+	backupBucketQuotaFullReason = "BackupBucketQuotaFull"
+	// backupEntryConflictReason: the ScyllaDBBackupEntry named for the cluster and bucket records another directory
+	// (another cluster object's UID or ScyllaDB Manager cluster ID) (Degraded).
+	backupEntryConflictReason = "BackupEntryConflict"
+	// backupBucketAmbiguousReason: several ScyllaDBBackupBuckets declare the bucket a location names (Degraded).
+	backupBucketAmbiguousReason = "BackupBucketAmbiguous"
+	// backupEntryErrorReason: creating the cluster's ScyllaDBBackupEntry failed; it is retried (Degraded).
+	backupEntryErrorReason = "BackupEntryError"
 
 	// managerErrorReason: a ScyllaDB Manager call failed in a way retrying may fix (5xx, connection errors).
 	managerErrorReason = "ScyllaDBManagerError"

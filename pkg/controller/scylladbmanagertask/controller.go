@@ -74,7 +74,12 @@ type Controller struct {
 	scyllaDBManagerTaskIndexer cache.Indexer
 	scyllaDBDatacenterLister   scyllav1alpha1listers.ScyllaDBDatacenterLister
 	scyllaDBClusterLister      scyllav1alpha1listers.ScyllaDBClusterLister
-	cachesToSync               []cache.InformerSynced
+	// Backups to a declared ScyllaDBBackupBucket wait for the cluster's ScyllaDBBackupEntry in it.
+	scyllaDBBackupBucketLister  scyllav1alpha1listers.ScyllaDBBackupBucketLister
+	scyllaDBBackupBucketIndexer cache.Indexer
+	scyllaDBBackupEntryLister   scyllav1alpha1listers.ScyllaDBBackupEntryLister
+	scyllaDBBackupEntryIndexer  cache.Indexer
+	cachesToSync                []cache.InformerSynced
 
 	eventBroadcaster record.EventBroadcaster
 	eventRecorder    record.EventRecorder
@@ -102,11 +107,13 @@ func NewController(
 	scyllaDBManagerTaskInformer scyllav1alpha1informers.ScyllaDBManagerTaskInformer,
 	scyllaDBDatacenterInformer scyllav1alpha1informers.ScyllaDBDatacenterInformer,
 	scyllaDBClusterInformer scyllav1alpha1informers.ScyllaDBClusterInformer,
+	scyllaDBBackupBucketInformer scyllav1alpha1informers.ScyllaDBBackupBucketInformer,
+	scyllaDBBackupEntryInformer scyllav1alpha1informers.ScyllaDBBackupEntryInformer,
 ) (*Controller, error) {
 	if managerClient == nil {
 		return nil, errors.New("can't create the ScyllaDBManagerTask controller without a ScyllaDB Manager client")
 	}
-	return newController(kubeClient, scyllaClient, managerClient, scyllaDBManagerTaskInformer, scyllaDBDatacenterInformer, scyllaDBClusterInformer)
+	return newController(kubeClient, scyllaClient, managerClient, scyllaDBManagerTaskInformer, scyllaDBDatacenterInformer, scyllaDBClusterInformer, scyllaDBBackupBucketInformer, scyllaDBBackupEntryInformer)
 }
 
 func newController(
@@ -116,12 +123,31 @@ func newController(
 	scyllaDBManagerTaskInformer scyllav1alpha1informers.ScyllaDBManagerTaskInformer,
 	scyllaDBDatacenterInformer scyllav1alpha1informers.ScyllaDBDatacenterInformer,
 	scyllaDBClusterInformer scyllav1alpha1informers.ScyllaDBClusterInformer,
+	scyllaDBBackupBucketInformer scyllav1alpha1informers.ScyllaDBBackupBucketInformer,
+	scyllaDBBackupEntryInformer scyllav1alpha1informers.ScyllaDBBackupEntryInformer,
 ) (*Controller, error) {
 	// The index lets a change of a ScyllaDBDatacenter or ScyllaDBCluster reach the tasks that reference it.
 	if err := scyllaDBManagerTaskInformer.Informer().AddIndexers(cache.Indexers{
 		naming.ScyllaDBManagerTaskClusterRefIndex: clusterRefIndexFunc,
 	}); err != nil {
 		return nil, fmt.Errorf("can't add the ScyllaDBManagerTask index %q: %w", naming.ScyllaDBManagerTaskClusterRefIndex, err)
+	}
+	// These find the declared bucket a location names, count the entries of a bucket against its quota, and bring
+	// back the tasks a bucket or entry change concerns.
+	indexes := []struct {
+		kind      string
+		informer  cache.SharedIndexInformer
+		name      string
+		indexFunc cache.IndexFunc
+	}{
+		{"ScyllaDBManagerTask", scyllaDBManagerTaskInformer.Informer(), taskLocationBucketIndex, taskLocationBucketIndexFunc},
+		{"ScyllaDBBackupBucket", scyllaDBBackupBucketInformer.Informer(), backupBucketNameIndex, backupBucketNameIndexFunc},
+		{"ScyllaDBBackupEntry", scyllaDBBackupEntryInformer.Informer(), backupEntryBucketRefIndex, backupEntryBucketRefIndexFunc},
+	}
+	for _, i := range indexes {
+		if err := addIndexerIfAbsent(i.informer, i.name, i.indexFunc); err != nil {
+			return nil, fmt.Errorf("can't index %ss: %w", i.kind, err)
+		}
 	}
 
 	eventBroadcaster, eventRecorder, err := controllerhelpers.NewEventRecorder(naming.EventSourceComponent(naming.ManagerControllerProgramName, ControllerName))
@@ -136,13 +162,19 @@ func newController(
 		scyllaDBManagerTaskLister: scyllaDBManagerTaskInformer.Lister(),
 		scyllaDBManagerTasks: controllerhelpers.NewMutationCache[*scyllav1alpha1.ScyllaDBManagerTask](
 			scyllaDBManagerTaskInformer.Informer().GetStore(), scyllav1alpha1.Resource("scylladbmanagertasks")),
-		scyllaDBManagerTaskIndexer: scyllaDBManagerTaskInformer.Informer().GetIndexer(),
-		scyllaDBDatacenterLister:   scyllaDBDatacenterInformer.Lister(),
-		scyllaDBClusterLister:      scyllaDBClusterInformer.Lister(),
+		scyllaDBManagerTaskIndexer:  scyllaDBManagerTaskInformer.Informer().GetIndexer(),
+		scyllaDBDatacenterLister:    scyllaDBDatacenterInformer.Lister(),
+		scyllaDBClusterLister:       scyllaDBClusterInformer.Lister(),
+		scyllaDBBackupBucketLister:  scyllaDBBackupBucketInformer.Lister(),
+		scyllaDBBackupBucketIndexer: scyllaDBBackupBucketInformer.Informer().GetIndexer(),
+		scyllaDBBackupEntryLister:   scyllaDBBackupEntryInformer.Lister(),
+		scyllaDBBackupEntryIndexer:  scyllaDBBackupEntryInformer.Informer().GetIndexer(),
 		cachesToSync: []cache.InformerSynced{
 			scyllaDBManagerTaskInformer.Informer().HasSynced,
 			scyllaDBDatacenterInformer.Informer().HasSynced,
 			scyllaDBClusterInformer.Informer().HasSynced,
+			scyllaDBBackupBucketInformer.Informer().HasSynced,
+			scyllaDBBackupEntryInformer.Informer().HasSynced,
 		},
 
 		eventBroadcaster: eventBroadcaster,
@@ -169,6 +201,8 @@ func newController(
 		{"ScyllaDBManagerTask", scyllaDBManagerTaskInformer.Informer(), c.handlers.ControllerHandlerFuncs()},
 		{scyllaDBDatacenterKind, scyllaDBDatacenterInformer.Informer(), c.referencedClusterHandlerFuncs(scyllaDBDatacenterKind)},
 		{scyllaDBClusterKind, scyllaDBClusterInformer.Informer(), c.referencedClusterHandlerFuncs(scyllaDBClusterKind)},
+		{"ScyllaDBBackupBucket", scyllaDBBackupBucketInformer.Informer(), c.backupBucketsHandlerFuncs()},
+		{"ScyllaDBBackupEntry", scyllaDBBackupEntryInformer.Informer(), c.backupEntriesHandlerFuncs()},
 	}
 	for _, r := range registrations {
 		if _, err := r.informer.AddEventHandler(r.handler); err != nil {
@@ -203,15 +237,7 @@ func (c *Controller) referencedClusterHandlerFuncs(kind string) cache.ResourceEv
 			utilruntime.HandleError(err)
 			return
 		}
-		tasks, err := c.scyllaDBManagerTaskIndexer.ByIndex(naming.ScyllaDBManagerTaskClusterRefIndex,
-			naming.ScyllaDBManagerTaskClusterRefIndexKey(accessor.GetNamespace(), kind, accessor.GetName()))
-		if err != nil {
-			utilruntime.HandleError(fmt.Errorf("can't look up the ScyllaDBManagerTasks of %s %q: %w", kind, klog.KObj(accessor), err))
-			return
-		}
-		for _, task := range tasks {
-			c.handlers.Enqueue(task)
-		}
+		c.enqueueTasksOfCluster(accessor.GetNamespace(), kind, accessor.GetName())
 	}
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { enqueue(obj) },
@@ -224,6 +250,20 @@ func (c *Controller) referencedClusterHandlerFuncs(kind string) cache.ResourceEv
 			enqueue(newObj)
 		},
 		DeleteFunc: enqueue,
+	}
+}
+
+// enqueueTasksOfCluster enqueues the ScyllaDBManagerTasks that reference the cluster object of kind named name in
+// namespace.
+func (c *Controller) enqueueTasksOfCluster(namespace, kind, name string) {
+	tasks, err := c.scyllaDBManagerTaskIndexer.ByIndex(naming.ScyllaDBManagerTaskClusterRefIndex,
+		naming.ScyllaDBManagerTaskClusterRefIndexKey(namespace, kind, name))
+	if err != nil {
+		utilruntime.HandleError(fmt.Errorf("can't look up the ScyllaDBManagerTasks of %s %q: %w", kind, klog.KRef(namespace, name), err))
+		return
+	}
+	for _, task := range tasks {
+		c.handlers.Enqueue(task)
 	}
 }
 

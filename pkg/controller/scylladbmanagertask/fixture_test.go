@@ -105,6 +105,8 @@ func newFixture(t *testing.T, objects ...runtime.Object) *fixture {
 		factory.Scylla().V1alpha1().ScyllaDBManagerTasks(),
 		factory.Scylla().V1alpha1().ScyllaDBDatacenters(),
 		factory.Scylla().V1alpha1().ScyllaDBClusters(),
+		factory.Scylla().V1alpha1().ScyllaDBBackupBuckets(),
+		factory.Scylla().V1alpha1().ScyllaDBBackupEntries(),
 	)
 	if err != nil {
 		t.Fatalf("can't create controller: %v", err)
@@ -142,6 +144,8 @@ func (f *fixture) catchUp(t *testing.T) {
 		{"scylladbmanagertasks", "ScyllaDBManagerTask", f.factory.Scylla().V1alpha1().ScyllaDBManagerTasks().Informer().GetIndexer()},
 		{"scylladbdatacenters", "ScyllaDBDatacenter", f.factory.Scylla().V1alpha1().ScyllaDBDatacenters().Informer().GetIndexer()},
 		{"scylladbclusters", "ScyllaDBCluster", f.factory.Scylla().V1alpha1().ScyllaDBClusters().Informer().GetIndexer()},
+		{"scylladbbackupbuckets", "ScyllaDBBackupBucket", f.factory.Scylla().V1alpha1().ScyllaDBBackupBuckets().Informer().GetIndexer()},
+		{"scylladbbackupentries", "ScyllaDBBackupEntry", f.factory.Scylla().V1alpha1().ScyllaDBBackupEntries().Informer().GetIndexer()},
 	}
 	for _, s := range stores {
 		list, err := f.scyllaClient.Tracker().List(scyllav1alpha1.SchemeGroupVersion.WithResource(s.resource), scyllav1alpha1.SchemeGroupVersion.WithKind(s.kind), "")

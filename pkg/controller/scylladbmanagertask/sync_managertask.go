@@ -55,6 +55,8 @@ func (o *outcome) fail(reason, message string) {
 type registration struct {
 	// clusterID is its ScyllaDB Manager cluster ID, empty until it is registered.
 	clusterID string
+	// uid is the object's UID, set with clusterID.
+	uid types.UID
 	// waiting says why it is not registered, when it is not.
 	waiting string
 }
@@ -97,7 +99,7 @@ func (c *Controller) getRegistration(task *scyllav1alpha1.ScyllaDBManagerTask) (
 	if !managerclient.IsUUID(clusterID) {
 		return registration{waiting: fmt.Sprintf("%s has annotation %q = %q, which is not a ScyllaDB Manager cluster ID", what, naming.ScyllaDBManagerClusterIDAnnotation, clusterID)}, nil
 	}
-	return registration{clusterID: clusterID}, nil
+	return registration{clusterID: clusterID, uid: obj.GetUID()}, nil
 }
 
 // syncManagerTask makes ScyllaDB Manager hold the task that task asks for: it finds the task in its cluster's task
@@ -122,6 +124,14 @@ func (c *Controller) syncManagerTask(ctx context.Context, key string, task *scyl
 	if err != nil {
 		o.fail(invalidSpecReason, err.Error())
 		return o, nil
+	}
+
+	// A backup to a declared bucket waits for the cluster's directory in it to be recorded, so that the backups it
+	// writes are never left behind unaccounted for.
+	ref := task.Spec.ScyllaDBClusterRef
+	ready, err := c.syncBackupEntries(ctx, task, backupEntryCluster{kind: ref.Kind, name: ref.Name, uid: reg.uid, clusterID: clusterID}, o)
+	if !ready || err != nil {
+		return o, err
 	}
 
 	// A changed reference that leads to another ScyllaDB Manager cluster moves the task: it leaves the cluster it

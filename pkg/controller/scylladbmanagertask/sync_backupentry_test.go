@@ -1,0 +1,323 @@
+package scylladbmanagertask
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+const (
+	// testBucketObject declares the bucket "backups" that newBackupTask's location names.
+	testBucketObject = "shared-backups"
+	createEntry      = "create scylladbbackupentries"
+)
+
+// newBackupBucket returns a ScyllaDBBackupBucket named name that declares the S3 bucket bucketName.
+func newBackupBucket(name, bucketName string) *scyllav1alpha1.ScyllaDBBackupBucket {
+	return &scyllav1alpha1.ScyllaDBBackupBucket{
+		ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID(name + "-uid"), ResourceVersion: "1", Generation: 1},
+		Spec: scyllav1alpha1.ScyllaDBBackupBucketSpec{
+			Provider:   scyllav1alpha1.ScyllaDBBackupProviderS3,
+			BucketName: bucketName,
+		},
+	}
+}
+
+// testEntryName is the name of the test datacenter's entry in testBucketObject.
+var testEntryName = naming.ScyllaDBBackupEntryName(scyllaDBDatacenterKind, testDCName, testBucketObject)
+
+// newTestEntry returns the entry of the test datacenter in testBucketObject as the controller creates it.
+func newTestEntry() *scyllav1alpha1.ScyllaDBBackupEntry {
+	return &scyllav1alpha1.ScyllaDBBackupEntry{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:       testNamespace,
+			Name:            testEntryName,
+			ResourceVersion: "1",
+			Labels:          map[string]string{naming.ManagedByLabel: naming.ManagedByLabelValue},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion:         "scylla.scylladb.com/v1alpha1",
+				Kind:               scyllaDBDatacenterKind,
+				Name:               testDCName,
+				UID:                "sdc-uid",
+				Controller:         new(false),
+				BlockOwnerDeletion: new(false),
+			}},
+		},
+		Spec: scyllav1alpha1.ScyllaDBBackupEntrySpec{
+			BucketRef: testBucketObject,
+			ClusterRef: scyllav1alpha1.ScyllaDBBackupEntryClusterReference{
+				Kind: scyllaDBDatacenterKind,
+				Name: testDCName,
+				UID:  "sdc-uid",
+			},
+			ManagerClusterID: testClusterID,
+		},
+	}
+}
+
+// entry returns the entry named name in the test namespace from the fake API server, nil when there is none.
+func (f *fixture) entry(t *testing.T, name string) *scyllav1alpha1.ScyllaDBBackupEntry {
+	t.Helper()
+	entry, err := f.scyllaClient.ScyllaV1alpha1().ScyllaDBBackupEntries(testNamespace).Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		return nil
+	}
+	return entry
+}
+
+func condition(task *scyllav1alpha1.ScyllaDBManagerTask, condType string) metav1.Condition {
+	if c := meta.FindStatusCondition(task.Status.Conditions, condType); c != nil {
+		return *c
+	}
+	return metav1.Condition{}
+}
+
+func TestBackupToADeclaredBucketCreatesTheClustersEntryOnceBeforeScheduling(t *testing.T) {
+	t.Parallel()
+
+	f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"), newBackupBucket(testBucketObject, "backups"))
+
+	// The first sync creates the entry and holds the task back.
+	f.syncBeforeTheCacheCatchesUp(t, "daily")
+	if diff := cmp.Diff([]string{createEntry, "patch scylladbmanagertasks/status " + applyPatch}, f.kubeWrites()); diff != "" {
+		t.Errorf("unexpected Kubernetes writes (-want +got):\n%s", diff)
+	}
+	if writes := managerWrites(f.managerRequests()); len(writes) != 0 {
+		t.Errorf("expected no ScyllaDB Manager writes before the entry is observed, got %v", writes)
+	}
+	got := f.entry(t, testEntryName)
+	if got == nil {
+		t.Fatalf("expected ScyllaDBBackupEntry %q to be created", testEntryName)
+	}
+	want := newTestEntry()
+	// The bookkeeping annotations of resourceapply are not the subject here.
+	got.Annotations, got.ResourceVersion = nil, want.ResourceVersion
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("unexpected entry (-want +got):\n%s", diff)
+	}
+	progressing := condition(f.task(t, "daily"), controllerhelpers.ProgressingCondition)
+	if progressing.Status != metav1.ConditionTrue || progressing.Reason != awaitingBackupEntryReason {
+		t.Errorf("expected Progressing True/%s, got %+v", awaitingBackupEntryReason, progressing)
+	}
+
+	// Synced again before the cache observed the entry: it is not created twice, and the task still waits.
+	f.syncBeforeTheCacheCatchesUp(t, "daily")
+	if n := len(f.ourTasks()); n != 0 {
+		t.Errorf("expected the task to wait for the entry in the cache, ScyllaDB Manager holds %d tasks", n)
+	}
+	list, err := f.scyllaClient.ScyllaV1alpha1().ScyllaDBBackupEntries(testNamespace).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 1 {
+		t.Errorf("expected one entry, got %d", len(list.Items))
+	}
+	f.kubeWrites()
+
+	// Once the cache holds the entry, the task is scheduled and the entry left alone.
+	f.catchUp(t)
+	f.mustSync(t, "daily")
+	f.onlyTask(t)
+	for _, w := range f.kubeWrites() {
+		if w == createEntry {
+			t.Errorf("the entry was created again once observed")
+		}
+	}
+	settle(t, f, "daily")
+	f.expireMemo()
+	f.mustSync(t, "daily")
+	if writes := f.kubeWrites(); len(writes) != 0 {
+		t.Errorf("expected no Kubernetes writes at rest, got %v", writes)
+	}
+	if writes := managerWrites(f.managerRequests()); len(writes) != 0 {
+		t.Errorf("expected no ScyllaDB Manager writes at rest, got %v", writes)
+	}
+	task := f.task(t, "daily")
+	if diff := cmp.Diff([]string{"Available=True/" + taskScheduledReason, "Degraded=False/AsExpected", "Progressing=False/AsExpected"}, conditionStatuses(task)); diff != "" {
+		t.Errorf("unexpected conditions (-want +got):\n%s", diff)
+	}
+}
+
+func TestBackupToADeclaredBucketUsesAnEntryThatRecordsTheClustersDirectory(t *testing.T) {
+	t.Parallel()
+
+	// A datacenter-scoped location names the bucket as well; the user created the entry.
+	task := newBackupTask("daily")
+	task.Spec.Backup.Location = []string{"dc1:s3:backups"}
+	userEntry := newTestEntry()
+	userEntry.Labels, userEntry.OwnerReferences = nil, nil
+	f := newFixture(t, newRegisteredDatacenter(), task, newBackupBucket(testBucketObject, "backups"), userEntry)
+
+	f.mustSync(t, "daily")
+
+	f.onlyTask(t)
+	for _, w := range f.kubeWrites() {
+		if strings.Contains(w, "scylladbbackupentries") {
+			t.Errorf("unexpected write of the user's entry: %s", w)
+		}
+	}
+}
+
+func TestBackupToADeclaredBucketIsHeldBack(t *testing.T) {
+	t.Parallel()
+
+	otherEntry := func(namespace, name string) runtime.Object {
+		e := newTestEntry()
+		e.Namespace, e.Name = namespace, name
+		e.Spec.ClusterRef.Name, e.Spec.ClusterRef.UID = "other", "other-uid"
+		e.Spec.ManagerClusterID = otherClusterID
+		return e
+	}
+	fullBucket := newBackupBucket(testBucketObject, "backups")
+	fullBucket.Spec.MaxClusters = new(int32(2))
+	recreated := newTestEntry()
+	recreated.Spec.ClusterRef.UID = "old-sdc-uid"
+	recreated.DeletionTimestamp = new(metav1.NewTime(testStart))
+	recreated.Finalizers = []string{naming.ScyllaDBBackupEntryFinalizer}
+	otherManagerCluster := newTestEntry()
+	otherManagerCluster.Spec.ManagerClusterID = otherClusterID
+
+	tt := []struct {
+		name        string
+		objects     []runtime.Object
+		wantReason  string
+		wantMessage []string
+	}{
+		{
+			name: "the bucket's quota is full",
+			objects: []runtime.Object{
+				fullBucket,
+				otherEntry("team-a", "other-backups-1"),
+				otherEntry("team-b", "other-backups-2"),
+			},
+			wantReason:  backupBucketQuotaFullReason,
+			wantMessage: []string{`ScyllaDBBackupBucket "shared-backups" is full: 2 ScyllaDBBackupEntries use it and spec.maxClusters is 2`},
+		},
+		{
+			name:        "the entry of that name belongs to a deleted cluster object of the same name",
+			objects:     []runtime.Object{newBackupBucket(testBucketObject, "backups"), recreated},
+			wantReason:  backupEntryConflictReason,
+			wantMessage: []string{`ScyllaDBBackupEntry "scylla/` + testEntryName + `"`, `UID "old-sdc-uid"`, naming.ScyllaDBBackupRetentionAnnotation + "=keep"},
+		},
+		{
+			name:        "the entry of that name records another ScyllaDB Manager cluster",
+			objects:     []runtime.Object{newBackupBucket(testBucketObject, "backups"), otherManagerCluster},
+			wantReason:  backupEntryConflictReason,
+			wantMessage: []string{`ScyllaDBBackupEntry "scylla/` + testEntryName + `"`, `ScyllaDB Manager cluster "` + otherClusterID + `"`},
+		},
+		{
+			name:        "two buckets declare the bucket",
+			objects:     []runtime.Object{newBackupBucket(testBucketObject, "backups"), newBackupBucket("minio-backups", "backups")},
+			wantReason:  backupBucketAmbiguousReason,
+			wantMessage: []string{`ScyllaDBBackupBuckets "minio-backups", "shared-backups" all declare bucket "backups"`},
+		},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, append([]runtime.Object{newRegisteredDatacenter(), newBackupTask("daily")}, tc.objects...)...)
+
+			f.mustSync(t, "daily")
+
+			if diff := cmp.Diff([]string{"patch scylladbmanagertasks/status " + applyPatch}, f.kubeWrites()); diff != "" {
+				t.Errorf("unexpected Kubernetes writes (-want +got):\n%s", diff)
+			}
+			if requests := f.managerRequests(); len(requests) != 0 {
+				t.Errorf("expected no ScyllaDB Manager requests for a task held back, got %+v", requests)
+			}
+			degraded := condition(f.task(t, "daily"), controllerhelpers.DegradedCondition)
+			if degraded.Status != metav1.ConditionTrue || degraded.Reason != tc.wantReason {
+				t.Errorf("expected Degraded True/%s, got %+v", tc.wantReason, degraded)
+			}
+			for _, part := range tc.wantMessage {
+				if !strings.Contains(degraded.Message, part) {
+					t.Errorf("expected the Degraded message to contain %q, got %q", part, degraded.Message)
+				}
+			}
+			if events := f.events(); len(events) != 1 || !strings.HasPrefix(events[0], "Warning "+tc.wantReason) {
+				t.Errorf("expected one Warning %s event, got %q", tc.wantReason, events)
+			}
+
+			// Held back, the task makes no write at rest.
+			f.mustSync(t, "daily")
+			if writes := f.kubeWrites(); len(writes) != 0 {
+				t.Errorf("expected no Kubernetes writes at rest, got %v", writes)
+			}
+			if events := f.events(); len(events) != 0 {
+				t.Errorf("expected no events at rest, got %q", events)
+			}
+		})
+	}
+}
+
+func TestBackupToABucketNobodyDeclaredIsScheduledWithoutAnEntry(t *testing.T) {
+	t.Parallel()
+
+	gcs := newBackupBucket("gcs-backups", "backups")
+	gcs.Spec.Provider = scyllav1alpha1.ScyllaDBBackupProviderGCS
+	f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"), newBackupBucket("elsewhere", "other-bucket"), gcs)
+
+	f.mustSync(t, "daily")
+
+	f.onlyTask(t)
+	if diff := cmp.Diff(createWrites, f.kubeWrites()); diff != "" {
+		t.Errorf("unexpected Kubernetes writes (-want +got):\n%s", diff)
+	}
+}
+
+func TestQuotaFreedByADeletedEntryBringsTheTaskBack(t *testing.T) {
+	t.Parallel()
+
+	bucket := newBackupBucket(testBucketObject, "backups")
+	bucket.Spec.MaxClusters = new(int32(1))
+	other := newTestEntry()
+	other.Namespace, other.Name = "team-a", "other-backups"
+	f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"), bucket)
+
+	f.controller.backupEntriesHandlerFuncs().OnDelete(other)
+
+	if n := f.controller.queue.Len(); n != 1 {
+		t.Fatalf("expected the task backing up to the bucket to be enqueued, the queue holds %d keys", n)
+	}
+	if key, _ := f.controller.queue.Get(); key != testNamespace+"/daily" {
+		t.Errorf("unexpected key %q", key)
+	}
+}
+
+func TestLocationBuckets(t *testing.T) {
+	t.Parallel()
+
+	tt := []struct {
+		name      string
+		locations []string
+		want      []string
+	}{
+		{name: "no location", want: nil},
+		{name: "one S3 location", locations: []string{"s3:backups"}, want: []string{"backups"}},
+		{name: "datacenter locations, repeated buckets once, sorted", locations: []string{"dc2:s3:zeta", "dc1:s3:alpha", "s3:zeta"}, want: []string{"alpha", "zeta"}},
+		{name: "other providers name no declared bucket", locations: []string{"gcs:backups", "azure:backups", "dc1:gcs:backups"}, want: nil},
+		{name: "malformed locations name no bucket", locations: []string{"backups", "s3:", ":s3:backups", "a:b:s3:backups"}, want: nil},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			task := newBackupTask("daily")
+			task.Spec.Backup.Location = tc.locations
+			if diff := cmp.Diff(tc.want, locationBuckets(task)); diff != "" {
+				t.Errorf("unexpected buckets (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	if got := locationBuckets(newRepairTask("weekly")); got != nil {
+		t.Errorf("a repair names buckets %q", got)
+	}
+}
