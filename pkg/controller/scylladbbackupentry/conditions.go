@@ -38,9 +38,8 @@ const (
 	purgeFailedReason = "PurgeFailed"
 
 	// Event reasons.
-	directoryKeptReason         = "DirectoryKept"
-	directoryPurgedReason       = "DirectoryPurged"
-	duplicateReleasedReason     = "DuplicateEntryReleased"
-	purgeStartedReason          = "PurgeStarted"
-	finalizerRemovalFailedEvent = "FinalizerRemovalFailed"
+	directoryKeptReason     = "DirectoryKept"
+	directoryPurgedReason   = "DirectoryPurged"
+	duplicateReleasedReason = "DuplicateEntryReleased"
+	purgeStartedReason      = "PurgeStarted"
 )

@@ -2,12 +2,12 @@ package scylladbbackupentry
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -106,10 +106,6 @@ func purgeAfter(deletedAt metav1.Time, gracePeriod time.Duration) metav1.Time {
 	if truncated := t.Truncate(time.Second); !truncated.Equal(t) {
 		t = truncated.Add(time.Second)
 	}
-	if t.Before(deletedAt.Time) {
-		// The sum overflowed: never purge.
-		t = time.Unix(math.MaxInt32, 0)
-	}
 	return metav1.NewTime(t.UTC())
 }
 
@@ -164,6 +160,45 @@ func stateOf(obj metav1.Object, uid types.UID) clusterState {
 		return clusterDeleting
 	}
 	return clusterInUse
+}
+
+// clusterDeletedAt returns when the grace period of the directory of entry, which is being deleted, starts: nil while
+// its cluster (cluster, in state) is in use, and otherwise the entry's deletion timestamp, which garbage collection
+// sets when the cluster goes. An entry deleted while its cluster was still in use (by hand, by mistake) is held until
+// the cluster goes, and its grace period starts then, not at the entry's old deletion timestamp: the time is taken
+// from the cluster's deletion timestamp, or now when the cluster is already gone, and is kept in the status, so that
+// later syncs and restarts read it back rather than compute it again.
+func clusterDeletedAt(entry *scyllav1alpha1.ScyllaDBBackupEntry, cluster metav1.Object, state clusterState, now metav1.Time) *metav1.Time {
+	if state == clusterInUse {
+		return nil
+	}
+	deletedAt := entry.DeletionTimestamp.DeepCopy()
+	recorded := entry.Status.ClusterDeletedAt
+	switch {
+	case recorded != nil:
+		if recorded.After(deletedAt.Time) {
+			deletedAt = recorded.DeepCopy()
+		}
+	case wasHeldForCluster(entry):
+		deletedAt = now.DeepCopy()
+		if state == clusterDeleting {
+			if t := cluster.GetDeletionTimestamp(); t != nil && t.Before(&now) && t.After(entry.DeletionTimestamp.Time) {
+				deletedAt = t.DeepCopy()
+			}
+		}
+	}
+	return deletedAt
+}
+
+// wasHeldForCluster reports whether the status the controller last wrote says that entry was held because its
+// cluster was in use.
+func wasHeldForCluster(entry *scyllav1alpha1.ScyllaDBBackupEntry) bool {
+	for _, c := range entry.Status.Conditions {
+		if c.Type == controllerhelpers.DegradedCondition && c.Status == metav1.ConditionTrue && slices.Contains(strings.Split(c.Reason, ","), clusterInUseReason) {
+			return true
+		}
+	}
+	return false
 }
 
 // entryRef names an entry in messages.

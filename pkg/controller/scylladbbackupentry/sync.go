@@ -158,9 +158,10 @@ func (c *Controller) syncEntry(ctx context.Context, entry *scyllav1alpha1.Scylla
 		return o, nil
 	}
 
-	o.clusterDeletedAt = entry.DeletionTimestamp.DeepCopy()
-	if bucket != nil {
-		o.purgeAfter = new(purgeAfter(*entry.DeletionTimestamp, deletionGracePeriod(bucket)))
+	state := stateOf(cluster, entry.Spec.ClusterRef.UID)
+	o.clusterDeletedAt = clusterDeletedAt(entry, cluster, state, c.now())
+	if bucket != nil && o.clusterDeletedAt != nil {
+		o.purgeAfter = new(purgeAfter(*o.clusterDeletedAt, deletionGracePeriod(bucket)))
 	}
 
 	if duplicateOf != nil {
@@ -173,7 +174,7 @@ func (c *Controller) syncEntry(ctx context.Context, entry *scyllav1alpha1.Scylla
 		return o, nil
 	}
 	ref := entry.Spec.ClusterRef
-	if stateOf(cluster, ref.UID) == clusterInUse {
+	if state == clusterInUse {
 		o.fail(clusterInUseReason, "%s %q with UID %q still exists and is not being deleted: its directory is never purged and the entry keeps its finalizer until the cluster is deleted",
 			ref.Kind, entry.Namespace+"/"+ref.Name, ref.UID)
 		return o, nil

@@ -769,3 +769,53 @@ func conditionState(entry *scyllav1alpha1.ScyllaDBBackupEntry, condType string) 
 	}
 	return ""
 }
+
+func TestEntryDeletedWhileItsClusterWasInUseGetsItsGracePeriodFromWhenTheClusterGoes(t *testing.T) {
+	t.Parallel()
+
+	// The entry was deleted long ago, by hand, while its cluster ran.
+	f := newFixture(t, afterGracePeriod, []runtime.Object{newBucket(), newDatacenter(), deleted(newEntry())}, allKeys(), newCredentialsSecret())
+	f.mustSync(t)
+	entry := f.testEntry(t)
+	if entry.Status.ClusterDeletedAt != nil || entry.Status.PurgeAfter != nil {
+		t.Errorf("expected no deletion times while the cluster is in use, got %v and %v", entry.Status.ClusterDeletedAt, entry.Status.PurgeAfter)
+	}
+
+	// The cluster is deleted now: the grace period starts at its deletion, not at the entry's.
+	clusterDeleted := afterGracePeriod.Add(time.Hour)
+	f.clock.Set(clusterDeleted.Add(time.Minute))
+	dc := newDatacenter()
+	dc.DeletionTimestamp = new(metav1.NewTime(clusterDeleted))
+	dc.Finalizers = []string{"example.com/other"}
+	f.put(t, dc, "scylladbdatacenters")
+	f.mustSync(t)
+
+	entry = f.testEntry(t)
+	wantPurgeAfter := metav1.NewTime(clusterDeleted.Add(testGracePeriod))
+	if got := entry.Status.PurgeAfter; got == nil || !got.Equal(&wantPurgeAfter) {
+		t.Errorf("expected purgeAfter %v, got %v", wantPurgeAfter, got)
+	}
+	expectNoStoreCalls(t, f)
+	expectKeys(t, f, allKeys())
+
+	// Once the cluster object is gone and the controller restarted, the recorded time still holds.
+	if err := f.tracker.Delete(scyllav1alpha1.SchemeGroupVersion.WithResource("scylladbdatacenters"), testNamespace, testDCName); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Set(clusterDeleted.Add(2 * time.Hour))
+	f.restart(t)
+	f.mustSync(t)
+	if w := f.writes(); len(w) != 0 {
+		t.Errorf("expected no writes, got %q", w)
+	}
+	expectNoStoreCalls(t, f)
+	if want, got := testGracePeriod-2*time.Hour, f.queue.after[testNamespace+"/"+testEntryName]; got != want {
+		t.Errorf("expected a requeue after %v, got %v", want, got)
+	}
+
+	f.clock.Set(wantPurgeAfter.Time)
+	f.mustSync(t)
+	want := foreignKeys()
+	slices.Sort(want)
+	expectKeys(t, f, want)
+}
