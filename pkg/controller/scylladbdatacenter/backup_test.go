@@ -546,3 +546,29 @@ func TestBackupEventsEnqueueTheDatacentersThatUseTheBucket(t *testing.T) {
 		})
 	}
 }
+
+func TestABucketSpecErrorDoesNotHideAnErrorToRetry(t *testing.T) {
+	t.Parallel()
+
+	bucketErr := newSpecError("buckets disagree")
+	tt := []struct {
+		name         string
+		err          error
+		wantSpecOnly bool
+	}{
+		{name: "only the bucket error", err: withBackupErr(nil, bucketErr), wantSpecOnly: true},
+		{name: "a failed write and the bucket error", err: withBackupErr(apierrors.NewServiceUnavailable("down"), bucketErr)},
+		{name: "a spec error of the Secret and the bucket error", err: withBackupErr(newSpecError("in the way"), bucketErr), wantSpecOnly: true},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := isSpecOnly(tc.err); got != tc.wantSpecOnly {
+				t.Errorf("expected spec only: %v, got %v for %v", tc.wantSpecOnly, got, tc.err)
+			}
+		})
+	}
+	if err := apierrors.NewBadRequest("x"); withBackupErr(err, nil) != error(err) {
+		t.Errorf("an error without a bucket error is not returned as is")
+	}
+}

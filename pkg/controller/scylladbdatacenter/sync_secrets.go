@@ -103,11 +103,20 @@ func (c *Controller) makeAuthTokenSecret(ctx context.Context, sdc *scyllav1alpha
 // Secret is as required, which the StatefulSets wait for: their pods carry a hash of its configuration file.
 func (c *Controller) syncSecrets(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, owned *ownedObjects, authTokenSecret *corev1.Secret, makeErr, backupErr error, applied *bool) ([]metav1.Condition, error) {
 	if makeErr != nil {
-		return nil, utilerrors.NewAggregate([]error{makeErr, backupErr})
+		return nil, withBackupErr(makeErr, backupErr)
 	}
 	actual, progressing, err := applyAndPrune(ctx, c, sdc,
 		c.kubeClient.CoreV1().Secrets(sdc.Namespace), c.secretLister.Secrets(sdc.Namespace),
 		owned, owned.secrets, authTokenSecret)
 	_, *applied = actual.byName[authTokenSecret.Name]
-	return progressing, utilerrors.NewAggregate([]error{err, backupErr})
+	return progressing, withBackupErr(err, backupErr)
+}
+
+// withBackupErr returns err, aggregated with backupErr when there is one: a spec error of the backup buckets must not
+// hide a transient error that needs a retry (isSpecOnly).
+func withBackupErr(err, backupErr error) error {
+	if backupErr == nil {
+		return err
+	}
+	return utilerrors.NewAggregate([]error{err, backupErr})
 }
