@@ -1,8 +1,10 @@
 package scylladbbackupentry
 
 import (
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
@@ -154,5 +156,19 @@ func TestClusterDeletedAt(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestTruncateMessageKeepsTheAPILimit(t *testing.T) {
+	t.Parallel()
+
+	short := "can't purge"
+	if got := truncateMessage(short); got != short {
+		t.Errorf("expected a short message unchanged, got %q", got)
+	}
+	long := strings.Repeat("é", maxMessageLength)
+	got := truncateMessage(long)
+	if len(got) > maxMessageLength || !strings.HasSuffix(got, "... (truncated)") || !utf8.ValidString(got) {
+		t.Errorf("unexpected truncation: length %d, valid UTF-8 %v", len(got), utf8.ValidString(got))
 	}
 }

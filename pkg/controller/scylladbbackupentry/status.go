@@ -76,7 +76,24 @@ func joinConditions(conditions []condition) (string, string) {
 		}
 		messages = append(messages, c.message)
 	}
-	return strings.Join(reasons, ","), strings.Join(messages, "\n")
+	return strings.Join(reasons, ","), truncateMessage(strings.Join(messages, "\n"))
+}
+
+// maxMessageLength is the API's limit on condition and lastOperation messages.
+const maxMessageLength = 32768
+
+// truncateMessage keeps message within maxMessageLength, marking the cut.
+func truncateMessage(message string) string {
+	const marker = "... (truncated)"
+	if len(message) <= maxMessageLength {
+		return message
+	}
+	cut := maxMessageLength - len(marker)
+	// Do not split a UTF-8 sequence.
+	for cut > 0 && message[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return message[:cut] + marker
 }
 
 // ownedStatus returns the fields of status the controller owns: all but the inventory (objects, bytes) and the

@@ -33,7 +33,7 @@ func (c *Controller) purge(ctx context.Context, entry *scyllav1alpha1.ScyllaDBBa
 
 	failed := func(reason string, err error) (*outcome, error) {
 		o.fail(reason, "can't purge %s: %v", directory, err)
-		o.lastOperation = purgeOperation(scyllav1alpha1.ScyllaDBBackupEntryOperationStateFailed, deleted, fmt.Sprintf("%v", err))
+		o.lastOperation = purgeOperation(scyllav1alpha1.ScyllaDBBackupEntryOperationStateFailed, deleted, err.Error())
 		return o, fmt.Errorf("can't purge the directory of ScyllaDBBackupEntry %q: %w", klog.KObj(entry), err)
 	}
 
@@ -46,7 +46,7 @@ func (c *Controller) purge(ctx context.Context, entry *scyllav1alpha1.ScyllaDBBa
 		return failed(purgeFailedReason, err)
 	}
 
-	if cursor == "" && deleted == 0 {
+	if op := entry.Status.LastOperation; op == nil || op.Type != scyllav1alpha1.ScyllaDBBackupEntryOperationTypePurge {
 		c.eventRecorder.Eventf(entry, corev1.EventTypeNormal, purgeStartedReason, "Purging %s", directory)
 	}
 
@@ -116,7 +116,7 @@ func purgeOperation(state scyllav1alpha1.ScyllaDBBackupEntryOperationState, dele
 	return &scyllav1alpha1.ScyllaDBBackupEntryOperation{
 		Type:           scyllav1alpha1.ScyllaDBBackupEntryOperationTypePurge,
 		State:          state,
-		Message:        message,
+		Message:        truncateMessage(message),
 		ObjectsDeleted: new(deleted),
 	}
 }

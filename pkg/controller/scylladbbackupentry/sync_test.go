@@ -273,6 +273,9 @@ func TestPurgeAfterTheGracePeriodDeletesExactlyTheClusterKeys(t *testing.T) {
 				}
 			}
 			events := f.events()
+			if !slices.ContainsFunc(events, func(e string) bool { return strings.HasPrefix(e, "Normal "+purgeStartedReason+" Purging ") }) {
+				t.Errorf("expected a %s event, got %q", purgeStartedReason, events)
+			}
 			if !slices.ContainsFunc(events, func(e string) bool { return strings.HasPrefix(e, "Normal "+directoryPurgedReason+" Purged 6 objects") }) {
 				t.Errorf("expected a %s event, got %q", directoryPurgedReason, events)
 			}
