@@ -1,7 +1,8 @@
 // Package scylladbdatacenter holds the controller that runs a ScyllaDBDatacenter: per rack a StatefulSet of ScyllaDB
 // pods, a member Service per node, the datacenter's client Service, PodDisruptionBudget, member ServiceAccount and
-// RoleBinding, managed scylla.yaml ConfigMap and agent auth-token Secret. It scales racks up, scales them down by
-// decommissioning one node at a time, and reports the datacenter's state in its status.
+// RoleBinding, managed scylla.yaml ConfigMap and agent auth-token Secret, whose agent configuration also carries the
+// credentials of the ScyllaDBBackupBuckets its backup tasks store into (backup.go). It scales racks up, scales them
+// down by decommissioning one node at a time, and reports the datacenter's state in its status.
 package scylladbdatacenter
 
 import (
