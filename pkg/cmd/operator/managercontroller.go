@@ -20,9 +20,12 @@ import (
 	"github.com/scyllakube/managerclient"
 
 	"github.com/scyllakube/scylla-operator/pkg/controller/managerregistration"
+	"github.com/scyllakube/scylla-operator/pkg/controller/scylladbbackupbucket"
+	"github.com/scyllakube/scylla-operator/pkg/controller/scylladbbackupentry"
 	"github.com/scyllakube/scylla-operator/pkg/controller/scylladbmanagertask"
 	"github.com/scyllakube/scylla-operator/pkg/metrics"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/objectstore"
 	"github.com/scyllakube/scylla-operator/pkg/version"
 )
 
@@ -228,12 +231,38 @@ func (o *ManagerControllerOptions) newControllers() (*controllerSet, error) {
 		return nil, fmt.Errorf("can't create the ScyllaDBManagerTask controller: %w", err)
 	}
 
+	bucketController, err := scylladbbackupbucket.NewController(
+		o.kubeClient,
+		o.scyllaClient,
+		scyllaInformers.Scylla().V1alpha1().ScyllaDBBackupBuckets(),
+		scyllaInformers.Scylla().V1alpha1().ScyllaDBBackupEntries(),
+		objectstore.New,
+	)
+	if err != nil {
+		return nil, fmt.Errorf("can't create the ScyllaDBBackupBucket controller: %w", err)
+	}
+
+	entryController, err := scylladbbackupentry.NewController(
+		o.kubeClient,
+		o.scyllaClient,
+		scyllaInformers.Scylla().V1alpha1().ScyllaDBBackupEntries(),
+		scyllaInformers.Scylla().V1alpha1().ScyllaDBBackupBuckets(),
+		scyllaInformers.Scylla().V1alpha1().ScyllaDBDatacenters(),
+		scyllaInformers.Scylla().V1alpha1().ScyllaDBClusters(),
+		objectstore.New,
+	)
+	if err != nil {
+		return nil, fmt.Errorf("can't create the ScyllaDBBackupEntry controller: %w", err)
+	}
+
 	return &controllerSet{
 		informerFactories: []informerFactory{kubeInformers, scyllaInformers},
 		runs: []func(ctx context.Context){
 			func(ctx context.Context) { registrationController.Run(ctx, o.ConcurrentSyncs) },
 			func(ctx context.Context) { scyllaDBClusterRegistrationController.Run(ctx, o.ConcurrentSyncs) },
 			func(ctx context.Context) { taskController.Run(ctx, o.ConcurrentSyncs) },
+			func(ctx context.Context) { bucketController.Run(ctx, o.ConcurrentSyncs) },
+			func(ctx context.Context) { entryController.Run(ctx, o.ConcurrentSyncs) },
 		},
 	}, nil
 }

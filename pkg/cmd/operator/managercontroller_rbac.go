@@ -31,16 +31,25 @@ func ManagerControllerClusterRoleRules() []rbacv1.PolicyRule {
 			Verbs:     []string{"list", "watch"},
 		},
 		{
+			// Entries are created by the task controller; the entry controller adds and removes their finalizer
+			// and keeps the purge cursor in an annotation (merge patches).
 			APIGroups: []string{"scylla.scylladb.com"},
 			Resources: []string{"scylladbbackupentries"},
-			Verbs:     []string{"create"},
+			Verbs:     []string{"create", "patch"},
+		},
+		{
+			// Server-side apply of the buckets' and entries' status.
+			APIGroups: []string{"scylla.scylladb.com"},
+			Resources: []string{"scylladbbackupbuckets/status", "scylladbbackupentries/status"},
+			Verbs:     []string{"patch"},
 		},
 		{
 			// The agent auth-token Secrets the operator creates; the informer lists only the operator's objects, but
-			// RBAC can't restrict a list by label, so this allows reading every Secret.
+			// RBAC can't restrict a list by label, so this allows reading every Secret. A bucket's credentials
+			// Secret, in any namespace, is read with a get when the bucket is checked or a directory purged.
 			APIGroups: []string{""},
 			Resources: []string{"secrets"},
-			Verbs:     []string{"list", "watch"},
+			Verbs:     []string{"get", "list", "watch"},
 		},
 		{
 			APIGroups: []string{""},

@@ -227,7 +227,13 @@ func TestManagerControllerNeedsExactlyItsClusterRole(t *testing.T) {
 	}
 	bucket := &scyllav1alpha1.ScyllaDBBackupBucket{
 		ObjectMeta: metav1.ObjectMeta{Name: "shared-backups", UID: "9b4a7d02-5f6e-4a01-9c3d-4e5f60718293", Generation: 1, ResourceVersion: "1"},
-		Spec:       scyllav1alpha1.ScyllaDBBackupBucketSpec{Provider: scyllav1alpha1.ScyllaDBBackupProviderS3, BucketName: "backups"},
+		Spec: scyllav1alpha1.ScyllaDBBackupBucketSpec{
+			Provider:   scyllav1alpha1.ScyllaDBBackupProviderS3,
+			BucketName: "backups",
+			// Nothing listens there: the bucket controller's check fails at once, and it reports that in the status.
+			Endpoint:             "http://127.0.0.1:1",
+			CredentialsSecretRef: &scyllav1alpha1.ScyllaDBBackupBucketSecretReference{Namespace: namespace, Name: "backup-credentials"},
+		},
 	}
 	scyllaClient, tracker, err := apiserverfields.NewScyllaClientset(sdc, sc, task, backupTask, bucket)
 	if err != nil {

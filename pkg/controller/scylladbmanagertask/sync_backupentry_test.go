@@ -98,8 +98,8 @@ func TestBackupToADeclaredBucketCreatesTheClustersEntryOnceBeforeScheduling(t *t
 		t.Fatalf("expected ScyllaDBBackupEntry %q to be created", testEntryName)
 	}
 	want := newTestEntry()
-	// The bookkeeping annotations of resourceapply are not the subject here.
-	got.Annotations, got.ResourceVersion = nil, want.ResourceVersion
+	// The bookkeeping annotations of resourceapply, and what the API server assigns, are not the subject here.
+	got.Annotations, got.ResourceVersion, got.UID = nil, want.ResourceVersion, want.UID
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("unexpected entry (-want +got):\n%s", diff)
 	}
