@@ -27,8 +27,8 @@ const (
 )
 
 // ScyllaDBBackupEntryName returns the name of the ScyllaDBBackupEntry of the cluster object of clusterKind
-// (ScyllaDBDatacenter or ScyllaDBCluster) and clusterName in the bucket bucketName (a ScyllaDBBackupBucket's
-// spec.bucketName): "<cluster>-<bucket>-<hash5(kind, cluster, bucket)>", dots turned into dashes and the front
+// (ScyllaDBDatacenter or ScyllaDBCluster) and clusterName in the ScyllaDBBackupBucket named bucketName (its object
+// name, which is unique, unlike spec.bucketName): "<cluster>-<bucket>-<hash5(kind, cluster, bucket)>", dots turned into dashes and the front
 // truncated so that the whole is a DNS label (usable as a label value). The hash covers the kind and the exact
 // names, so that a ScyllaDBCluster and a ScyllaDBDatacenter of the same name, names that differ only in their
 // dots, and splits of the same text into cluster and bucket get distinct entries.
@@ -36,3 +36,7 @@ func ScyllaDBBackupEntryName(clusterKind, clusterName, bucketName string) string
 	base := strings.ReplaceAll(strings.ToLower(clusterName+"-"+bucketName), ".", "-")
 	return hashedName(trimNameEnd(base), dns1123LabelMaxLength, clusterKind, clusterName, bucketName)
 }
+
+// ScyllaDBBackupPurgeCursorAnnotation on a ScyllaDBBackupEntry holds the last key a purge of its directory went past,
+// so that a purge interrupted by a failure or a restart resumes there instead of listing the directory from the start.
+const ScyllaDBBackupPurgeCursorAnnotation = "internal.scylla-operator.scylladb.com/scylladb-backup-purge-cursor"

@@ -36,12 +36,6 @@ const (
 	scyllaDBClusterKind    = "ScyllaDBCluster"
 )
 
-// PurgeCursorAnnotation on a ScyllaDBBackupEntry holds the last key a purge of its directory went past, so that a
-// purge interrupted by a failure or a restart resumes after it instead of listing the deleted part again.
-//
-// TODO: move to pkg/naming (backup.go) with the other names of the shared backup storage.
-const PurgeCursorAnnotation = "internal.scylla-operator.scylladb.com/scylladb-backup-purge-cursor"
-
 const (
 	// defaultPurgeBatchSize is how many objects one PurgeBatch deletes: S3's DeleteObjects takes up to 1000 keys.
 	defaultPurgeBatchSize = 1000

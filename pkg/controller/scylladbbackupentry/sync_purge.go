@@ -29,7 +29,7 @@ func (c *Controller) purge(ctx context.Context, entry *scyllav1alpha1.ScyllaDBBa
 	if op := entry.Status.LastOperation; op != nil && op.Type == scyllav1alpha1.ScyllaDBBackupEntryOperationTypePurge && op.ObjectsDeleted != nil {
 		deleted = *op.ObjectsDeleted
 	}
-	cursor := entry.Annotations[PurgeCursorAnnotation]
+	cursor := entry.Annotations[naming.ScyllaDBBackupPurgeCursorAnnotation]
 
 	failed := func(reason string, err error) (*outcome, error) {
 		o.fail(reason, "can't purge %s: %v", directory, err)
@@ -134,18 +134,18 @@ func (c *Controller) recordSkipped(entry *scyllav1alpha1.ScyllaDBBackupEntry, sk
 // writeCursor records cursor in entry's cursor annotation, unless it holds it already. A JSON merge patch of the one
 // annotation leaves every other annotation alone.
 func (c *Controller) writeCursor(ctx context.Context, entry *scyllav1alpha1.ScyllaDBBackupEntry, cursor string) error {
-	if current, ok := entry.Annotations[PurgeCursorAnnotation]; ok && current == cursor {
+	if current, ok := entry.Annotations[naming.ScyllaDBBackupPurgeCursorAnnotation]; ok && current == cursor {
 		return nil
 	}
 	// The UID makes the patch fail rather than land on another object recreated under the same name.
 	patch, err := json.Marshal(map[string]any{
 		"metadata": map[string]any{
 			"uid":         entry.UID,
-			"annotations": map[string]string{PurgeCursorAnnotation: cursor},
+			"annotations": map[string]string{naming.ScyllaDBBackupPurgeCursorAnnotation: cursor},
 		},
 	})
 	if err != nil {
-		return fmt.Errorf("can't make the patch of annotation %q: %w", PurgeCursorAnnotation, err)
+		return fmt.Errorf("can't make the patch of annotation %q: %w", naming.ScyllaDBBackupPurgeCursorAnnotation, err)
 	}
 	_, err = c.entryPatcher(entry.Namespace).Patch(ctx, entry.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: naming.ManagerControllerFieldManager})
 	if err != nil {

@@ -508,8 +508,8 @@ func TestStoreFailureKeepsTheFinalizerAndReturnsTheError(t *testing.T) {
 			if op == nil || op.State != scyllav1alpha1.ScyllaDBBackupEntryOperationStateFailed || len(op.Message) == 0 {
 				t.Errorf("expected a Failed lastOperation with the error, got %+v", op)
 			}
-			if _, ok := entry.Annotations[PurgeCursorAnnotation]; ok {
-				t.Errorf("expected no cursor, got %q", entry.Annotations[PurgeCursorAnnotation])
+			if _, ok := entry.Annotations[naming.ScyllaDBBackupPurgeCursorAnnotation]; ok {
+				t.Errorf("expected no cursor, got %q", entry.Annotations[naming.ScyllaDBBackupPurgeCursorAnnotation])
 			}
 			expectKeys(t, f, allKeys())
 			for _, e := range f.events() {
@@ -578,7 +578,7 @@ func TestPurgeFailingHalfwayResumesFromTheCursorAfterARestart(t *testing.T) {
 		t.Errorf("unexpected writes (-want +got):\n%s", diff)
 	}
 	entry := f.testEntry(t)
-	cursor := entry.Annotations[PurgeCursorAnnotation]
+	cursor := entry.Annotations[naming.ScyllaDBBackupPurgeCursorAnnotation]
 	if want := fmt.Sprintf("backup/sst/cluster/%s/dc/dc1/node/n1/sst-05", testClusterID); cursor != want {
 		t.Errorf("expected cursor %q, got %q", want, cursor)
 	}
