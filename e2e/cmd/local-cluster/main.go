@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -21,10 +22,14 @@ import (
 	"syscall"
 	"time"
 
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	scyllaclientset "github.com/scyllakube/client/scylla/clientset/versioned"
 	"github.com/scyllakube/scylla-operator/e2e/framework"
 	"github.com/scyllakube/scylla-operator/e2e/nodesim"
 	"github.com/scyllakube/scylla-operator/pkg/cmd/operator"
 	"github.com/scyllakube/scylla-operator/pkg/genericclioptions"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/test/fakescyllamanager"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,7 +71,9 @@ func programs(kubeconfig string) []localProgram {
 			Program: framework.Program{
 				Name:    "fake-scylladb-manager",
 				Package: "./e2e/cmd/fake-scylladb-manager",
-				Args:    []string{"--listen-address=127.0.0.1:0", "--address-file=" + fakeScyllaDBManagerAddressFile(kubeconfig)},
+				Args: []string{"--listen-address=127.0.0.1:0", "--address-file=" + fakeScyllaDBManagerAddressFile(kubeconfig),
+					// Backups to the local bucket upload Manager-like objects to the local S3 server (setUpBackups).
+					"--knobs-file=" + fakeScyllaDBManagerKnobsFile(kubeconfig)},
 			},
 			available: func(string) bool { return true },
 		},
@@ -111,6 +118,11 @@ func waitForFakeScyllaDBManagerURL(ctx context.Context, kubeconfig string) (stri
 // fakeScyllaDBManagerAddressFile is where the fake ScyllaDB Manager writes its URL, beside the instance's kubeconfig.
 func fakeScyllaDBManagerAddressFile(kubeconfig string) string {
 	return filepath.Join(filepath.Dir(kubeconfig), "fake-scylladb-manager.address")
+}
+
+// fakeScyllaDBManagerKnobsFile holds the fake ScyllaDB Manager's initial knobs, beside the instance's kubeconfig.
+func fakeScyllaDBManagerKnobsFile(kubeconfig string) string {
+	return filepath.Join(filepath.Dir(kubeconfig), "fake-scylladb-manager.knobs.json")
 }
 
 // operatorSubcommandExists reports whether the scylla-operator binary has the named subcommand.
@@ -234,7 +246,16 @@ func run(o *options) error {
 		logf("stopped")
 	}()
 
-	sim, err := setUp(ctx, root, o, builder, cp)
+	s3, err := startS3Server(ctx, root, o, cp.KubeconfigPath)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := s3.Stop(); err != nil {
+			logf("can't stop versitygw cleanly: %v", err)
+		}
+	}()
+	sim, err := setUp(ctx, root, o, builder, cp, s3)
 	if sim != nil {
 		defer func() {
 			if err := sim.Stop(); err != nil {
@@ -260,7 +281,7 @@ func run(o *options) error {
 		}
 	}
 	logf("everything is up %v after the control plane started", time.Since(start).Round(time.Millisecond))
-	usage := usageText(root, o, cp)
+	usage := usageText(root, o, cp, s3.Endpoint)
 	fmt.Fprint(os.Stdout, usage)
 	if err := os.WriteFile(readyFile, []byte(usage), 0o644); err != nil {
 		return fmt.Errorf("can't write ready file: %w", err)
@@ -306,7 +327,7 @@ func isProgram(name, kubeconfig string) bool {
 
 // setUp installs the CRDs, starts the programs that exist and the ScyllaDB node simulator, and applies the
 // example. The simulator, once started, is returned even with an error, for the caller to stop.
-func setUp(ctx context.Context, root string, o *options, builder *framework.GoBuilder, cp *framework.ControlPlane) (*nodesim.Simulator, error) {
+func setUp(ctx context.Context, root string, o *options, builder *framework.GoBuilder, cp *framework.ControlPlane, s3 *framework.S3Server) (*nodesim.Simulator, error) {
 	clients, err := cp.Clients(userAgent)
 	if err != nil {
 		return nil, err
@@ -320,6 +341,11 @@ func setUp(ctx context.Context, root string, o *options, builder *framework.GoBu
 		return nil, err
 	}
 	logf("installed the sidecars' ClusterRole from %s", nodesim.MemberClusterRoleManifest)
+
+	if err := declareLocalBucket(ctx, clients, s3); err != nil {
+		return nil, err
+	}
+	logf("declared the ScyllaDBBackupBucket %q (bucket %q in versitygw at %s, data in %s)", localBucketObject, localBucketName, s3.Endpoint, s3.DataDir)
 
 	for _, p := range programs(cp.KubeconfigPath) {
 		if !p.available(root) {
@@ -369,6 +395,80 @@ func setUp(ctx context.Context, root string, o *options, builder *framework.GoBu
 		}
 	}
 	return sim, nil
+}
+
+// The local S3 bucket, its declared ScyllaDBBackupBucket and its credentials Secret.
+const (
+	localBucketName      = "local-scylla-backups"
+	localBucketObject    = "local-backups"
+	localCredentialsNS   = "scylla-backup-credentials"
+	localCredentialsName = "local-s3"
+)
+
+// startS3Server starts versitygw, a real S3 server built once per machine by hack/build-versitygw.sh, on a free
+// loopback port with keys generated for this run, creates the local bucket in it, and writes the fake ScyllaDB
+// Manager's knobs (beside kubeconfig) so that backups to s3:<bucket> upload Manager-like objects there.
+func startS3Server(ctx context.Context, root string, o *options, kubeconfig string) (*framework.S3Server, error) {
+	binary, err := framework.EnsureVersityGW(ctx, root, filepath.Join(o.dir, "build-versitygw.log"))
+	if err != nil {
+		return nil, err
+	}
+	s3, err := framework.StartS3Server(ctx, binary, filepath.Join(o.dir, "s3"))
+	if err != nil {
+		return nil, err
+	}
+	if err := s3.CreateBucket(ctx, localBucketName); err != nil {
+		_ = s3.Stop()
+		return nil, fmt.Errorf("can't create bucket %q: %w", localBucketName, err)
+	}
+	knobs := fakescyllamanager.Knobs{S3Endpoints: map[string]fakescyllamanager.S3Endpoint{"s3:" + localBucketName: s3.FakeManagerEndpoint()}}
+	data, err := json.Marshal(knobs)
+	if err == nil {
+		err = os.WriteFile(fakeScyllaDBManagerKnobsFile(kubeconfig), data, 0o600)
+	}
+	if err != nil {
+		_ = s3.Stop()
+		return nil, fmt.Errorf("can't write the fake ScyllaDB Manager's knobs: %w", err)
+	}
+	logf("started versitygw, a real S3 server, at %s (log %s)", s3.Endpoint, s3.LogPath)
+	return s3, nil
+}
+
+// declareLocalBucket declares the local bucket as a ScyllaDBBackupBucket, with a Secret holding the server's keys.
+func declareLocalBucket(ctx context.Context, clients *framework.Clients, s3 *framework.S3Server) error {
+	if _, err := clients.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: localCredentialsNS}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("can't create namespace %q: %w", localCredentialsNS, err)
+	}
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: localCredentialsNS, Name: localCredentialsName},
+		StringData: map[string]string{
+			naming.ScyllaDBBackupBucketAccessKeyIDKey:     s3.AccessKey,
+			naming.ScyllaDBBackupBucketSecretAccessKeyKey: s3.SecretKey,
+		},
+	}
+	if _, err := clients.Kube.CoreV1().Secrets(localCredentialsNS).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("can't create the S3 credentials Secret: %w", err)
+	}
+	scyllaClient, err := scyllaclientset.NewForConfig(clients.Config)
+	if err != nil {
+		return err
+	}
+	bucket := &scyllav1alpha1.ScyllaDBBackupBucket{
+		ObjectMeta: metav1.ObjectMeta{Name: localBucketObject},
+		Spec: scyllav1alpha1.ScyllaDBBackupBucketSpec{
+			Provider:             scyllav1alpha1.ScyllaDBBackupProviderS3,
+			BucketName:           localBucketName,
+			Region:               framework.S3Region,
+			Endpoint:             s3.Endpoint,
+			CredentialsSecretRef: &scyllav1alpha1.ScyllaDBBackupBucketSecretReference{Namespace: localCredentialsNS, Name: localCredentialsName},
+			// Short, so that deleting an example cluster shows its directory purged within a session.
+			DeletionGracePeriod: &metav1.Duration{Duration: 10 * time.Minute},
+		},
+	}
+	if _, err := scyllaClient.ScyllaV1alpha1().ScyllaDBBackupBuckets().Create(ctx, bucket, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("can't declare the local ScyllaDBBackupBucket: %w", err)
+	}
+	return nil
 }
 
 // createNamespaces creates the namespaces the objects of a manifest name, unless they exist.
@@ -441,7 +541,7 @@ func findExamples(root, flagValue string) ([]string, error) {
 	return examples, nil
 }
 
-func usageText(root string, o *options, cp *framework.ControlPlane) string {
+func usageText(root string, o *options, cp *framework.ControlPlane, s3Endpoint string) string {
 	rel := func(p string) string {
 		if r, err := filepath.Rel(root, p); err == nil && !strings.HasPrefix(r, "..") {
 			return r
@@ -466,6 +566,10 @@ Fake ScyllaDB Manager: %s
   curl %s/fake/state                      # the clusters and tasks the manager-controller registered
   kubectl get scylladbmanagertasks -A -o wide
 ScyllaDB nodes: their sidecars run locally against fake ScyllaDB, logs in %s/nodesim/pods/<namespace>/<pod>-<uid>/container.log
+S3 (versitygw): %s, bucket %q declared as ScyllaDBBackupBucket %q (data in %s/s3/data, keys in Secret %s/%s)
+  a backup to location s3:%s gets a ScyllaDBBackupEntry, and the fake ScyllaDB Manager uploads into the bucket
+  kubectl get scylladbbackupbuckets,scylladbbackupentries -A    # see docs/backups.md
 Stop: Ctrl-C here, or hack/local-down.sh --instance %s
-`, o.name, cp.Ports.APIServer, cp.KubeconfigPath, o.binDir, rel(o.dir), rel(cp.Audit.Path), managerURL, managerURL, rel(o.dir), instance)
+`, o.name, cp.Ports.APIServer, cp.KubeconfigPath, o.binDir, rel(o.dir), rel(cp.Audit.Path), managerURL, managerURL, rel(o.dir),
+		s3Endpoint, localBucketName, localBucketObject, rel(o.dir), localCredentialsNS, localCredentialsName, localBucketName, instance)
 }

@@ -148,7 +148,7 @@ type ScyllaDBBackupEntryStatus struct {
 // +kubebuilder:printcolumn:name="CLUSTER",type=string,JSONPath=".spec.clusterRef.name"
 // +kubebuilder:printcolumn:name="KIND",type=string,JSONPath=".spec.clusterRef.kind",priority=1
 // +kubebuilder:printcolumn:name="MANAGER CLUSTER ID",type=string,JSONPath=".spec.managerClusterID",priority=1
-// +kubebuilder:printcolumn:name="PURGE AFTER",type=date,JSONPath=".status.purgeAfter"
+// +kubebuilder:printcolumn:name="PURGE AFTER",type=string,JSONPath=".status.purgeAfter"
 // +kubebuilder:printcolumn:name="STATE",type=string,JSONPath=".status.lastOperation.state"
 // +kubebuilder:printcolumn:name="AGE",type=date,JSONPath=".metadata.creationTimestamp"
 type ScyllaDBBackupEntry struct {
