@@ -7,7 +7,7 @@ import (
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
-	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/backupstorage"
 	"github.com/scyllakube/scylla-operator/pkg/objectstore"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -167,18 +167,15 @@ func (c *Controller) storeConfig(ctx context.Context, bucket *scyllav1alpha1.Scy
 		o.retrying = true
 		return cfg, fmt.Errorf("can't get the credentials of ScyllaDBBackupBucket %q: %w", bucket.Name, err)
 	}
-	var missing []string
-	for _, k := range []string{naming.ScyllaDBBackupBucketAccessKeyIDKey, naming.ScyllaDBBackupBucketSecretAccessKeyKey} {
-		if len(secret.Data[k]) == 0 {
-			missing = append(missing, fmt.Sprintf("%q", k))
-		}
-	}
+	cfg, missing := backupstorage.StoreConfig(bucket, secret.Data)
 	if len(missing) != 0 {
-		o.fail(invalidCredentialsSecretReason, fmt.Sprintf("%s has no key %s", what, joinOr(missing)))
-		return cfg, nil
+		quoted := make([]string, 0, len(missing))
+		for _, k := range missing {
+			quoted = append(quoted, fmt.Sprintf("%q", k))
+		}
+		o.fail(invalidCredentialsSecretReason, fmt.Sprintf("%s has no key %s", what, joinOr(quoted)))
+		return objectstore.Config{Endpoint: cfg.Endpoint, Region: cfg.Region}, nil
 	}
-	cfg.AccessKeyID = string(secret.Data[naming.ScyllaDBBackupBucketAccessKeyIDKey])
-	cfg.SecretAccessKey = string(secret.Data[naming.ScyllaDBBackupBucketSecretAccessKeyKey])
 	return cfg, nil
 }
 

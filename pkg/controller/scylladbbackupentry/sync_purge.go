@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/backupstorage"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/objectstore"
 	corev1 "k8s.io/api/core/v1"
@@ -158,24 +159,18 @@ func (c *Controller) writeCursor(ctx context.Context, entry *scyllav1alpha1.Scyl
 // cache, so that the manager-controller does not watch Secrets; without a credentialsSecretRef the
 // manager-controller's own role is used.
 func (c *Controller) storeConfig(ctx context.Context, bucket *scyllav1alpha1.ScyllaDBBackupBucket) (objectstore.Config, error) {
-	cfg := objectstore.Config{
-		Endpoint: bucket.Spec.Endpoint,
-		Region:   bucket.Spec.Region,
-	}
-	ref := bucket.Spec.CredentialsSecretRef
-	if ref == nil {
-		return cfg, nil
-	}
-	secret, err := c.kubeClient.CoreV1().Secrets(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
-	if err != nil {
-		return cfg, fmt.Errorf("can't get the credentials Secret %q of ScyllaDBBackupBucket %q: %w", ref.Namespace+"/"+ref.Name, bucket.Name, err)
-	}
-	for _, key := range []string{naming.ScyllaDBBackupBucketAccessKeyIDKey, naming.ScyllaDBBackupBucketSecretAccessKeyKey} {
-		if len(secret.Data[key]) == 0 {
-			return cfg, fmt.Errorf("the credentials Secret %q of ScyllaDBBackupBucket %q has no key %q", ref.Namespace+"/"+ref.Name, bucket.Name, key)
+	var data map[string][]byte
+	if ref := bucket.Spec.CredentialsSecretRef; ref != nil {
+		secret, err := c.kubeClient.CoreV1().Secrets(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+		if err != nil {
+			return objectstore.Config{}, fmt.Errorf("can't get the credentials Secret %q of ScyllaDBBackupBucket %q: %w", ref.Namespace+"/"+ref.Name, bucket.Name, err)
 		}
+		data = secret.Data
 	}
-	cfg.AccessKeyID = string(secret.Data[naming.ScyllaDBBackupBucketAccessKeyIDKey])
-	cfg.SecretAccessKey = string(secret.Data[naming.ScyllaDBBackupBucketSecretAccessKeyKey])
+	cfg, missing := backupstorage.StoreConfig(bucket, data)
+	if len(missing) != 0 {
+		ref := bucket.Spec.CredentialsSecretRef
+		return cfg, fmt.Errorf("the credentials Secret %q of ScyllaDBBackupBucket %q has no key %q", ref.Namespace+"/"+ref.Name, bucket.Name, missing[0])
+	}
 	return cfg, nil
 }

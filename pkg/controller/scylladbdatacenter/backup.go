@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
-	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/backupstorage"
 	"github.com/scyllakube/scylla-operator/pkg/scyllaagent"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -108,18 +108,10 @@ func makeS3Config(bucket *scyllav1alpha1.ScyllaDBBackupBucket, secretData map[st
 	if len(bucket.Spec.Endpoint) != 0 {
 		config.Provider = scyllaagent.S3ProviderMinio
 	}
-	for _, k := range []struct {
-		key   string
-		value *string
-	}{
-		{naming.ScyllaDBBackupBucketAccessKeyIDKey, &config.AccessKeyID},
-		{naming.ScyllaDBBackupBucketSecretAccessKeyKey, &config.SecretAccessKey},
-	} {
-		v := strings.TrimSpace(string(secretData[k.key]))
-		if len(v) == 0 {
-			return nil, newSpecError("can't use the credentials of ScyllaDBBackupBucket %q: Secret %q has no key %q", bucket.Name, ref.Namespace+"/"+ref.Name, k.key)
-		}
-		*k.value = v
+	var missing []string
+	config.AccessKeyID, config.SecretAccessKey, missing = backupstorage.Credentials(secretData)
+	if len(missing) != 0 {
+		return nil, newSpecError("can't use the credentials of ScyllaDBBackupBucket %q: Secret %q has no key %q", bucket.Name, ref.Namespace+"/"+ref.Name, missing[0])
 	}
 	return config, nil
 }
