@@ -6,8 +6,8 @@ import (
 	"fmt"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
-	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/backupstorage"
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/objectstore"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
