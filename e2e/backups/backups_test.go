@@ -5,6 +5,7 @@ package backups
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -31,9 +32,6 @@ import (
 )
 
 const (
-	// bucketObjectName is the ScyllaDBBackupBucket's name; bucketName is the bucket's name in the S3 server.
-	bucketObjectName = "e2e-shared"
-	bucketName       = "e2e-shared-backups"
 	// credentialsSecretName holds the S3 server's keys in the test's namespace.
 	credentialsSecretName = "backup-credentials"
 	// gracePeriod is the bucket's deletionGracePeriod: long enough to watch the directory stay, short for a test.
@@ -59,6 +57,9 @@ const (
 	// clockSkew is how far apart the API server's and the test's clocks may read the same moment: both run on this
 	// machine, but timestamps in the API have whole seconds.
 	clockSkew = 2 * time.Second
+
+	// managerControllerUserAgentPrefix selects the manager-controller's requests in the audit log.
+	managerControllerUserAgentPrefix = "scylla-operator-manager-controller/"
 )
 
 // backedUpCluster is a ScyllaCluster whose backup went into the shared bucket.
@@ -74,17 +75,36 @@ type backedUpCluster struct {
 	keys []string
 }
 
-// TestSharedBucketKeepsADeletedClustersDirectoryForTheGracePeriodThenPurgesOnlyIt: three ScyllaClusters back up into
-// one declared ScyllaDBBackupBucket, each into its own directory, through one ScyllaDBBackupEntry each. Deleting one
-// keeps its entry on its finalizer, and all of its keys, until status.purgeAfter (the deletion plus the bucket's
-// deletionGracePeriod); then its entry goes and none of its keys remain, while the other clusters' keys are exactly
-// as listed before. The third cluster's entry is annotated keep: deleting it lets the entry go at once and leaves its
-// directory as it was.
-func TestSharedBucketKeepsADeletedClustersDirectoryForTheGracePeriodThenPurgesOnlyIt(t *testing.T) {
+// scenario is a test's stack with a declared ScyllaDBBackupBucket and ScyllaClusters whose backups went into it.
+type scenario struct {
+	t      *testing.T
+	f      *framework.Framework
+	c      *framework.Cluster
+	ns     string
+	s      *stack
+	scylla scyllaclientset.Interface
+	store  objectstore.Interface
+	// bucketObjectName is the ScyllaDBBackupBucket's name; bucketName is the bucket's name in the S3 server.
+	bucketObjectName string
+	bucketName       string
+	clusters         map[string]*backedUpCluster
+}
+
+// newScenario starts the stack, declares a ScyllaDBBackupBucket named bucketObjectName (a bucket of the same name
+// in versitygw, with credentials from a Secret and a deletionGracePeriod of gracePeriod) and waits until it is
+// Available, then creates a ScyllaCluster for each name with a backup to it, waits until each has its entry and its
+// backup scheduled, runs every backup and checks that the bucket holds exactly the clusters' directories.
+func newScenario(t *testing.T, bucketObjectName string, names ...string) *scenario {
+	t.Helper()
+	bucketName := bucketObjectName + "-backups"
 	f := framework.NewFramework(t)
 	c := f.Cluster()
 	ctx := t.Context()
 	ns := c.Namespace
+	// Runs after the stack stopped (cleanups run last first): the test's namespace is deleted next, and the entries
+	// of clusters that still exist would hold it forever on a finalizer that no manager-controller removes, and
+	// show up in the next test's manager-controller.
+	t.Cleanup(func() { releaseEntries(t, c, ns) })
 	s := startStack(t, f, c, bucketName)
 	scylla, err := scyllaclientset.NewForConfig(c.Clients.Config)
 	if err != nil {
@@ -100,10 +120,10 @@ func TestSharedBucketKeepsADeletedClustersDirectoryForTheGracePeriodThenPurgesOn
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		t.Logf("===== ScyllaDBBackupBucket =====\n%s", describeBucket(ctx, scylla))
-		t.Logf("===== bucket %s in versitygw =====\n%s", bucketName, describeKeys(ctx, store))
+		t.Logf("===== ScyllaDBBackupBucket =====\n%s", describeBucket(ctx, scylla, bucketObjectName))
+		t.Logf("===== bucket %s in versitygw =====\n%s", bucketName, describeKeys(ctx, store, bucketName))
 		t.Logf("===== fake ScyllaDB Manager (%s) =====\n%s", s.fake.URL, s.describeManager(ctx))
-		t.Logf("manager-controller log: %s", s.managerController.LogPath)
+		t.Logf("manager-controller logs: %s", filepath.Join(c.ControlPlane.Dir, "manager-controller-"+bucketName+"-*.log"))
 	})
 
 	if err := s.s3.CreateBucket(ctx, bucketName); err != nil {
@@ -141,7 +161,7 @@ func TestSharedBucketKeepsADeletedClustersDirectoryForTheGracePeriodThenPurgesOn
 			t.Errorf("can't delete ScyllaDBBackupBucket %q: %v", bucketObjectName, err)
 		}
 	})
-	f.WaitFor(stepTimeout, fmt.Sprintf("ScyllaDBBackupBucket %q to be Available", bucketObjectName), func(ctx context.Context) (bool, error) {
+	s.waitFor(stepTimeout, fmt.Sprintf("ScyllaDBBackupBucket %q to be Available", bucketObjectName), func(ctx context.Context) (bool, error) {
 		b, err := scylla.ScyllaV1alpha1().ScyllaDBBackupBuckets().Get(ctx, bucketObjectName, metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -152,17 +172,18 @@ func TestSharedBucketKeepsADeletedClustersDirectoryForTheGracePeriodThenPurgesOn
 		return true, nil
 	})
 
-	names := []string{"alpha", "beta", "kept"}
 	for _, name := range names {
 		sc := newScyllaCluster(ns, name, backupTask(backupName, yearlyCron, "s3:"+bucketName))
 		if _, err := scylla.ScyllaV1().ScyllaClusters(ns).Create(ctx, sc, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("can't create ScyllaCluster %q: %v", name, err)
 		}
 	}
+	sc := &scenario{t: t, f: f, c: c, ns: ns, s: s, scylla: scylla, store: store, bucketObjectName: bucketObjectName, bucketName: bucketName}
 	clusters := map[string]*backedUpCluster{}
 	for _, name := range names {
-		clusters[name] = waitForBackupScheduled(t, f, scylla, s, ns, name)
+		clusters[name] = sc.waitForBackupScheduled(name)
 	}
+	sc.clusters = clusters
 	// Every cluster has exactly one entry, and no entry is left over.
 	entries, err := scylla.ScyllaV1alpha1().ScyllaDBBackupEntries(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -179,7 +200,7 @@ func TestSharedBucketKeepsADeletedClustersDirectoryForTheGracePeriodThenPurgesOn
 	if diff := cmp.Diff(wantEntries, gotEntries); diff != "" {
 		t.Fatalf("ScyllaDBBackupEntries (cluster=entry) differ from one per cluster (-want +got):\n%s", diff)
 	}
-	f.WaitFor(stepTimeout, fmt.Sprintf("ScyllaDBBackupBucket %q to count %d clusters", bucketObjectName, len(names)), func(ctx context.Context) (bool, error) {
+	s.waitFor(stepTimeout, fmt.Sprintf("ScyllaDBBackupBucket %q to count %d clusters", bucketObjectName, len(names)), func(ctx context.Context) (bool, error) {
 		b, err := scylla.ScyllaV1alpha1().ScyllaDBBackupBuckets().Get(ctx, bucketObjectName, metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -193,7 +214,7 @@ func TestSharedBucketKeepsADeletedClustersDirectoryForTheGracePeriodThenPurgesOn
 	// Each backup, started as a user would, uploads into the cluster's own directory and nowhere else.
 	for _, name := range names {
 		bc := clusters[name]
-		bc.keys = runBackup(t, s, store, bc)
+		bc.keys = sc.runBackup(bc)
 		t.Logf("ScyllaCluster %q backed up %d keys into the directory of ScyllaDB Manager cluster %s", name, len(bc.keys), bc.clusterID)
 	}
 	var allKeys []string
@@ -201,11 +222,25 @@ func TestSharedBucketKeepsADeletedClustersDirectoryForTheGracePeriodThenPurgesOn
 		allKeys = append(allKeys, clusters[name].keys...)
 	}
 	slices.Sort(allKeys)
-	before := listAll(t, store)
+	before := sc.listAll()
 	if diff := cmp.Diff(allKeys, before); diff != "" {
 		t.Fatalf("the bucket holds other keys than the clusters' directories (-directories +bucket):\n%s", diff)
 	}
+	return sc
+}
 
+// TestSharedBucketKeepsADeletedClustersDirectoryForTheGracePeriodThenPurgesOnlyIt: three ScyllaClusters back up into
+// one declared ScyllaDBBackupBucket, each into its own directory, through one ScyllaDBBackupEntry each. Deleting one
+// keeps its entry on its finalizer, and all of its keys, until status.purgeAfter (the deletion plus the bucket's
+// deletionGracePeriod); then its entry goes and none of its keys remain, while the other clusters' keys are exactly
+// as listed before. The third cluster's entry is annotated keep: deleting it lets the entry go at once and leaves its
+// directory as it was.
+func TestSharedBucketKeepsADeletedClustersDirectoryForTheGracePeriodThenPurgesOnlyIt(t *testing.T) {
+	sc := newScenario(t, "e2e-shared", "alpha", "beta", "kept")
+	ctx := t.Context()
+	s, scylla, ns, c := sc.s, sc.scylla, sc.ns, sc.c
+	bucketObjectName := sc.bucketObjectName
+	clusters := sc.clusters
 	alpha, beta, kept := clusters["alpha"], clusters["beta"], clusters["kept"]
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, naming.ScyllaDBBackupRetentionAnnotation, naming.ScyllaDBBackupRetentionKeep)
 	if _, err := scylla.ScyllaV1alpha1().ScyllaDBBackupEntries(ns).Patch(ctx, kept.entry, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
@@ -221,7 +256,7 @@ func TestSharedBucketKeepsADeletedClustersDirectoryForTheGracePeriodThenPurgesOn
 	t.Logf("deleted ScyllaClusters %q and %q at %s", alpha.name, kept.name, deletedAt.UTC().Format(time.RFC3339Nano))
 
 	// The kept entry lets go without waiting for the grace period, and its directory stays.
-	f.WaitFor(stepTimeout, fmt.Sprintf("ScyllaDBBackupEntry %q, annotated keep, to be released and gone", kept.entry), func(ctx context.Context) (bool, error) {
+	s.waitFor(stepTimeout, fmt.Sprintf("ScyllaDBBackupEntry %q, annotated keep, to be released and gone", kept.entry), func(ctx context.Context) (bool, error) {
 		e, err := scylla.ScyllaV1alpha1().ScyllaDBBackupEntries(ns).Get(ctx, kept.entry, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return true, nil
@@ -234,14 +269,168 @@ func TestSharedBucketKeepsADeletedClustersDirectoryForTheGracePeriodThenPurgesOn
 	if time.Since(deletedAt) >= gracePeriod {
 		t.Errorf("ScyllaDBBackupEntry %q, annotated keep, was released only %v after its cluster's deletion, not before the grace period of %v", kept.entry, time.Since(deletedAt), gracePeriod)
 	}
-	if diff := cmp.Diff(kept.keys, listDirectory(t, store, kept.clusterID)); diff != "" {
+	if diff := cmp.Diff(kept.keys, sc.listDirectory(kept.clusterID)); diff != "" {
 		t.Errorf("the directory of the kept cluster %q changed after its deletion (-before +now):\n%s", kept.name, diff)
 	}
 
 	// The deleted cluster's entry is held on its finalizer with purgeAfter = deletion + grace period.
-	var purgeAfter time.Time
-	f.WaitFor(stepTimeout, fmt.Sprintf("ScyllaDBBackupEntry %q to be held for the grace period, with status.purgeAfter", alpha.entry), func(ctx context.Context) (bool, error) {
+	purgeAfter := sc.waitForHeld(alpha, deletedAt)
+	t.Logf("ScyllaDBBackupEntry %q is held until %s (%v after the ScyllaCluster's deletion)", alpha.entry, purgeAfter.UTC().Format(time.RFC3339), purgeAfter.Sub(deletedAt).Round(time.Millisecond))
+
+	// Until purgeAfter, the entry and every key of its directory stay.
+	checks := 0
+	for time.Until(purgeAfter) > clockSkew {
 		e, err := scylla.ScyllaV1alpha1().ScyllaDBBackupEntries(ns).Get(ctx, alpha.entry, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("ScyllaDBBackupEntry %q is not there %v before its purgeAfter: %v", alpha.entry, time.Until(purgeAfter), err)
+		}
+		if !slices.Contains(e.Finalizers, naming.ScyllaDBBackupEntryFinalizer) {
+			t.Fatalf("ScyllaDBBackupEntry %q lost its finalizer %v before its purgeAfter: %s", alpha.entry, time.Until(purgeAfter), describeEntry(e))
+		}
+		if diff := cmp.Diff(alpha.keys, sc.listDirectory(alpha.clusterID)); diff != "" {
+			t.Fatalf("the directory of the deleted cluster %q changed %v before its purgeAfter (-before +now):\n%s", alpha.name, time.Until(purgeAfter), diff)
+		}
+		checks++
+		time.Sleep(time.Second)
+	}
+	t.Logf("the entry and all %d keys of the deleted cluster's directory stayed through %d checks until %v before purgeAfter", len(alpha.keys), checks, clockSkew)
+
+	// After purgeAfter the directory is purged and the entry goes.
+	s.waitFor(time.Until(purgeAfter)+purgeTimeout, fmt.Sprintf("ScyllaDBBackupEntry %q to purge its directory and be gone after its purgeAfter", alpha.entry), func(ctx context.Context) (bool, error) {
+		e, err := scylla.ScyllaV1alpha1().ScyllaDBBackupEntries(ns).Get(ctx, alpha.entry, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		return false, fmt.Errorf("still there: %s", describeEntry(e))
+	})
+	if goneAt := time.Now(); goneAt.Before(purgeAfter.Add(-clockSkew)) {
+		t.Errorf("ScyllaDBBackupEntry %q was gone at %s, before its purgeAfter %s", alpha.entry, goneAt.UTC().Format(time.RFC3339Nano), purgeAfter.UTC().Format(time.RFC3339))
+	}
+	if left := sc.listDirectory(alpha.clusterID); len(left) != 0 {
+		t.Errorf("%d keys of the purged cluster %q remain in the bucket:\n  %s", len(left), alpha.name, strings.Join(left, "\n  "))
+	}
+	want := append(slices.Clone(beta.keys), kept.keys...)
+	slices.Sort(want)
+	if diff := cmp.Diff(want, sc.listAll()); diff != "" {
+		t.Errorf("after the purge, the bucket is not exactly the other clusters' directories as listed before (-before +now):\n%s", diff)
+	}
+	if diff := cmp.Diff(beta.keys, sc.listDirectory(beta.clusterID)); diff != "" {
+		t.Errorf("the directory of the cluster that still exists, %q, changed (-before +now):\n%s", beta.name, diff)
+	}
+
+	s.waitFor(stepTimeout, "the purge and the kept directory to be reported in events", func(ctx context.Context) (bool, error) {
+		events, err := c.Clients.Kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		var missing []string
+		for _, want := range []struct{ entry, reason string }{{alpha.entry, "DirectoryPurged"}, {kept.entry, "DirectoryKept"}} {
+			if !slices.ContainsFunc(events.Items, func(e corev1.Event) bool {
+				return e.InvolvedObject.Kind == "ScyllaDBBackupEntry" && e.InvolvedObject.Name == want.entry && e.Reason == want.reason
+			}) {
+				missing = append(missing, want.reason+" of "+want.entry)
+			}
+		}
+		if len(missing) != 0 {
+			return false, fmt.Errorf("no event %s", strings.Join(missing, ", "))
+		}
+		return true, nil
+	})
+	s.waitFor(stepTimeout, fmt.Sprintf("ScyllaDBBackupBucket %q to count the one cluster left", bucketObjectName), func(ctx context.Context) (bool, error) {
+		b, err := scylla.ScyllaV1alpha1().ScyllaDBBackupBuckets().Get(ctx, bucketObjectName, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if got, pending := ptr.Deref(b.Status.Clusters, -1), ptr.Deref(b.Status.EntriesPendingPurge, -1); got != 1 || pending != 0 {
+			return false, fmt.Errorf("status.clusters is %d, status.entriesPendingPurge %d", got, pending)
+		}
+		return true, nil
+	})
+
+	sc.expectQuietAtRest()
+}
+
+// expectQuietAtRest watches a little over one resync period of the converged manager-controller: the S3 server must
+// get nothing but bucket existence checks (at most one per resync), and the API no write from the manager-controller.
+func (sc *scenario) expectQuietAtRest() {
+	t := sc.t
+	t.Helper()
+	const window = resyncPeriod + 10*time.Second
+	s3Before, err := sc.s.s3.Requests()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark, err := sc.c.ControlPlane.Audit.Mark()
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := time.Now().Add(window)
+	sc.s.waitFor(window+10*time.Second, fmt.Sprintf("%v at rest", window), func(context.Context) (bool, error) {
+		return time.Now().After(end), nil
+	})
+	s3After, err := sc.s.s3.Requests()
+	if err != nil {
+		t.Fatal(err)
+	}
+	heads := 0
+	var other []string
+	for _, r := range s3After[len(s3Before):] {
+		if r.Operation == "s3_HeadBucket" && r.Bucket == sc.bucketName {
+			heads++
+			continue
+		}
+		other = append(other, fmt.Sprintf("%s %s/%s -> %d", r.Operation, r.Bucket, r.Key, r.Status))
+	}
+	// A window a little over one resync period holds one resync, two if it starts just before one.
+	if len(other) != 0 || heads > 2 {
+		t.Errorf("at rest for %v, the S3 server got %d existence checks of %q (want at most 2) and %d other requests (want none):\n  %s",
+			window, heads, sc.bucketName, len(other), strings.Join(other, "\n  "))
+	}
+	events, err := sc.c.ControlPlane.Audit.EventsSince(mark)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writes := framework.CountRequests(events, framework.UserAgentPrefix(managerControllerUserAgentPrefix), framework.Writes())
+	if writes.Total() != 0 {
+		t.Errorf("at rest for %v, the manager-controller made %d API writes, want none:\n%s", window, writes.Total(), writes)
+	}
+	t.Logf("at rest for %v: %d existence checks of the bucket, no other S3 request, no API write by the manager-controller", window, heads)
+}
+
+// releaseEntries removes the finalizers of the ScyllaDBBackupEntries left in namespace, directories untouched.
+func releaseEntries(t *testing.T, c *framework.Cluster, namespace string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	scylla, err := scyllaclientset.NewForConfig(c.Clients.Config)
+	if err != nil {
+		t.Errorf("can't create the scylla.scylladb.com client: %v", err)
+		return
+	}
+	entries, err := scylla.ScyllaV1alpha1().ScyllaDBBackupEntries(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Errorf("can't list the ScyllaDBBackupEntries left: %v", err)
+		return
+	}
+	for _, e := range entries.Items {
+		_, err := scylla.ScyllaV1alpha1().ScyllaDBBackupEntries(namespace).Patch(ctx, e.Name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("can't remove the finalizers of ScyllaDBBackupEntry %q: %v", e.Name, err)
+		}
+	}
+}
+
+// waitForHeld waits until the entry of bc, whose cluster was deleted at deletedAt, is held on its finalizer with
+// status.purgeAfter = status.clusterDeletedAt + gracePeriod, clusterDeletedAt no earlier than deletedAt, and returns
+// purgeAfter.
+func (sc *scenario) waitForHeld(bc *backedUpCluster, deletedAt time.Time) time.Time {
+	sc.t.Helper()
+	scylla, ns := sc.scylla, sc.ns
+	var purgeAfter time.Time
+	sc.s.waitFor(stepTimeout, fmt.Sprintf("ScyllaDBBackupEntry %q to be held for the grace period, with status.purgeAfter", bc.entry), func(ctx context.Context) (bool, error) {
+		e, err := scylla.ScyllaV1alpha1().ScyllaDBBackupEntries(ns).Get(ctx, bc.entry, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
@@ -264,29 +453,14 @@ func TestSharedBucketKeepsADeletedClustersDirectoryForTheGracePeriodThenPurgesOn
 		purgeAfter = e.Status.PurgeAfter.Time
 		return true, nil
 	})
-	t.Logf("ScyllaDBBackupEntry %q is held until %s (%v after the ScyllaCluster's deletion)", alpha.entry, purgeAfter.UTC().Format(time.RFC3339), purgeAfter.Sub(deletedAt).Round(time.Millisecond))
+	return purgeAfter
+}
 
-	// Until purgeAfter, the entry and every key of its directory stay.
-	checks := 0
-	for time.Until(purgeAfter) > clockSkew {
-		e, err := scylla.ScyllaV1alpha1().ScyllaDBBackupEntries(ns).Get(ctx, alpha.entry, metav1.GetOptions{})
-		if err != nil {
-			t.Fatalf("ScyllaDBBackupEntry %q is not there %v before its purgeAfter: %v", alpha.entry, time.Until(purgeAfter), err)
-		}
-		if !slices.Contains(e.Finalizers, naming.ScyllaDBBackupEntryFinalizer) {
-			t.Fatalf("ScyllaDBBackupEntry %q lost its finalizer %v before its purgeAfter: %s", alpha.entry, time.Until(purgeAfter), describeEntry(e))
-		}
-		if diff := cmp.Diff(alpha.keys, listDirectory(t, store, alpha.clusterID)); diff != "" {
-			t.Fatalf("the directory of the deleted cluster %q changed %v before its purgeAfter (-before +now):\n%s", alpha.name, time.Until(purgeAfter), diff)
-		}
-		checks++
-		time.Sleep(time.Second)
-	}
-	t.Logf("the entry and all %d keys of the deleted cluster's directory stayed through %d checks until %v before purgeAfter", len(alpha.keys), checks, clockSkew)
-
-	// After purgeAfter the directory is purged and the entry goes.
-	f.WaitFor(time.Until(purgeAfter)+purgeTimeout, fmt.Sprintf("ScyllaDBBackupEntry %q to purge its directory and be gone after its purgeAfter", alpha.entry), func(ctx context.Context) (bool, error) {
-		e, err := scylla.ScyllaV1alpha1().ScyllaDBBackupEntries(ns).Get(ctx, alpha.entry, metav1.GetOptions{})
+// waitForEntryGone waits until the ScyllaDBBackupEntry is gone.
+func (sc *scenario) waitForEntryGone(entry string, timeout time.Duration, what string) {
+	sc.t.Helper()
+	sc.s.waitFor(timeout, what, func(ctx context.Context) (bool, error) {
+		e, err := sc.scylla.ScyllaV1alpha1().ScyllaDBBackupEntries(sc.ns).Get(ctx, entry, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return true, nil
 		}
@@ -295,58 +469,16 @@ func TestSharedBucketKeepsADeletedClustersDirectoryForTheGracePeriodThenPurgesOn
 		}
 		return false, fmt.Errorf("still there: %s", describeEntry(e))
 	})
-	if goneAt := time.Now(); goneAt.Before(purgeAfter.Add(-clockSkew)) {
-		t.Errorf("ScyllaDBBackupEntry %q was gone at %s, before its purgeAfter %s", alpha.entry, goneAt.UTC().Format(time.RFC3339Nano), purgeAfter.UTC().Format(time.RFC3339))
-	}
-	if left := listDirectory(t, store, alpha.clusterID); len(left) != 0 {
-		t.Errorf("%d keys of the purged cluster %q remain in the bucket:\n  %s", len(left), alpha.name, strings.Join(left, "\n  "))
-	}
-	want := append(slices.Clone(beta.keys), kept.keys...)
-	slices.Sort(want)
-	if diff := cmp.Diff(want, listAll(t, store)); diff != "" {
-		t.Errorf("after the purge, the bucket is not exactly the other clusters' directories as listed before (-before +now):\n%s", diff)
-	}
-	if diff := cmp.Diff(beta.keys, listDirectory(t, store, beta.clusterID)); diff != "" {
-		t.Errorf("the directory of the cluster that still exists, %q, changed (-before +now):\n%s", beta.name, diff)
-	}
-
-	f.WaitFor(stepTimeout, "the purge and the kept directory to be reported in events", func(ctx context.Context) (bool, error) {
-		events, err := c.Clients.Kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, err
-		}
-		var missing []string
-		for _, want := range []struct{ entry, reason string }{{alpha.entry, "DirectoryPurged"}, {kept.entry, "DirectoryKept"}} {
-			if !slices.ContainsFunc(events.Items, func(e corev1.Event) bool {
-				return e.InvolvedObject.Kind == "ScyllaDBBackupEntry" && e.InvolvedObject.Name == want.entry && e.Reason == want.reason
-			}) {
-				missing = append(missing, want.reason+" of "+want.entry)
-			}
-		}
-		if len(missing) != 0 {
-			return false, fmt.Errorf("no event %s", strings.Join(missing, ", "))
-		}
-		return true, nil
-	})
-	f.WaitFor(stepTimeout, fmt.Sprintf("ScyllaDBBackupBucket %q to count the one cluster left", bucketObjectName), func(ctx context.Context) (bool, error) {
-		b, err := scylla.ScyllaV1alpha1().ScyllaDBBackupBuckets().Get(ctx, bucketObjectName, metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		if got, pending := ptr.Deref(b.Status.Clusters, -1), ptr.Deref(b.Status.EntriesPendingPurge, -1); got != 1 || pending != 0 {
-			return false, fmt.Errorf("status.clusters is %d, status.entriesPendingPurge %d", got, pending)
-		}
-		return true, nil
-	})
 }
 
 // waitForBackupScheduled waits until ScyllaCluster name rolled out, its ScyllaDBBackupEntry in the shared bucket is
 // usable and holds its finalizer, and its backup is scheduled in ScyllaDB Manager.
-func waitForBackupScheduled(t *testing.T, f *framework.Framework, scylla scyllaclientset.Interface, s *stack, ns, name string) *backedUpCluster {
+func (sc *scenario) waitForBackupScheduled(name string) *backedUpCluster {
+	t, scylla, s, ns, bucketObjectName := sc.t, sc.scylla, sc.s, sc.ns, sc.bucketObjectName
 	t.Helper()
 	bc := &backedUpCluster{name: name}
 	what := fmt.Sprintf("ScyllaCluster %q to get one usable ScyllaDBBackupEntry in ScyllaDBBackupBucket %q and its backup scheduled in ScyllaDB Manager", name, bucketObjectName)
-	f.WaitFor(rolloutTimeout, what, func(ctx context.Context) (bool, error) {
+	s.waitFor(rolloutTimeout, what, func(ctx context.Context) (bool, error) {
 		sdc, err := scylla.ScyllaV1alpha1().ScyllaDBDatacenters(ns).Get(ctx, naming.ScyllaDBDatacenterNameForScyllaCluster(name), metav1.GetOptions{})
 		if err != nil {
 			return false, fmt.Errorf("no ScyllaDBDatacenter: %w", err)
@@ -397,7 +529,8 @@ func waitForBackupScheduled(t *testing.T, f *framework.Framework, scylla scyllac
 // runBackup starts the cluster's backup in the fake ScyllaDB Manager, which uploads it before it answers, and
 // returns the keys of the cluster's directory, checking that they are those the run uploaded and fill the three
 // prefixes.
-func runBackup(t *testing.T, s *stack, store objectstore.Interface, bc *backedUpCluster) []string {
+func (sc *scenario) runBackup(bc *backedUpCluster) []string {
+	t, s := sc.t, sc.s
 	t.Helper()
 	ctx := t.Context()
 	st, err := s.fake.State(ctx)
@@ -427,7 +560,7 @@ func runBackup(t *testing.T, s *stack, store objectstore.Interface, bc *backedUp
 		uploaded = append(uploaded, u.Keys...)
 	}
 	slices.Sort(uploaded)
-	keys := listDirectory(t, store, bc.clusterID)
+	keys := sc.listDirectory(bc.clusterID)
 	if len(keys) == 0 {
 		t.Fatalf("the backup of ScyllaCluster %q put nothing into its directory (run %s %s)", bc.name, task.Runs[0].ID, task.Runs[0].Status)
 	}
@@ -458,7 +591,8 @@ func backupTaskOf(st fakescyllamanager.State, clusterID string) *fakescyllamanag
 }
 
 // listDirectory returns the sorted keys of the directory of ScyllaDB Manager cluster clusterID in the shared bucket.
-func listDirectory(t *testing.T, store objectstore.Interface, clusterID string) []string {
+func (sc *scenario) listDirectory(clusterID string) []string {
+	t := sc.t
 	t.Helper()
 	prefixes, err := objectstore.ClusterPrefixes(clusterID)
 	if err != nil {
@@ -466,7 +600,7 @@ func listDirectory(t *testing.T, store objectstore.Interface, clusterID string) 
 	}
 	var keys []string
 	for _, p := range prefixes {
-		k, err := listKeys(t.Context(), store, p)
+		k, err := listKeys(t.Context(), sc.store, sc.bucketName, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -477,9 +611,10 @@ func listDirectory(t *testing.T, store objectstore.Interface, clusterID string) 
 }
 
 // listAll returns every key of the shared bucket, sorted.
-func listAll(t *testing.T, store objectstore.Interface) []string {
+func (sc *scenario) listAll() []string {
+	t := sc.t
 	t.Helper()
-	keys, err := listKeys(t.Context(), store, "")
+	keys, err := listKeys(t.Context(), sc.store, sc.bucketName, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -487,7 +622,7 @@ func listAll(t *testing.T, store objectstore.Interface) []string {
 }
 
 // listKeys lists the keys of the shared bucket under prefix, page by page, in lexical order.
-func listKeys(ctx context.Context, store objectstore.Interface, prefix string) ([]string, error) {
+func listKeys(ctx context.Context, store objectstore.Interface, bucketName, prefix string) ([]string, error) {
 	var keys []string
 	after := ""
 	for {
@@ -532,7 +667,7 @@ func describeEntry(e *scyllav1alpha1.ScyllaDBBackupEntry) string {
 }
 
 // describeBucket renders the ScyllaDBBackupBucket as YAML, without managed fields.
-func describeBucket(ctx context.Context, scylla scyllaclientset.Interface) string {
+func describeBucket(ctx context.Context, scylla scyllaclientset.Interface, bucketObjectName string) string {
 	b, err := scylla.ScyllaV1alpha1().ScyllaDBBackupBuckets().Get(ctx, bucketObjectName, metav1.GetOptions{})
 	if err != nil {
 		return err.Error()
@@ -546,8 +681,8 @@ func describeBucket(ctx context.Context, scylla scyllaclientset.Interface) strin
 }
 
 // describeKeys lists the shared bucket's keys for failure messages.
-func describeKeys(ctx context.Context, store objectstore.Interface) string {
-	keys, err := listKeys(ctx, store, "")
+func describeKeys(ctx context.Context, store objectstore.Interface, bucketName string) string {
+	keys, err := listKeys(ctx, store, bucketName, "")
 	if err != nil {
 		return err.Error()
 	}
@@ -586,4 +721,3 @@ func backupTask(name, cron string, location ...string) scyllav1.BackupTaskSpec {
 		Location: location,
 	}
 }
-

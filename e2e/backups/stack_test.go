@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -35,12 +37,23 @@ type stack struct {
 	s3      *framework.S3Server
 	fake    *framework.FakeScyllaDBManager
 	manager *managerclient.Client
-	// managerController is the manager-controller process; its log is managerController.LogPath.
+
+	// name tells the stack's processes and logs apart from other tests' (the bucket's name).
+	name      string
+	t         *testing.T
+	f         *framework.Framework
+	c         *framework.Cluster
+	tokenFile string
+
+	mu sync.Mutex
+	// managerController is the current manager-controller replica, nil between a kill and the next start.
 	managerController *framework.Process
+	replicas          int
 }
 
 // startStack runs, until the test ends, the operator and the node simulator, versitygw, a fake ScyllaDB Manager that
-// uploads backups of "s3:<bucket>" to versitygw, and a manager-controller.
+// uploads backups of "s3:<bucket>" to versitygw, and a manager-controller; their names and logs carry the bucket's
+// name, so that the suite's tests do not overwrite each other's logs.
 func startStack(t *testing.T, f *framework.Framework, c *framework.Cluster, bucket string) *stack {
 	t.Helper()
 	ctx := t.Context()
@@ -48,7 +61,7 @@ func startStack(t *testing.T, f *framework.Framework, c *framework.Cluster, buck
 		t.Fatal(err)
 	}
 	f.StartProgram(c, framework.Program{
-		Name:    "operator",
+		Name:    "operator-" + bucket,
 		Package: "./cmd/scylla-operator",
 		Args: []string{
 			"operator",
@@ -63,7 +76,7 @@ func startStack(t *testing.T, f *framework.Framework, c *framework.Cluster, buck
 	s := &stack{s3: f.StartS3Server()}
 	t.Logf("versitygw serves %s (data %s, access log %s)", s.s3.Endpoint, s.s3.DataDir, s.s3.AccessLogPath)
 
-	s.fake = f.StartFakeScyllaDBManagerWithArgs(c, "fake-scylladb-manager", "--bearer-token="+scyllaDBManagerToken)
+	s.fake = f.StartFakeScyllaDBManagerWithArgs(c, "fake-scylladb-manager-"+bucket, "--bearer-token="+scyllaDBManagerToken)
 	knobs := fakescyllamanager.Knobs{S3Endpoints: map[string]fakescyllamanager.S3Endpoint{"s3:" + bucket: s.s3.FakeManagerEndpoint()}}
 	if err := s.fake.SetKnobs(ctx, knobs); err != nil {
 		t.Fatal(err)
@@ -74,26 +87,104 @@ func startStack(t *testing.T, f *framework.Framework, c *framework.Cluster, buck
 		t.Fatal(err)
 	}
 
-	tokenFile := filepath.Join(c.ControlPlane.Dir, "manager-controller.token")
-	if err := os.WriteFile(tokenFile, []byte(scyllaDBManagerToken+"\n"), 0o600); err != nil {
+	s.t, s.f, s.c = t, f, c
+	s.name = bucket
+	s.tokenFile = filepath.Join(c.ControlPlane.Dir, "manager-controller-"+bucket+".token")
+	if err := os.WriteFile(s.tokenFile, []byte(scyllaDBManagerToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s.managerController = f.StartProgram(c, framework.Program{
-		Name:    "manager-controller",
-		Package: "./cmd/scylla-operator",
+	t.Cleanup(func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.managerController == nil {
+			return
+		}
+		if t.Failed() {
+			t.Logf("%s\n%s", s.managerController.Describe(), s.managerController.LogTail(60))
+		}
+		if err := s.managerController.Stop(10 * time.Second); err != nil {
+			t.Errorf("can't stop %s: %v", s.managerController.Name, err)
+		}
+	})
+	s.startManagerController()
+	return s
+}
+
+// startManagerController starts a new manager-controller replica; the previous one must be gone. Replicas run
+// with framework.StartProcess, not as programs of the control plane, so that the test can SIGKILL one without
+// failing its waits; stack.waitFor checks the current replica instead.
+func (s *stack) startManagerController() {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.managerController != nil {
+		s.t.Fatalf("%s still runs", s.managerController.Name)
+	}
+	path, err := s.f.Suite().Builder.Build(s.t.Context(), "./cmd/scylla-operator")
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	name := fmt.Sprintf("manager-controller-%s-%d", s.name, s.replicas)
+	s.replicas++
+	p, err := framework.StartProcess(framework.ProcessSpec{
+		Name: name,
+		Path: path,
 		Args: []string{
 			"manager-controller",
-			"--kubeconfig=" + c.ControlPlane.KubeconfigPath,
+			"--kubeconfig=" + s.c.ControlPlane.KubeconfigPath,
 			"--scylladb-manager-url=" + s.fake.URL,
-			"--scylladb-manager-auth-token-file=" + tokenFile,
+			"--scylladb-manager-auth-token-file=" + s.tokenFile,
 			"--resync-period=" + resyncPeriod.String(),
 			"--serving-address=127.0.0.1:0",
 			"--leader-elect=false",
 			"-v=4",
 		},
+		LogPath: filepath.Join(s.c.ControlPlane.Dir, name+".log"),
 	})
-	t.Logf("started %s", s.managerController.Describe())
-	return s
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.managerController = p
+	s.t.Logf("started %s", p.Describe())
+}
+
+// killManagerController SIGKILLs the current replica, which gets no chance to finish anything, and waits until it
+// is gone.
+func (s *stack) killManagerController() {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.managerController
+	if p == nil {
+		s.t.Fatal("no manager-controller runs")
+	}
+	if err := syscall.Kill(p.PID(), syscall.SIGKILL); err != nil {
+		s.t.Fatalf("can't kill %s: %v", p.Name, err)
+	}
+	select {
+	case <-p.Done():
+	case <-time.After(10 * time.Second):
+		s.t.Fatalf("%s did not exit after SIGKILL", p.Name)
+	}
+	s.managerController = nil
+	s.t.Logf("killed %s (log %s)", p.Name, p.LogPath)
+}
+
+// waitFor waits like Framework.WaitFor and fails at once if the current manager-controller replica exited on its
+// own.
+func (s *stack) waitFor(timeout time.Duration, what string, cond framework.Condition) {
+	s.t.Helper()
+	s.f.WaitFor(timeout, what, func(ctx context.Context) (bool, error) {
+		s.mu.Lock()
+		p := s.managerController
+		s.mu.Unlock()
+		if p != nil {
+			if exited, err := p.Exited(); exited {
+				return false, framework.StopPolling(fmt.Errorf("%s exited unexpectedly (%v)\n%s", p.Name, err, p.LogTail(40)))
+			}
+		}
+		return cond(ctx)
+	})
 }
 
 // describeManager summarizes the fake ScyllaDB Manager's clusters, backup tasks and their runs, for failure messages.
