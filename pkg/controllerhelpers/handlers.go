@@ -206,3 +206,15 @@ func statusOnlyUpdate(old, cur metav1.Object) bool {
 		apiequality.Semantic.DeepEqual(old.GetOwnerReferences(), cur.GetOwnerReferences()) &&
 		(old.GetDeletionTimestamp() == nil) == (cur.GetDeletionTimestamp() == nil)
 }
+
+// AddIndexerIfAbsent adds the index name to informer unless a controller sharing the informer already did: a shared
+// informer refuses an index name twice.
+func AddIndexerIfAbsent(informer cache.SharedIndexInformer, name string, indexFunc cache.IndexFunc) error {
+	if _, ok := informer.GetIndexer().GetIndexers()[name]; ok {
+		return nil
+	}
+	if err := informer.AddIndexers(cache.Indexers{name: indexFunc}); err != nil {
+		return fmt.Errorf("can't add index %q: %w", name, err)
+	}
+	return nil
+}

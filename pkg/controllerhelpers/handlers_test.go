@@ -361,3 +361,25 @@ func TestIgnoringStatusUpdatesSkipsOnlyUpdatesOfTheStatus(t *testing.T) {
 		})
 	}
 }
+
+func TestAddIndexerIfAbsentAddsAnIndexOnce(t *testing.T) {
+	t.Parallel()
+	informer := cache.NewSharedIndexInformer(&cache.ListWatch{}, &corev1.Pod{}, 0, cache.Indexers{})
+	calls := 0
+	byNode := func(obj any) ([]string, error) {
+		calls++
+		return []string{obj.(*corev1.Pod).Spec.NodeName}, nil
+	}
+	for range 2 {
+		if err := AddIndexerIfAbsent(informer, "node", byNode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := informer.GetIndexer().Add(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Spec: corev1.PodSpec{NodeName: "n1"}}); err != nil {
+		t.Fatal(err)
+	}
+	pods, err := informer.GetIndexer().ByIndex("node", "n1")
+	if err != nil || len(pods) != 1 || calls != 1 {
+		t.Errorf("want the pod indexed once by one index, got %d pods, %d index calls, error %v", len(pods), calls, err)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	scyllaclientset "github.com/scyllakube/client/scylla/clientset/versioned"
 	scyllav1alpha1informers "github.com/scyllakube/client/scylla/informers/externalversions/scylla/v1alpha1"
 	scyllav1alpha1listers "github.com/scyllakube/client/scylla/listers/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/backupstorage"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/objectstore"
@@ -31,9 +32,8 @@ const ControllerName = "ScyllaDBBackupBucketController"
 // defaultStoreTimeout bounds each object store call, so that a store that does not answer does not hold a worker.
 const defaultStoreTimeout = 30 * time.Second
 
-// entryBucketRefIndex indexes ScyllaDBBackupEntries by spec.bucketRef. The ScyllaDBManagerTask controller adds the
+// backupstorage.EntryBucketRefIndex indexes ScyllaDBBackupEntries by spec.bucketRef. The ScyllaDBManagerTask controller adds the
 // same index (name and function) to the shared informer; whichever controller is built first adds it.
-const entryBucketRefIndex = "scylla-operator.scylladb.com/scylladb-backup-entry-bucket-ref"
 
 // NewStoreFunc returns the object store a bucket's configuration describes; objectstore.New in production.
 type NewStoreFunc func(objectstore.Config) (objectstore.Interface, error)
@@ -72,10 +72,8 @@ func NewController(
 	if newStore == nil {
 		return nil, errors.New("can't create the ScyllaDBBackupBucket controller without an object store constructor")
 	}
-	if _, ok := entryInformer.Informer().GetIndexer().GetIndexers()[entryBucketRefIndex]; !ok {
-		if err := entryInformer.Informer().AddIndexers(cache.Indexers{entryBucketRefIndex: entryBucketRefIndexFunc}); err != nil {
-			return nil, fmt.Errorf("can't add the ScyllaDBBackupEntry index %q: %w", entryBucketRefIndex, err)
-		}
+	if err := backupstorage.AddEntryBucketRefIndex(entryInformer.Informer()); err != nil {
+		return nil, fmt.Errorf("can't index ScyllaDBBackupEntries: %w", err)
 	}
 
 	eventBroadcaster, eventRecorder, err := controllerhelpers.NewEventRecorder(naming.EventSourceComponent(naming.ManagerControllerProgramName, ControllerName))
@@ -114,14 +112,6 @@ func NewController(
 		return nil, fmt.Errorf("can't add ScyllaDBBackupEntry event handler: %w", err)
 	}
 	return c, nil
-}
-
-func entryBucketRefIndexFunc(obj any) ([]string, error) {
-	entry, ok := obj.(*scyllav1alpha1.ScyllaDBBackupEntry)
-	if !ok {
-		return nil, fmt.Errorf("can't index %T: expected a ScyllaDBBackupEntry", obj)
-	}
-	return []string{entry.Spec.BucketRef}, nil
 }
 
 // entryHandlerFuncs enqueue the bucket of a ScyllaDBBackupEntry when the counts in its status change: the entry

@@ -189,7 +189,7 @@ func joinOr(items []string) string {
 // countEntries returns how many ScyllaDBBackupEntries use the bucket named bucketRef, and how many of those are being
 // deleted, waiting for their directories to be purged.
 func (c *Controller) countEntries(bucketRef string) (int32, int32, error) {
-	objs, err := c.entryIndexer.ByIndex(entryBucketRefIndex, bucketRef)
+	objs, err := c.entryIndexer.ByIndex(backupstorage.EntryBucketRefIndex, bucketRef)
 	if err != nil {
 		return 0, 0, fmt.Errorf("can't look up the ScyllaDBBackupEntries of ScyllaDBBackupBucket %q: %w", bucketRef, err)
 	}

@@ -14,6 +14,7 @@ import (
 	scyllaclientset "github.com/scyllakube/client/scylla/clientset/versioned"
 	scyllav1alpha1informers "github.com/scyllakube/client/scylla/informers/externalversions/scylla/v1alpha1"
 	scyllav1alpha1listers "github.com/scyllakube/client/scylla/listers/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/backupstorage"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/objectstore"
@@ -90,10 +91,12 @@ func NewController(
 
 	if err := entryInformer.Informer().AddIndexers(cache.Indexers{
 		directoryIndex: directoryIndexFunc,
-		bucketIndex:    bucketIndexFunc,
 		clusterIndex:   clusterIndexFunc,
 	}); err != nil {
 		return nil, fmt.Errorf("can't add the ScyllaDBBackupEntry indexes: %w", err)
+	}
+	if err := backupstorage.AddEntryBucketRefIndex(entryInformer.Informer()); err != nil {
+		return nil, fmt.Errorf("can't index ScyllaDBBackupEntries: %w", err)
 	}
 
 	eventBroadcaster, eventRecorder, err := controllerhelpers.NewEventRecorder(naming.EventSourceComponent(naming.ManagerControllerProgramName, ControllerName))
@@ -194,7 +197,7 @@ func (c *Controller) bucketHandlerFuncs() cache.ResourceEventHandlerFuncs {
 			utilruntime.HandleError(err)
 			return
 		}
-		c.enqueueIndexed(bucketIndex, bucket.GetName())
+		c.enqueueIndexed(backupstorage.EntryBucketRefIndex, bucket.GetName())
 	}
 	return controllerhelpers.IgnoringStatusUpdates(cache.ResourceEventHandlerFuncs{
 		AddFunc:    enqueue,

@@ -17,12 +17,10 @@ import (
 // default.
 const defaultDeletionGracePeriod = 720 * time.Hour
 
-// Names of the entry informer's indexes.
+// Names of the entry informer's indexes; entries are found by bucket through backupstorage.EntryBucketRefIndex.
 const (
 	// directoryIndex indexes entries by the directory they record: bucketRef and managerClusterID.
 	directoryIndex = "scylladbbackupentry-directory"
-	// bucketIndex indexes entries by spec.bucketRef.
-	bucketIndex = "scylladbbackupentry-bucket"
 	// clusterIndex indexes entries by the cluster object they reference: namespace, kind and name.
 	clusterIndex = "scylladbbackupentry-cluster"
 )
@@ -45,14 +43,6 @@ func directoryIndexFunc(obj any) ([]string, error) {
 		return nil, fmt.Errorf("can't index %T: expected a ScyllaDBBackupEntry", obj)
 	}
 	return []string{directoryKey(entry.Spec.BucketRef, entry.Spec.ManagerClusterID)}, nil
-}
-
-func bucketIndexFunc(obj any) ([]string, error) {
-	entry, ok := obj.(*scyllav1alpha1.ScyllaDBBackupEntry)
-	if !ok {
-		return nil, fmt.Errorf("can't index %T: expected a ScyllaDBBackupEntry", obj)
-	}
-	return []string{entry.Spec.BucketRef}, nil
 }
 
 func clusterIndexFunc(obj any) ([]string, error) {

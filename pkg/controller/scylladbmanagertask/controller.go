@@ -14,6 +14,7 @@ import (
 	scyllav1alpha1informers "github.com/scyllakube/client/scylla/informers/externalversions/scylla/v1alpha1"
 	scyllav1alpha1listers "github.com/scyllakube/client/scylla/listers/scylla/v1alpha1"
 	"github.com/scyllakube/managerclient"
+	"github.com/scyllakube/scylla-operator/pkg/backupstorage"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -142,10 +143,10 @@ func newController(
 	}{
 		{"ScyllaDBManagerTask", scyllaDBManagerTaskInformer.Informer(), taskLocationBucketIndex, taskLocationBucketIndexFunc},
 		{"ScyllaDBBackupBucket", scyllaDBBackupBucketInformer.Informer(), backupBucketNameIndex, backupBucketNameIndexFunc},
-		{"ScyllaDBBackupEntry", scyllaDBBackupEntryInformer.Informer(), backupEntryBucketRefIndex, backupEntryBucketRefIndexFunc},
+		{"ScyllaDBBackupEntry", scyllaDBBackupEntryInformer.Informer(), backupstorage.EntryBucketRefIndex, backupstorage.EntryBucketRefIndexFunc},
 	}
 	for _, i := range indexes {
-		if err := addIndexerIfAbsent(i.informer, i.name, i.indexFunc); err != nil {
+		if err := controllerhelpers.AddIndexerIfAbsent(i.informer, i.name, i.indexFunc); err != nil {
 			return nil, fmt.Errorf("can't index %ss: %w", i.kind, err)
 		}
 	}

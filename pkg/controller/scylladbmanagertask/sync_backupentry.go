@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/backupstorage"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/resourceapply"
@@ -17,24 +18,14 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// Index names on the shared informers. The entry index is the same (name and function) in every manager-controller
-// controller that counts the entries of a bucket; it is added by whichever controller is built first.
+// Index names on the shared informers; the entries of a bucket are found through backupstorage.EntryBucketRefIndex,
+// which the manager-controller's controllers share.
 const (
-	// backupEntryBucketRefIndex indexes ScyllaDBBackupEntries by spec.bucketRef.
-	backupEntryBucketRefIndex = "scylla-operator.scylladb.com/scylladb-backup-entry-bucket-ref"
 	// backupBucketNameIndex indexes ScyllaDBBackupBuckets by spec.bucketName.
 	backupBucketNameIndex = "scylla-operator.scylladb.com/scylladb-backup-bucket-name"
 	// taskLocationBucketIndex indexes ScyllaDBManagerTasks by the S3 buckets their backup locations name.
 	taskLocationBucketIndex = "scylla-operator.scylladb.com/scylladb-manager-task-location-bucket"
 )
-
-func backupEntryBucketRefIndexFunc(obj any) ([]string, error) {
-	entry, ok := obj.(*scyllav1alpha1.ScyllaDBBackupEntry)
-	if !ok {
-		return nil, fmt.Errorf("can't index %T: expected a ScyllaDBBackupEntry", obj)
-	}
-	return []string{entry.Spec.BucketRef}, nil
-}
 
 func backupBucketNameIndexFunc(obj any) ([]string, error) {
 	bucket, ok := obj.(*scyllav1alpha1.ScyllaDBBackupBucket)
@@ -50,18 +41,6 @@ func taskLocationBucketIndexFunc(obj any) ([]string, error) {
 		return nil, fmt.Errorf("can't index %T: expected a ScyllaDBManagerTask", obj)
 	}
 	return locationBuckets(task), nil
-}
-
-// addIndexerIfAbsent adds the index name to informer unless a controller sharing the informer already did: a shared
-// informer refuses an index name twice.
-func addIndexerIfAbsent(informer cache.SharedIndexInformer, name string, indexFunc cache.IndexFunc) error {
-	if _, ok := informer.GetIndexer().GetIndexers()[name]; ok {
-		return nil
-	}
-	if err := informer.AddIndexers(cache.Indexers{name: indexFunc}); err != nil {
-		return fmt.Errorf("can't add index %q: %w", name, err)
-	}
-	return nil
 }
 
 // backupEntryHold is why a backup to one declared bucket can't be scheduled yet.
@@ -154,7 +133,7 @@ func (c *Controller) syncBackupEntry(ctx context.Context, task *scyllav1alpha1.S
 
 	if max := bucket.Spec.MaxClusters; max != nil {
 		// Entries of deleted clusters count until their directories are purged: they still use the bucket.
-		using, err := c.scyllaDBBackupEntryIndexer.ByIndex(backupEntryBucketRefIndex, bucket.Name)
+		using, err := c.scyllaDBBackupEntryIndexer.ByIndex(backupstorage.EntryBucketRefIndex, bucket.Name)
 		if err != nil {
 			return nil, fmt.Errorf("can't count the ScyllaDBBackupEntries of ScyllaDBBackupBucket %q: %w", bucket.Name, err)
 		}
