@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 )
@@ -69,8 +70,9 @@ func (c *Controller) syncDatacenters(ctx context.Context, sc *scyllav1alpha1.Scy
 
 	var progressing []metav1.Condition
 	var errs []error
+	originals := newOriginals(c.kubeClient, sc.Namespace)
 	for i, dc := range dcs {
-		p, err := c.syncDatacenter(ctx, sc, dc, plan.datacenters[i], readiness, token)
+		p, err := c.syncDatacenter(ctx, sc, dc, plan.datacenters[i], readiness, token, originals)
 		progressing = append(progressing, p...)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("datacenter %q (RemoteKubernetesCluster %q): %w", dc.spec.Name, dc.spec.RemoteKubernetesClusterName, err))
@@ -86,7 +88,7 @@ func (c *Controller) syncDatacenters(ctx context.Context, sc *scyllav1alpha1.Scy
 // copies of the ConfigMaps and Secrets the ScyllaDBDatacenter references, the seed Services with their EndpointSlices
 // (all of these even while dc waits for its turn, so that it is ready to go and its seeds follow the other
 // datacenters' nodes) and, when seeds.mayProgress, the ScyllaDBDatacenter.
-func (c *Controller) syncDatacenter(ctx context.Context, sc *scyllav1alpha1.ScyllaDBCluster, dc *remoteDatacenter, seeds datacenterSeeds, readiness map[string]bool, token string) ([]metav1.Condition, error) {
+func (c *Controller) syncDatacenter(ctx context.Context, sc *scyllav1alpha1.ScyllaDBCluster, dc *remoteDatacenter, seeds datacenterSeeds, readiness map[string]bool, token string, originals *originals) ([]metav1.Condition, error) {
 	progress := func(reason, format string, args ...any) []metav1.Condition {
 		return []metav1.Condition{{
 			Type:    "Datacenter",
@@ -127,7 +129,7 @@ func (c *Controller) syncDatacenter(ctx context.Context, sc *scyllav1alpha1.Scyl
 	if err != nil {
 		return nil, err
 	}
-	errs = append(errs, c.syncRemoteSecretsAndConfigMaps(ctx, sc, dc, required, token, recorder))
+	errs = append(errs, c.syncRemoteSecretsAndConfigMaps(ctx, sc, dc, required, token, originals, recorder))
 	errs = append(errs, c.syncSeedServices(ctx, sc, dc, seeds, readiness, recorder))
 
 	var progressing []metav1.Condition
@@ -174,7 +176,7 @@ func (c *Controller) checkRemoteNamespaceOwner(sc *scyllav1alpha1.ScyllaDBCluste
 // syncRemoteSecretsAndConfigMaps applies, in dc's remote namespace, the copy of the cluster's agent auth token and
 // copies of the ConfigMaps and Secrets sdc references, read from sc's namespace, and removes the copies sdc no longer
 // references.
-func (c *Controller) syncRemoteSecretsAndConfigMaps(ctx context.Context, sc *scyllav1alpha1.ScyllaDBCluster, dc *remoteDatacenter, sdc *scyllav1alpha1.ScyllaDBDatacenter, token string, recorder record.EventRecorder) error {
+func (c *Controller) syncRemoteSecretsAndConfigMaps(ctx context.Context, sc *scyllav1alpha1.ScyllaDBCluster, dc *remoteDatacenter, sdc *scyllav1alpha1.ScyllaDBDatacenter, token string, originals *originals, recorder record.EventRecorder) error {
 	kubeClient, kubeInformers := dc.cluster.KubeClient(), dc.cluster.KubeInformers()
 	secretClient, secretLister := kubeClient.CoreV1().Secrets(dc.namespace), kubeInformers.Core().V1().Secrets().Lister().Secrets(dc.namespace)
 	configMapClient, configMapLister := kubeClient.CoreV1().ConfigMaps(dc.namespace), kubeInformers.Core().V1().ConfigMaps().Lister().ConfigMaps(dc.namespace)
@@ -194,7 +196,7 @@ func (c *Controller) syncRemoteSecretsAndConfigMaps(ctx context.Context, sc *scy
 
 	for _, name := range names(refs.secrets) {
 		wantedSecrets.Insert(name)
-		original, err := c.kubeClient.CoreV1().Secrets(sc.Namespace).Get(ctx, name, metav1.GetOptions{})
+		original, err := originals.secret(ctx, name)
 		if apierrors.IsNotFound(err) && refs.secrets[name] {
 			wantedSecrets.Delete(name)
 			continue
@@ -211,7 +213,7 @@ func (c *Controller) syncRemoteSecretsAndConfigMaps(ctx context.Context, sc *scy
 	}
 	for _, name := range names(refs.configMaps) {
 		wantedConfigMaps.Insert(name)
-		original, err := c.kubeClient.CoreV1().ConfigMaps(sc.Namespace).Get(ctx, name, metav1.GetOptions{})
+		original, err := originals.configMap(ctx, name)
 		if apierrors.IsNotFound(err) && refs.configMaps[name] {
 			wantedConfigMaps.Delete(name)
 			continue
@@ -235,6 +237,48 @@ func (c *Controller) syncRemoteSecretsAndConfigMaps(ctx context.Context, sc *scy
 		errs = append(errs, pruneRemote(ctx, configMapClient, recorder, existing, wantedConfigMaps))
 	}
 	return errors.Join(errs...)
+}
+
+// originals reads the ConfigMaps and Secrets the datacenters reference from the ScyllaDBCluster's namespace through
+// the API (they are users' objects, which the operator does not cache), each at most once per sync however many
+// datacenters reference it.
+type originals struct {
+	kubeClient kubernetes.Interface
+	namespace  string
+	secrets    map[string]readResult[*corev1.Secret]
+	configMaps map[string]readResult[*corev1.ConfigMap]
+}
+
+type readResult[T any] struct {
+	obj T
+	err error
+}
+
+func newOriginals(kubeClient kubernetes.Interface, namespace string) *originals {
+	return &originals{
+		kubeClient: kubeClient,
+		namespace:  namespace,
+		secrets:    map[string]readResult[*corev1.Secret]{},
+		configMaps: map[string]readResult[*corev1.ConfigMap]{},
+	}
+}
+
+func (o *originals) secret(ctx context.Context, name string) (*corev1.Secret, error) {
+	r, ok := o.secrets[name]
+	if !ok {
+		r.obj, r.err = o.kubeClient.CoreV1().Secrets(o.namespace).Get(ctx, name, metav1.GetOptions{})
+		o.secrets[name] = r
+	}
+	return r.obj, r.err
+}
+
+func (o *originals) configMap(ctx context.Context, name string) (*corev1.ConfigMap, error) {
+	r, ok := o.configMaps[name]
+	if !ok {
+		r.obj, r.err = o.kubeClient.CoreV1().ConfigMaps(o.namespace).Get(ctx, name, metav1.GetOptions{})
+		o.configMaps[name] = r
+	}
+	return r.obj, r.err
 }
 
 // syncSeedServices applies, in dc's remote namespace, the seed Services seeds asks for with their EndpointSlices, and

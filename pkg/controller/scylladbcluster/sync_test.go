@@ -409,3 +409,32 @@ func TestANamespaceOfAnotherMetaClusterIsNotTakenOver(t *testing.T) {
 		t.Error("a ScyllaDBDatacenter was created in another meta cluster's namespace")
 	}
 }
+
+func TestAReferencedObjectIsReadOncePerSyncForAllDatacenters(t *testing.T) {
+	t.Parallel()
+	sc := newTwoDatacenterCluster()
+	sc.Spec.DatacenterTemplate.ScyllaDB = &scyllav1alpha1.ScyllaDBTemplate{CustomConfigMapRef: new("scylla-config")}
+	f := newFixture(t, sc, "w1", "w2")
+	if _, err := f.kubeClient.CoreV1().ConfigMaps(testNamespace).Create(f.ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "scylla-config"}, Data: map[string]string{"scylla.yaml": "a: 1"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.settle()
+	f.clearActions()
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	gets := 0
+	for _, a := range f.kubeClient.Actions() {
+		if a.GetVerb() == "get" && a.GetResource().Resource == "configmaps" {
+			gets++
+		}
+	}
+	if gets != 1 {
+		t.Errorf("the ConfigMap both datacenters reference was read %d times in one sync, want once", gets)
+	}
+	for rkc, ns := range map[string]string{"w1": dc1Namespace, "w2": dc2Namespace} {
+		if remoteObject[*corev1.ConfigMap](f, rkc, configMapsResource, ns, "scylla-config") == nil {
+			t.Errorf("%s: the ConfigMap was not copied", rkc)
+		}
+	}
+}
