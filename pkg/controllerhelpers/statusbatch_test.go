@@ -1,6 +1,7 @@
 package controllerhelpers
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -36,6 +37,48 @@ func TestStatusBatcherSpacesWritesOfEachObject(t *testing.T) {
 	b.Forget("ns/a")
 	if wait := b.Wait("ns/a"); wait != 0 {
 		t.Errorf("a forgotten object: expected no wait, got %v", wait)
+	}
+}
+
+func TestStatusBatcherGrowsThePeriodUnderLoad(t *testing.T) {
+	t.Parallel()
+
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	b := NewStatusBatcherWithClock(5*time.Second, func() time.Time { return now }).WithLoadLimit(4, 30*time.Second)
+
+	write := func(n int) {
+		for i := range n {
+			b.Wrote(fmt.Sprintf("ns/%d", i))
+		}
+	}
+	write(10)
+	if period := b.Period(); period != 5*time.Second {
+		t.Errorf("10 objects at 4 writes/s: expected the configured period of 5s, got %v", period)
+	}
+	write(100)
+	if period := b.Period(); period != 25*time.Second {
+		t.Errorf("100 objects at 4 writes/s: expected a period of 25s, got %v", period)
+	}
+	now = now.Add(10 * time.Second)
+	if wait := b.Wait("ns/1"); wait != 15*time.Second {
+		t.Errorf("10s after a write among 100 objects: expected to wait 15s, got %v", wait)
+	}
+	if wait := b.Wait("ns/other"); wait != 0 {
+		t.Errorf("an object not written lately: expected no wait, got %v", wait)
+	}
+	write(1000)
+	if period := b.Period(); period != 30*time.Second {
+		t.Errorf("1000 objects: expected the maximum period of 30s, got %v", period)
+	}
+
+	// Writes age out: once the maximum period has passed, the load is gone.
+	now = now.Add(30 * time.Second)
+	b.Wrote("ns/1")
+	if period := b.Period(); period != 5*time.Second {
+		t.Errorf("one object written in the last 30s: expected the configured period of 5s, got %v", period)
+	}
+	if len(b.lastWrites) != 1 {
+		t.Errorf("expected writes older than the maximum period to be dropped, got %d", len(b.lastWrites))
 	}
 }
 
