@@ -40,3 +40,8 @@ func ScyllaDBBackupEntryName(clusterKind, clusterName, bucketName string) string
 // ScyllaDBBackupPurgeCursorAnnotation on a ScyllaDBBackupEntry holds the last key a purge of its directory went past,
 // so that a purge interrupted by a failure or a restart resumes there instead of listing the directory from the start.
 const ScyllaDBBackupPurgeCursorAnnotation = "internal.scylla-operator.scylladb.com/scylladb-backup-purge-cursor"
+
+// ScyllaDBBackupInventoryCursorAnnotation on a ScyllaDBBackupEntry holds the last key an inventory of its directory
+// counted, so that an inventory spread over several syncs, or interrupted by a restart, resumes there. It is removed
+// when the inventory ends.
+const ScyllaDBBackupInventoryCursorAnnotation = "internal.scylla-operator.scylladb.com/scylladb-backup-inventory-cursor"
