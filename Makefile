@@ -45,7 +45,11 @@ bench-scale: ## Measure convergence, API and ScyllaDB Manager requests, RSS and 
 	go run ./e2e/cmd/bench-scale --n=$(BENCH_SCALE_N) --out=$(OUTPUT_DIR)/bench $(BENCH_SCALE_FLAGS)
 
 .PHONY: update
-update: update-codegen update-crds ## Regenerate all generated code.
+update: update-gomod update-codegen update-crds ## Regenerate all generated code and tidy every Go module.
+
+.PHONY: update-gomod
+update-gomod: ## Run go mod tidy in every Go module.
+	hack/update-gomod.sh
 
 .PHONY: update-codegen
 update-codegen: ## Regenerate deepcopy functions and the client module.
@@ -56,15 +60,17 @@ update-crds: ## Regenerate the CRDs in deploy/crds.
 	hack/update-crds.sh
 
 .PHONY: verify
-verify: verify-gofmt verify-govet verify-staging-imports verify-codegen verify-crds ## Fail on stale generated code, formatting or vet findings.
+verify: verify-gofmt verify-govet verify-staging-imports verify-gomod verify-codegen verify-crds ## Fail on stale generated code, formatting or vet findings.
 
-.PHONY: verify-gofmt verify-govet verify-staging-imports verify-codegen verify-crds
+.PHONY: verify-gofmt verify-govet verify-staging-imports verify-gomod verify-codegen verify-crds
 verify-gofmt:
 	hack/verify-gofmt.sh
 verify-govet:
 	hack/verify-govet.sh
 verify-staging-imports:
 	hack/verify-staging-imports.sh
+verify-gomod:
+	hack/verify-gomod.sh
 verify-codegen:
 	hack/verify-codegen.sh
 verify-crds:

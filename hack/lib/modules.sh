@@ -8,3 +8,12 @@ function modules::list() {
 		[[ -f "${dir}/go.mod" ]] && echo "${dir%/}"
 	done
 }
+
+# modules::list_all prints the directory of every go.mod in the repository, build wrappers included; only
+# _output (built and downloaded things) is left out.
+function modules::list_all() {
+	(cd "${REPO_ROOT}" && git ls-files --cached --others --exclude-standard -- 'go.mod' '**/go.mod') |
+		while read -r f; do
+			[[ -f "${REPO_ROOT}/${f}" ]] && dirname "${REPO_ROOT}/${f}"
+		done | sed 's#/\.$##' | sort
+}
