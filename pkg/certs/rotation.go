@@ -1,0 +1,284 @@
+package certs
+
+import (
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rsa"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// RenewalTime returns when refreshFraction of cert's validity has passed.
+func RenewalTime(cert *x509.Certificate, refreshFraction float64) time.Time {
+	lifetime := cert.NotAfter.Sub(cert.NotBefore)
+	return cert.NotBefore.Add(time.Duration(float64(lifetime) * refreshFraction))
+}
+
+// NeedsRenewal reports whether refreshFraction of cert's validity has passed at now, or the certificate expired.
+func NeedsRenewal(cert *x509.Certificate, now time.Time, refreshFraction float64) bool {
+	return !now.Before(RenewalTime(cert, refreshFraction)) || !now.Before(cert.NotAfter)
+}
+
+// State is what Reconcile keeps current: a CA, the CAs a peer must trust and a certificate issued by one of them.
+type State struct {
+	// CA signs new certificates.
+	CA *KeyPair
+	// TrustBundle holds CA's certificate first, then the CAs it replaced that a served certificate may still be
+	// signed by. Peers must trust all of them.
+	TrustBundle []*x509.Certificate
+	// Certificate is the issued certificate.
+	Certificate *KeyPair
+}
+
+// Policy says what Reconcile keeps: how long the CA and the certificate are valid, when they are renewed, and what
+// the certificate is for.
+type Policy struct {
+	// CACommonNamePrefix starts every generated CA's common name; the CA's issuing time follows after an "@", so
+	// that CAs in a trust bundle are told apart.
+	CACommonNamePrefix string
+	CAValidity         time.Duration
+	CAKeyAlgorithm     KeyAlgorithm
+
+	// Certificate describes the issued certificate, its validity included.
+	Certificate CertificateRequest
+
+	// RefreshFraction of a certificate's (and the CA's) validity passes before it is renewed, e.g. 0.8.
+	RefreshFraction float64
+
+	// TrustPropagationDelay is how long a changed trust bundle takes to reach every peer (for a webhook: the API
+	// servers). A new CA signs nothing until it has been in the bundle that long, unless no valid certificate is
+	// left; a replaced CA stays in the bundle until the certificate it signed has been replaced for that long.
+	TrustPropagationDelay time.Duration
+}
+
+// Validate rejects a policy that can't keep a valid certificate served at all times.
+func (p *Policy) Validate() error {
+	var errs []error
+	if len(p.CACommonNamePrefix) == 0 {
+		errs = append(errs, errors.New("CA common name prefix must not be empty"))
+	}
+	if p.RefreshFraction <= 0 || p.RefreshFraction >= 1 {
+		errs = append(errs, fmt.Errorf("refresh fraction must be greater than 0 and less than 1, got %v", p.RefreshFraction))
+	}
+	if p.CAValidity <= 0 {
+		errs = append(errs, fmt.Errorf("CA validity must be positive, got %v", p.CAValidity))
+	}
+	if p.Certificate.Validity <= 0 {
+		errs = append(errs, fmt.Errorf("certificate validity must be positive, got %v", p.Certificate.Validity))
+	}
+	if p.TrustPropagationDelay < 0 {
+		errs = append(errs, fmt.Errorf("trust propagation delay must not be negative, got %v", p.TrustPropagationDelay))
+	}
+	errs = append(errs, ValidateKeyAlgorithm(p.CAKeyAlgorithm), ValidateKeyAlgorithm(p.Certificate.KeyAlgorithm))
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	// A CA due for rollover must outlive every certificate it signed just before, plus the time its successor
+	// waits to be trusted everywhere.
+	caRemaining := time.Duration(float64(p.CAValidity) * (1 - p.RefreshFraction))
+	if need := p.Certificate.Validity + p.TrustPropagationDelay; caRemaining < need {
+		return fmt.Errorf("the CA's validity left at renewal (%v = CA validity %v × (1 - refresh fraction %v)) must be at least the certificate validity %v plus the trust propagation delay %v",
+			caRemaining, p.CAValidity, p.RefreshFraction, p.Certificate.Validity, p.TrustPropagationDelay)
+	}
+	// A certificate due for renewal must outlive the wait for a new CA to be trusted.
+	if certRemaining := time.Duration(float64(p.Certificate.Validity) * (1 - p.RefreshFraction)); certRemaining < 2*p.TrustPropagationDelay {
+		return fmt.Errorf("the certificate's validity left at renewal (%v) must be at least twice the trust propagation delay %v", certRemaining, p.TrustPropagationDelay)
+	}
+	return nil
+}
+
+// Reconcile returns the state that policy wants at now, starting from current (nil or partly empty on first use),
+// whether it differs from current, and when Reconcile must run again at the latest. Nothing still good is
+// regenerated:
+//   - the CA is replaced when it is due for renewal; the replaced CA stays in the trust bundle;
+//   - the certificate is reissued, by the current CA, when it is due for renewal, expired, no longer signed by a
+//     trusted CA, or no longer matches policy.Certificate; while the current CA is newer than the trust propagation
+//     delay and the old certificate is still valid, the reissue waits;
+//   - a replaced CA leaves the trust bundle once no certificate it signed has been served for the trust
+//     propagation delay, or once it expired.
+func Reconcile(current *State, policy *Policy, now time.Time) (*State, bool, time.Time, error) {
+	if err := policy.Validate(); err != nil {
+		return nil, false, time.Time{}, err
+	}
+	if current == nil {
+		current = &State{}
+	}
+	next := &State{CA: current.CA, Certificate: current.Certificate}
+	var previousCAs []*x509.Certificate
+	for _, c := range current.TrustBundle {
+		if now.Before(c.NotAfter) && (next.CA == nil || !bytes.Equal(c.Raw, next.CA.Certificate.Raw)) {
+			previousCAs = append(previousCAs, c)
+		}
+	}
+
+	if next.CA == nil || NeedsRenewal(next.CA.Certificate, now, policy.RefreshFraction) {
+		if next.CA != nil && now.Before(next.CA.Certificate.NotAfter) {
+			previousCAs = append([]*x509.Certificate{next.CA.Certificate}, previousCAs...)
+		}
+		ca, err := NewSelfSignedCA(policy.CACommonNamePrefix+"@"+strconv.FormatInt(now.Unix(), 10), policy.CAValidity, policy.CAKeyAlgorithm, now)
+		if err != nil {
+			return nil, false, time.Time{}, fmt.Errorf("can't generate a CA: %w", err)
+		}
+		next.CA = ca
+	}
+	recheck := RenewalTime(next.CA.Certificate, policy.RefreshFraction)
+
+	trusted := append([]*x509.Certificate{next.CA.Certificate}, previousCAs...)
+	caTrustedAt := next.CA.Certificate.NotBefore.Add(Backdate + policy.TrustPropagationDelay)
+	if cert := next.Certificate; !certificateIsCurrent(cert, policy, trusted, now) {
+		if certificateIsUsable(cert, previousCAs, now) && now.Before(caTrustedAt) {
+			recheck = earliest(recheck, caTrustedAt)
+		} else {
+			issued, err := next.CA.Sign(policy.Certificate, now)
+			if err != nil {
+				return nil, false, time.Time{}, fmt.Errorf("can't issue a certificate: %w", err)
+			}
+			next.Certificate = issued
+			recheck = earliest(recheck, RenewalTime(issued.Certificate, policy.RefreshFraction))
+		}
+	} else {
+		recheck = earliest(recheck, RenewalTime(cert.Certificate, policy.RefreshFraction))
+	}
+
+	// Replicas may serve the replaced certificate until they see the new one; keep its CA trusted meanwhile.
+	certServedEverywhereAt := next.Certificate.Certificate.NotBefore.Add(Backdate + policy.TrustPropagationDelay)
+	next.TrustBundle = []*x509.Certificate{next.CA.Certificate}
+	for _, c := range previousCAs {
+		if IsSignedBy(next.Certificate.Certificate, c) || now.Before(certServedEverywhereAt) {
+			next.TrustBundle = append(next.TrustBundle, c)
+			recheck = earliest(recheck, c.NotAfter)
+		}
+	}
+	if len(next.TrustBundle) > 1 && now.Before(certServedEverywhereAt) {
+		recheck = earliest(recheck, certServedEverywhereAt)
+	}
+
+	changed := current.CA != next.CA || current.Certificate != next.Certificate ||
+		!slices.EqualFunc(current.TrustBundle, next.TrustBundle, func(a, b *x509.Certificate) bool { return bytes.Equal(a.Raw, b.Raw) })
+	return next, changed, recheck, nil
+}
+
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// certificateIsUsable reports whether cert may still be served: valid at now and signed by one of cas.
+func certificateIsUsable(cert *KeyPair, cas []*x509.Certificate, now time.Time) bool {
+	if cert == nil || now.Before(cert.Certificate.NotBefore) || !now.Before(cert.Certificate.NotAfter) {
+		return false
+	}
+	return slices.ContainsFunc(cas, func(ca *x509.Certificate) bool { return IsSignedBy(cert.Certificate, ca) })
+}
+
+// certificateIsCurrent reports whether cert needs nothing: usable, not due for renewal and as policy describes it.
+func certificateIsCurrent(cert *KeyPair, policy *Policy, trusted []*x509.Certificate, now time.Time) bool {
+	return certificateIsUsable(cert, trusted, now) &&
+		!NeedsRenewal(cert.Certificate, now, policy.RefreshFraction) &&
+		Matches(cert, policy.Certificate)
+}
+
+// Matches reports whether kp is the certificate req describes: the same common name, DNS names, IP addresses (in
+// any order), usage and key algorithm.
+func Matches(kp *KeyPair, req CertificateRequest) bool {
+	c := kp.Certificate
+	wantUsage := x509.ExtKeyUsageServerAuth
+	if req.Usage == ClientUsage {
+		wantUsage = x509.ExtKeyUsageClientAuth
+	}
+	return c.Subject.CommonName == req.CommonName &&
+		sameStrings(c.DNSNames, req.DNSNames) &&
+		sameIPs(c.IPAddresses, req.IPAddresses) &&
+		slices.Equal(c.ExtKeyUsage, []x509.ExtKeyUsage{wantUsage}) &&
+		KeyAlgorithmOf(kp) == normalizeAlgorithm(req.KeyAlgorithm)
+}
+
+// KeyAlgorithmOf returns the algorithm of kp's key, or "" for one GenerateKey doesn't make.
+func KeyAlgorithmOf(kp *KeyPair) KeyAlgorithm {
+	switch k := kp.Key.(type) {
+	case *ecdsa.PrivateKey:
+		if k.Curve == elliptic.P256() {
+			return ECDSAP256
+		}
+	case *rsa.PrivateKey:
+		switch k.N.BitLen() {
+		case 2048:
+			return RSA2048
+		case 4096:
+			return RSA4096
+		}
+	}
+	return ""
+}
+
+func normalizeAlgorithm(alg KeyAlgorithm) KeyAlgorithm {
+	if len(alg) == 0 {
+		return ECDSAP256
+	}
+	return alg
+}
+
+func sameStrings(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}
+
+func sameIPs(a, b []net.IP) bool {
+	str := func(ips []net.IP) []string {
+		out := make([]string, 0, len(ips))
+		for _, ip := range ips {
+			out = append(out, ip.String())
+		}
+		return out
+	}
+	return sameStrings(str(a), str(b))
+}
+
+// EncodeStatePEM returns s as PEM: the trust bundle, the CA's private key, the certificate and its private key.
+func EncodeStatePEM(s *State) (trustBundlePEM, caKeyPEM, certPEM, keyPEM []byte, err error) {
+	caKeyPEM, err = EncodePrivateKeyPEM(s.CA.Key)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	certPEM, keyPEM, err = s.Certificate.EncodePEM()
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	return EncodeCertificatesPEM(s.TrustBundle...), caKeyPEM, certPEM, keyPEM, nil
+}
+
+// DecodeStatePEM parses what EncodeStatePEM returns. The CA is the trust bundle's certificate that caKeyPEM's key
+// belongs to; it comes first in the returned trust bundle.
+func DecodeStatePEM(trustBundlePEM, caKeyPEM, certPEM, keyPEM []byte) (*State, error) {
+	bundle, err := DecodeCertificatesPEM(trustBundlePEM)
+	if err != nil {
+		return nil, fmt.Errorf("trust bundle: %w", err)
+	}
+	caKey, err := DecodePrivateKeyPEM(caKeyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("CA private key: %w", err)
+	}
+	i := slices.IndexFunc(bundle, func(c *x509.Certificate) bool { return publicKeysEqual(c.PublicKey, caKey.Public()) })
+	if i < 0 {
+		return nil, errors.New("the CA private key belongs to no certificate of the trust bundle")
+	}
+	if !bundle[i].IsCA {
+		return nil, fmt.Errorf("certificate %q of the trust bundle is not a CA", bundle[i].Subject.CommonName)
+	}
+	cert, err := DecodeKeyPairPEM(certPEM, keyPEM)
+	if err != nil {
+		return nil, err
+	}
+	ordered := append([]*x509.Certificate{bundle[i]}, slices.Delete(slices.Clone(bundle), i, i+1)...)
+	return &State{CA: &KeyPair{Certificate: bundle[i], Key: caKey}, TrustBundle: ordered, Certificate: cert}, nil
+}

@@ -1,0 +1,266 @@
+package certs
+
+import (
+	"bytes"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+func testPolicy() *Policy {
+	return &Policy{
+		CACommonNamePrefix:    "test-ca",
+		CAValidity:            365 * 24 * time.Hour,
+		Certificate:           servingRequest(),
+		RefreshFraction:       0.8,
+		TrustPropagationDelay: 5 * time.Minute,
+	}
+}
+
+func mustReconcile(t *testing.T, s *State, p *Policy, now time.Time) (*State, bool, time.Time) {
+	t.Helper()
+	next, changed, recheck, err := Reconcile(s, p, now)
+	if err != nil {
+		t.Fatalf("Reconcile at %v: %v", now, err)
+	}
+	if !recheck.After(now) {
+		t.Fatalf("Reconcile at %v asks to recheck at %v, not later", now, recheck)
+	}
+	return next, changed, recheck
+}
+
+func TestReconcileFirstUseCreatesACAAndACertificateItSigned(t *testing.T) {
+	t.Parallel()
+	s, changed, recheck := mustReconcile(t, nil, testPolicy(), testNow)
+	if !changed {
+		t.Error("changed = false on first use")
+	}
+	if len(s.TrustBundle) != 1 || !bytes.Equal(s.TrustBundle[0].Raw, s.CA.Certificate.Raw) {
+		t.Fatalf("trust bundle has %d certificates, want just the CA", len(s.TrustBundle))
+	}
+	if !strings.HasPrefix(s.CA.Certificate.Subject.CommonName, "test-ca@") {
+		t.Errorf("CA common name = %q, want the prefix and its issuing time", s.CA.Certificate.Subject.CommonName)
+	}
+	if err := Verify(s.Certificate.Certificate, s.TrustBundle, ServingUsage, "webhook.ns.svc", testNow); err != nil {
+		t.Errorf("certificate does not verify with the trust bundle: %v", err)
+	}
+	if want := RenewalTime(s.Certificate.Certificate, 0.8); !recheck.Equal(want) {
+		t.Errorf("recheck = %v, want the certificate's renewal time %v", recheck, want)
+	}
+}
+
+func TestReconcileRegeneratesNothingThatIsStillGood(t *testing.T) {
+	t.Parallel()
+	p := testPolicy()
+	s, _, _ := mustReconcile(t, nil, p, testNow)
+	again, changed, _ := mustReconcile(t, s, p, testNow.Add(time.Hour))
+	if changed || again.CA != s.CA || again.Certificate != s.Certificate {
+		t.Errorf("changed = %v, same CA %v, same certificate %v; want nothing regenerated", changed, again.CA == s.CA, again.Certificate == s.Certificate)
+	}
+
+	// What was stored and read back is as good.
+	bundle, caKey, cert, key, err := EncodeStatePEM(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoded, err := DecodeStatePEM(bundle, caKey, cert, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, changed, _ := mustReconcile(t, decoded, p, testNow.Add(time.Hour)); changed {
+		t.Error("changed = true after a PEM round trip")
+	}
+
+	// The same names in another order are the same certificate.
+	reordered := testPolicy()
+	reordered.Certificate.DNSNames = []string{"webhook", "webhook.ns.svc"}
+	if _, changed, _ := mustReconcile(t, s, reordered, testNow.Add(time.Hour)); changed {
+		t.Error("changed = true when only the order of the DNS names differs")
+	}
+}
+
+func TestReconcileRenewsTheCertificateWithTheSameCA(t *testing.T) {
+	t.Parallel()
+	p := testPolicy()
+	s, _, recheck := mustReconcile(t, nil, p, testNow)
+	renewed, changed, _ := mustReconcile(t, s, p, recheck)
+	if !changed || renewed.Certificate == s.Certificate {
+		t.Fatal("certificate not renewed at its renewal time")
+	}
+	if renewed.CA != s.CA || len(renewed.TrustBundle) != 1 {
+		t.Errorf("CA replaced (%v) or trust bundle grew to %d when only the certificate was due", renewed.CA != s.CA, len(renewed.TrustBundle))
+	}
+	if err := Verify(renewed.Certificate.Certificate, renewed.TrustBundle, ServingUsage, "127.0.0.1", recheck); err != nil {
+		t.Errorf("renewed certificate does not verify: %v", err)
+	}
+}
+
+func TestReconcileReissuesWhenTheNamesChange(t *testing.T) {
+	t.Parallel()
+	p := testPolicy()
+	s, _, _ := mustReconcile(t, nil, p, testNow)
+	p.Certificate.IPAddresses = append(p.Certificate.IPAddresses, net.ParseIP("::1"))
+	next, changed, _ := mustReconcile(t, s, p, testNow.Add(time.Hour))
+	if !changed || next.Certificate == s.Certificate || next.CA != s.CA {
+		t.Fatalf("changed = %v; want a new certificate from the same CA", changed)
+	}
+	if err := Verify(next.Certificate.Certificate, next.TrustBundle, ServingUsage, "::1", testNow.Add(time.Hour)); err != nil {
+		t.Errorf("reissued certificate is not valid for the new IP: %v", err)
+	}
+}
+
+func TestReconcileReplacesAnExpiredCertificateAtOnce(t *testing.T) {
+	t.Parallel()
+	p := testPolicy()
+	s, _, _ := mustReconcile(t, nil, p, testNow)
+	later := s.Certificate.Certificate.NotAfter.Add(time.Hour)
+	next, changed, _ := mustReconcile(t, s, p, later)
+	if !changed || next.Certificate == s.Certificate {
+		t.Fatal("expired certificate kept")
+	}
+	if err := Verify(next.Certificate.Certificate, next.TrustBundle, ServingUsage, "webhook", later); err != nil {
+		t.Errorf("new certificate does not verify: %v", err)
+	}
+}
+
+// TestReconcileCARolloverKeepsEveryServedCertificateTrusted steps through two CA lifetimes the way the webhook
+// does (at every recheck time and on a timer) and checks, at every step, that a peer holding any trust bundle
+// published within the propagation delay accepts the certificate now served, and that the certificate served
+// within the propagation delay is accepted with the bundle now published.
+func TestReconcileCARolloverKeepsEveryServedCertificateTrusted(t *testing.T) {
+	t.Parallel()
+	p := testPolicy()
+	type published struct {
+		at    time.Time
+		state *State
+	}
+	now := testNow
+	s, _, recheck := mustReconcile(t, nil, p, now)
+	history := []published{{at: now, state: s}}
+	var rollovers, maxBundle int
+	end := testNow.Add(2 * p.CAValidity)
+	for now.Before(end) {
+		now = earliest(recheck, now.Add(6*time.Hour))
+		var changed bool
+		prev := s
+		s, changed, recheck = mustReconcile(t, s, p, now)
+		if !changed {
+			continue
+		}
+		if s.CA != prev.CA {
+			rollovers++
+			if s.Certificate != prev.Certificate {
+				t.Errorf("at %v the certificate was reissued by a CA no peer trusts yet", now)
+			}
+		}
+		maxBundle = max(maxBundle, len(s.TrustBundle))
+		history = append(history, published{at: now, state: s})
+		for _, h := range history {
+			if h.at.Before(now.Add(-p.TrustPropagationDelay)) && h != history[len(history)-2] {
+				continue
+			}
+			if err := Verify(s.Certificate.Certificate, h.state.TrustBundle, ServingUsage, "webhook", now); err != nil {
+				t.Fatalf("at %v the served certificate is refused with the bundle of %v: %v", now, h.at, err)
+			}
+			if err := Verify(h.state.Certificate.Certificate, s.TrustBundle, ServingUsage, "webhook", now); err != nil {
+				t.Fatalf("at %v the certificate served since %v is refused with the new bundle: %v", now, h.at, err)
+			}
+		}
+	}
+	if rollovers < 2 {
+		t.Errorf("%d CA rollovers in two CA lifetimes, want at least 2", rollovers)
+	}
+	if maxBundle != 2 {
+		t.Errorf("largest trust bundle had %d CAs, want 2 while overlapping", maxBundle)
+	}
+	if len(s.TrustBundle) != 1 {
+		t.Errorf("trust bundle has %d CAs at rest, want the replaced CA dropped", len(s.TrustBundle))
+	}
+}
+
+func TestReconcileCARolloverSteps(t *testing.T) {
+	t.Parallel()
+	p := testPolicy()
+	s, _, _ := mustReconcile(t, nil, p, testNow)
+	oldCA := s.CA
+	// Issue a certificate just before the CA is due, so that both are due together later.
+	caDue := RenewalTime(oldCA.Certificate, p.RefreshFraction)
+	s, _, _ = mustReconcile(t, s, p, s.Certificate.Certificate.NotAfter.Add(time.Hour))
+	for RenewalTime(s.Certificate.Certificate, p.RefreshFraction).Before(caDue) {
+		s, _, _ = mustReconcile(t, s, p, RenewalTime(s.Certificate.Certificate, p.RefreshFraction))
+	}
+	oldCert := s.Certificate
+	at := RenewalTime(oldCert.Certificate, p.RefreshFraction)
+
+	// 1: a new CA joins the bundle; the due certificate is kept until the new CA is trusted everywhere.
+	s1, changed, recheck := mustReconcile(t, s, p, at)
+	if !changed || s1.CA == oldCA || s1.Certificate != oldCert {
+		t.Fatalf("step 1: changed=%v newCA=%v sameCert=%v; want a new CA and the certificate kept", changed, s1.CA != oldCA, s1.Certificate == oldCert)
+	}
+	if len(s1.TrustBundle) != 2 || !bytes.Equal(s1.TrustBundle[1].Raw, oldCA.Certificate.Raw) {
+		t.Fatalf("step 1: trust bundle has %d CAs, want the new CA then the old one", len(s1.TrustBundle))
+	}
+	if want := s1.CA.Certificate.NotBefore.Add(Backdate + p.TrustPropagationDelay); !recheck.Equal(want) {
+		t.Errorf("step 1: recheck = %v, want when the new CA is trusted everywhere (%v)", recheck, want)
+	}
+	if _, changed, _ := mustReconcile(t, s1, p, recheck.Add(-time.Second)); changed {
+		t.Error("step 1: changed before the new CA is trusted everywhere")
+	}
+
+	// 2: the new CA issues the certificate; the old CA stays while replicas may still serve the old certificate.
+	s2, changed, recheck := mustReconcile(t, s1, p, recheck)
+	if !changed || s2.Certificate == oldCert || !IsSignedBy(s2.Certificate.Certificate, s2.CA.Certificate) || len(s2.TrustBundle) != 2 {
+		t.Fatalf("step 2: changed=%v, bundle of %d; want a certificate from the new CA and both CAs trusted", changed, len(s2.TrustBundle))
+	}
+
+	// 3: the old CA leaves the bundle.
+	s3, changed, _ := mustReconcile(t, s2, p, recheck)
+	if !changed || len(s3.TrustBundle) != 1 || !bytes.Equal(s3.TrustBundle[0].Raw, s2.CA.Certificate.Raw) || s3.Certificate != s2.Certificate {
+		t.Fatalf("step 3: changed=%v, bundle of %d; want only the new CA left", changed, len(s3.TrustBundle))
+	}
+}
+
+func TestPolicyValidationRejectsPoliciesThatCantKeepACertificateServed(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		desc    string
+		mutate  func(*Policy)
+		wantErr string
+	}{
+		{desc: "refresh fraction 0", mutate: func(p *Policy) { p.RefreshFraction = 0 }, wantErr: "refresh fraction must be greater than 0 and less than 1, got 0"},
+		{desc: "refresh fraction 1", mutate: func(p *Policy) { p.RefreshFraction = 1 }, wantErr: "less than 1, got 1"},
+		{desc: "no CA validity", mutate: func(p *Policy) { p.CAValidity = 0 }, wantErr: "CA validity must be positive"},
+		{desc: "no certificate validity", mutate: func(p *Policy) { p.Certificate.Validity = 0 }, wantErr: "certificate validity must be positive"},
+		{desc: "no CA name", mutate: func(p *Policy) { p.CACommonNamePrefix = "" }, wantErr: "CA common name prefix must not be empty"},
+		{desc: "negative delay", mutate: func(p *Policy) { p.TrustPropagationDelay = -time.Second }, wantErr: "must not be negative"},
+		{desc: "bad key algorithm", mutate: func(p *Policy) { p.CAKeyAlgorithm = "ed25519" }, wantErr: `unknown key algorithm "ed25519"`},
+		{desc: "CA too short for the certificate", mutate: func(p *Policy) { p.CAValidity = 60 * 24 * time.Hour }, wantErr: "the CA's validity left at renewal"},
+		{desc: "certificate too short for the delay", mutate: func(p *Policy) { p.Certificate.Validity = 10 * time.Minute }, wantErr: "the certificate's validity left at renewal"},
+	} {
+		p := testPolicy()
+		tc.mutate(p)
+		if _, _, _, err := Reconcile(nil, p, testNow); err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("%s: err = %v, want one containing %q", tc.desc, err, tc.wantErr)
+		}
+	}
+}
+
+func TestDecodeStatePEMRejectsAKeyOutsideTheBundle(t *testing.T) {
+	t.Parallel()
+	s, _, _ := mustReconcile(t, nil, testPolicy(), testNow)
+	bundle, _, cert, key, err := EncodeStatePEM(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherKey, err := EncodePrivateKeyPEM(mustCA(t, time.Hour, testNow).Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DecodeStatePEM(bundle, otherKey, cert, key); err == nil || !strings.Contains(err.Error(), "belongs to no certificate of the trust bundle") {
+		t.Errorf("err = %v, want the CA key outside the bundle refused", err)
+	}
+	if _, err := DecodeStatePEM(bundle, key, cert, key); err == nil {
+		t.Error("a state whose CA key is the certificate's key was accepted")
+	}
+}
