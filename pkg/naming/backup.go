@@ -42,6 +42,6 @@ func ScyllaDBBackupEntryName(clusterKind, clusterName, bucketName string) string
 const ScyllaDBBackupPurgeCursorAnnotation = "internal.scylla-operator.scylladb.com/scylladb-backup-purge-cursor"
 
 // ScyllaDBBackupInventoryCursorAnnotation on a ScyllaDBBackupEntry holds the last key an inventory of its directory
-// counted, so that an inventory spread over several syncs, or interrupted by a restart, resumes there. It is removed
-// when the inventory ends.
+// counted with the counts up to it (JSON), so that an inventory spread over several syncs, or interrupted by a
+// restart, resumes there. It is removed when the inventory ends.
 const ScyllaDBBackupInventoryCursorAnnotation = "internal.scylla-operator.scylladb.com/scylladb-backup-inventory-cursor"

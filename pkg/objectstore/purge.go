@@ -34,7 +34,7 @@ func PurgeBatch(ctx context.Context, store Interface, bucket, managerClusterID, 
 	result := PurgeResult{Cursor: cursor}
 	batch, err := listClusterBatch(ctx, store, bucket, managerClusterID, cursor, limit)
 	if err != nil {
-		return result, fmt.Errorf("can't purge: %w", err)
+		return result, fmt.Errorf("can't purge cluster %q from bucket %q: %w", managerClusterID, bucket, err)
 	}
 	toDelete, skipped, last, done := batch.objects, batch.skipped, batch.last, batch.done
 
@@ -85,18 +85,19 @@ type clusterBatch struct {
 }
 
 // listClusterBatch lists up to limit keys of the directory of the cluster with managerClusterID after cursor,
-// through its prefixes in lexical order.
+// through its prefixes in lexical order. Its errors do not name the cluster and bucket: callers say what they were
+// doing to which.
 func listClusterBatch(ctx context.Context, store Interface, bucket, managerClusterID, cursor string, limit int) (clusterBatch, error) {
 	b := clusterBatch{last: cursor, done: true}
 	prefixes, err := ClusterPrefixes(managerClusterID)
 	if err != nil {
-		return clusterBatch{}, fmt.Errorf("bucket %q: %w", bucket, err)
+		return clusterBatch{}, err
 	}
 	if limit <= 0 {
-		return clusterBatch{}, fmt.Errorf("bucket %q: limit must be positive, got %d", bucket, limit)
+		return clusterBatch{}, fmt.Errorf("limit must be positive, got %d", limit)
 	}
 	if cursor != "" && !hasAnyPrefix(cursor, prefixes) {
-		return clusterBatch{}, fmt.Errorf("cluster %q in bucket %q: cursor %q is outside its directory", managerClusterID, bucket, cursor)
+		return clusterBatch{}, fmt.Errorf("cursor %q is outside its directory", cursor)
 	}
 	budget := limit
 	for _, prefix := range prefixes {
@@ -115,12 +116,12 @@ func listClusterBatch(ctx context.Context, store Interface, bucket, managerClust
 		}
 		list, err := store.ListObjects(ctx, bucket, prefix, startAfter, budget)
 		if err != nil {
-			return clusterBatch{}, fmt.Errorf("cluster %q in bucket %q: %w", managerClusterID, bucket, err)
+			return clusterBatch{}, err
 		}
 		for _, obj := range list.Objects {
 			if !strings.HasPrefix(obj.Key, prefix) || obj.Key <= startAfter {
-				return clusterBatch{}, fmt.Errorf("cluster %q in bucket %q: listing %q returned key %q after %q, outside what was asked for; refusing the batch",
-					managerClusterID, bucket, prefix, obj.Key, startAfter)
+				return clusterBatch{}, fmt.Errorf("listing %q returned key %q after %q, outside what was asked for; refusing the batch",
+					prefix, obj.Key, startAfter)
 			}
 			if IsClusterKey(managerClusterID, obj.Key) {
 				b.objects = append(b.objects, obj)
@@ -156,7 +157,7 @@ type InventoryResult struct {
 func InventoryBatch(ctx context.Context, store Interface, bucket, managerClusterID, cursor string, limit int) (InventoryResult, error) {
 	batch, err := listClusterBatch(ctx, store, bucket, managerClusterID, cursor, limit)
 	if err != nil {
-		return InventoryResult{Cursor: cursor}, fmt.Errorf("can't inventory: %w", err)
+		return InventoryResult{Cursor: cursor}, fmt.Errorf("can't inventory cluster %q in bucket %q: %w", managerClusterID, bucket, err)
 	}
 	result := InventoryResult{Cursor: batch.last, Objects: len(batch.objects), Skipped: batch.skipped, Done: batch.done}
 	for _, obj := range batch.objects {

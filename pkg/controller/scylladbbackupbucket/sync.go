@@ -148,33 +148,34 @@ func (c *Controller) storeFailure(o *observation, bucket *scyllav1alpha1.ScyllaD
 // names, read through the API (the controller caches no Secrets of users). Without a reference the keys are empty:
 // the manager-controller's own role is used. A failure is recorded in o; the error asks for a retry.
 func (c *Controller) storeConfig(ctx context.Context, bucket *scyllav1alpha1.ScyllaDBBackupBucket, o *observation) (objectstore.Config, error) {
-	cfg := objectstore.Config{
-		Endpoint: bucket.Spec.Endpoint,
-		Region:   bucket.Spec.Region,
+	var secretData map[string][]byte
+	if ref := bucket.Spec.CredentialsSecretRef; ref != nil {
+		what := fmt.Sprintf("Secret %q named by spec.credentialsSecretRef", klog.KRef(ref.Namespace, ref.Name))
+		secret, err := c.kubeClient.CoreV1().Secrets(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			// Retrying does not create it: the next change or resync looks again.
+			o.fail(credentialsSecretMissingReason, fmt.Sprintf("%s does not exist", what))
+			err = nil
+		case err != nil:
+			o.fail(invalidCredentialsSecretReason, fmt.Sprintf("can't get %s: %v", what, err))
+			o.retrying = true
+			err = fmt.Errorf("can't get the credentials of ScyllaDBBackupBucket %q: %w", bucket.Name, err)
+		default:
+			secretData = secret.Data
+		}
+		if o.failure != nil {
+			return objectstore.Config{}, err
+		}
 	}
-	ref := bucket.Spec.CredentialsSecretRef
-	if ref == nil {
-		return cfg, nil
-	}
-	what := fmt.Sprintf("Secret %q named by spec.credentialsSecretRef", klog.KRef(ref.Namespace, ref.Name))
-	secret, err := c.kubeClient.CoreV1().Secrets(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		o.fail(credentialsSecretMissingReason, fmt.Sprintf("%s does not exist", what))
-		return cfg, nil
-	case err != nil:
-		o.fail(invalidCredentialsSecretReason, fmt.Sprintf("can't get %s: %v", what, err))
-		o.retrying = true
-		return cfg, fmt.Errorf("can't get the credentials of ScyllaDBBackupBucket %q: %w", bucket.Name, err)
-	}
-	cfg, missing := backupstorage.StoreConfig(bucket, secret.Data)
+	cfg, missing := backupstorage.StoreConfig(bucket, secretData)
 	if len(missing) != 0 {
+		ref := bucket.Spec.CredentialsSecretRef
 		quoted := make([]string, 0, len(missing))
 		for _, k := range missing {
 			quoted = append(quoted, fmt.Sprintf("%q", k))
 		}
-		o.fail(invalidCredentialsSecretReason, fmt.Sprintf("%s has no key %s", what, joinOr(quoted)))
-		return objectstore.Config{Endpoint: cfg.Endpoint, Region: cfg.Region}, nil
+		o.fail(invalidCredentialsSecretReason, fmt.Sprintf("Secret %q named by spec.credentialsSecretRef has no key %s", klog.KRef(ref.Namespace, ref.Name), joinOr(quoted)))
 	}
 	return cfg, nil
 }

@@ -6,8 +6,8 @@ package scylladbbackupentry
 //   - Available is True while the entry can be used for backups: its ScyllaDBBackupBucket exists and no earlier
 //     entry records the same directory.
 //   - Progressing is True while something happens without a change to the entry: the bucket is awaited, the grace
-//     period of a deleted cluster runs, or a purge is under way.
-//   - Degraded is True with the reason when the entry can't be used or its directory can't be purged.
+//     period of a deleted cluster runs, or an inventory or a purge is under way.
+//   - Degraded is True with the reason when the entry can't be used or its directory can't be inventoried or purged.
 
 // Condition and event reasons.
 const (
@@ -36,10 +36,15 @@ const (
 	storeAuthErrorReason = "ObjectStoreAccessDenied"
 	// purgeFailedReason: the object store could not be reached or failed during the purge.
 	purgeFailedReason = "PurgeFailed"
+	// inventoryingReason: the directory of a deleted cluster is being counted.
+	inventoryingReason = "Inventorying"
+	// inventoryFailedReason: the object store could not be reached or failed while the directory was counted.
+	inventoryFailedReason = "InventoryFailed"
 
 	// Event reasons.
 	directoryKeptReason     = "DirectoryKept"
 	directoryPurgedReason   = "DirectoryPurged"
 	duplicateReleasedReason = "DuplicateEntryReleased"
 	purgeStartedReason      = "PurgeStarted"
+	directoryCountedReason  = "DirectoryInventoried"
 )

@@ -32,6 +32,11 @@ func calculateStatus(entry *scyllav1alpha1.ScyllaDBBackupEntry, o *outcome, now 
 		ClusterDeletedAt:   o.clusterDeletedAt.DeepCopy(),
 		PurgeAfter:         o.purgeAfter.DeepCopy(),
 		LastOperation:      entry.Status.LastOperation.DeepCopy(),
+		Objects:            entry.Status.Objects,
+		Bytes:              entry.Status.Bytes,
+	}
+	if o.inventory != nil {
+		status.Objects, status.Bytes = new(o.inventory.objects), new(o.inventory.bytes)
 	}
 	if o.lastOperation != nil {
 		op := o.lastOperation.DeepCopy()
@@ -96,11 +101,9 @@ func truncateMessage(message string) string {
 	return message[:cut] + marker
 }
 
-// ownedStatus returns the fields of status the controller owns: all but the inventory (objects, bytes) and the
-// conditions of other types.
+// ownedStatus returns the fields of status the controller owns: all but the conditions of other types.
 func ownedStatus(status *scyllav1alpha1.ScyllaDBBackupEntryStatus) *scyllav1alpha1.ScyllaDBBackupEntryStatus {
 	owned := status.DeepCopy()
-	owned.Objects, owned.Bytes = nil, nil
 	owned.Conditions = nil
 	for _, condType := range conditionTypes {
 		if c := meta.FindStatusCondition(status.Conditions, condType); c != nil {
@@ -134,7 +137,7 @@ func (c *Controller) recordDegradedTransition(entry *scyllav1alpha1.ScyllaDBBack
 
 // updateStatus applies status, the fields the controller owns, to entry's status with server-side apply under the
 // manager-controller's field manager, unless entry already has them. Fields left unset in status are released, and
-// so removed; fields others own (the inventory) stay.
+// so removed; conditions of other types stay.
 func (c *Controller) updateStatus(ctx context.Context, entry *scyllav1alpha1.ScyllaDBBackupEntry, status *scyllav1alpha1.ScyllaDBBackupEntryStatus) error {
 	if apiequality.Semantic.DeepEqual(ownedStatus(&entry.Status), ownedStatus(status)) {
 		return nil

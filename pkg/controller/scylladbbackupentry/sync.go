@@ -37,6 +37,8 @@ type outcome struct {
 	purgeAfter       *metav1.Time
 	// lastOperation, when set, replaces the entry's lastOperation; its time is set by calculateStatus.
 	lastOperation *scyllav1alpha1.ScyllaDBBackupEntryOperation
+	// inventory, when set, replaces the entry's objects and bytes.
+	inventory *inventoryCounts
 
 	// released reports that the finalizer was removed: the entry is about to go and its status is not written.
 	released     bool
@@ -220,6 +222,9 @@ func (c *Controller) syncEntry(ctx context.Context, entry *scyllav1alpha1.Scylla
 			o.clusterDeletedAt.UTC().Format(time.RFC3339), o.purgeAfter.UTC().Format(time.RFC3339), deletionGracePeriod(bucket), bucket.Name,
 			naming.ScyllaDBBackupRetentionAnnotation+"="+naming.ScyllaDBBackupRetentionKeep)
 		o.requeueAfter = o.purgeAfter.Sub(now)
+		if needsInventory(entry) {
+			return c.inventory(ctx, entry, bucket, prefixes, o)
+		}
 		return o, nil
 	}
 

@@ -33,18 +33,15 @@ func (c *Controller) purge(ctx context.Context, entry *scyllav1alpha1.ScyllaDBBa
 	cursor := entry.Annotations[naming.ScyllaDBBackupPurgeCursorAnnotation]
 
 	failed := func(reason string, err error) (*outcome, error) {
-		o.fail(reason, "can't purge %s: %v", directory, err)
+		// err names the cluster and the bucket, and says what failed.
+		o.fail(reason, "%v", err)
 		o.lastOperation = purgeOperation(scyllav1alpha1.ScyllaDBBackupEntryOperationStateFailed, deleted, err.Error())
 		return o, fmt.Errorf("can't purge the directory of ScyllaDBBackupEntry %q: %w", klog.KObj(entry), err)
 	}
 
-	cfg, err := c.storeConfig(ctx, bucket)
+	store, reason, err := c.openStore(ctx, bucket, purgeFailedReason)
 	if err != nil {
-		return failed(credentialsErrorReason, err)
-	}
-	store, err := c.newStore(cfg)
-	if err != nil {
-		return failed(purgeFailedReason, err)
+		return failed(reason, fmt.Errorf("can't purge %s: %w", directory, err))
 	}
 
 	if op := entry.Status.LastOperation; op == nil || op.Type != scyllav1alpha1.ScyllaDBBackupEntryOperationTypePurge {
@@ -58,11 +55,7 @@ func (c *Controller) purge(ctx context.Context, entry *scyllav1alpha1.ScyllaDBBa
 			c.recordSkipped(entry, result.Skipped)
 		}
 		if err != nil {
-			reason := purgeFailedReason
-			if objectstore.IsAuthError(err) {
-				reason = storeAuthErrorReason
-			}
-			return failed(reason, err)
+			return failed(storeErrorReason(err, purgeFailedReason), err)
 		}
 		logger.V(2).Info("Purged a batch", "deleted", result.Deleted, "cursor", result.Cursor, "done", result.Done)
 
@@ -132,27 +125,57 @@ func (c *Controller) recordSkipped(entry *scyllav1alpha1.ScyllaDBBackupEntry, sk
 		"Left %d objects under the directory's prefixes that are not plain keys of it, for example %q", len(skipped), shown)
 }
 
-// writeCursor records cursor in entry's cursor annotation, unless it holds it already. A JSON merge patch of the one
-// annotation leaves every other annotation alone.
+// writeCursor records cursor in entry's purge cursor annotation, unless it holds it already.
 func (c *Controller) writeCursor(ctx context.Context, entry *scyllav1alpha1.ScyllaDBBackupEntry, cursor string) error {
-	if current, ok := entry.Annotations[naming.ScyllaDBBackupPurgeCursorAnnotation]; ok && current == cursor {
+	return c.writeAnnotation(ctx, entry, naming.ScyllaDBBackupPurgeCursorAnnotation, &cursor)
+}
+
+// writeAnnotation sets entry's annotation key to *value, or removes it when value is nil, unless entry has it so
+// already. A JSON merge patch of the one annotation leaves every other annotation alone.
+func (c *Controller) writeAnnotation(ctx context.Context, entry *scyllav1alpha1.ScyllaDBBackupEntry, key string, value *string) error {
+	current, ok := entry.Annotations[key]
+	if (value == nil && !ok) || (value != nil && ok && current == *value) {
 		return nil
 	}
-	// The UID makes the patch fail rather than land on another object recreated under the same name.
+	// The UID makes the patch fail rather than land on another object recreated under the same name; a null removes
+	// the annotation.
 	patch, err := json.Marshal(map[string]any{
 		"metadata": map[string]any{
 			"uid":         entry.UID,
-			"annotations": map[string]string{naming.ScyllaDBBackupPurgeCursorAnnotation: cursor},
+			"annotations": map[string]*string{key: value},
 		},
 	})
 	if err != nil {
-		return fmt.Errorf("can't make the patch of annotation %q: %w", naming.ScyllaDBBackupPurgeCursorAnnotation, err)
+		return fmt.Errorf("can't make the patch of annotation %q: %w", key, err)
 	}
 	_, err = c.entryPatcher(entry.Namespace).Patch(ctx, entry.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: naming.ManagerControllerFieldManager})
 	if err != nil {
-		return fmt.Errorf("can't record the purge cursor of ScyllaDBBackupEntry %q: %w", klog.KObj(entry), err)
+		return fmt.Errorf("can't write annotation %q of ScyllaDBBackupEntry %q: %w", key, klog.KObj(entry), err)
 	}
 	return nil
+}
+
+// openStore returns the object store of bucket, or the error with the reason of the condition it makes: a credentials
+// error, or failedReason when the store can't be configured.
+func (c *Controller) openStore(ctx context.Context, bucket *scyllav1alpha1.ScyllaDBBackupBucket, failedReason string) (objectstore.Interface, string, error) {
+	cfg, err := c.storeConfig(ctx, bucket)
+	if err != nil {
+		return nil, credentialsErrorReason, err
+	}
+	store, err := c.newStore(cfg)
+	if err != nil {
+		return nil, failedReason, err
+	}
+	return store, "", nil
+}
+
+// storeErrorReason returns the condition reason of err, the error of a store call: storeAuthErrorReason when the
+// store refused the credentials, failedReason otherwise.
+func storeErrorReason(err error, failedReason string) string {
+	if objectstore.IsAuthError(err) {
+		return storeAuthErrorReason
+	}
+	return failedReason
 }
 
 // storeConfig returns how to reach bucket's store. Credentials are read from the API on each purge, not from a

@@ -41,6 +41,22 @@ func expectNoStoreCalls(t *testing.T, f *fixture) {
 	}
 }
 
+// expectOnlyListing checks that the object store was only listed since the last check (an inventory), and forgets
+// the stores built.
+func expectOnlyListing(t *testing.T, f *fixture) {
+	t.Helper()
+	calls := f.storeCalls()
+	if len(calls) == 0 {
+		t.Error("expected the directory to be listed, got no object store calls")
+	}
+	for _, c := range calls {
+		if c.Op != objectstorefake.OpListObjects {
+			t.Errorf("expected only listings, got %+v", c)
+		}
+	}
+	f.storeConfigs = nil
+}
+
 func expectKeys(t *testing.T, f *fixture, want []string) {
 	t.Helper()
 	if diff := cmp.Diff(want, f.store.Keys(testBucketName)); diff != "" {
@@ -143,7 +159,9 @@ func TestDeletedEntryWaitsForTheGracePeriod(t *testing.T) {
 	if !slices.Equal(entry.Finalizers, []string{naming.ScyllaDBBackupEntryFinalizer}) {
 		t.Errorf("unexpected finalizers %q", entry.Finalizers)
 	}
-	expectNoStoreCalls(t, f)
+	// The directory is inventoried once, when the grace period starts.
+	expectOnlyListing(t, f)
+	expectInventory(t, entry, clusterKeys(testClusterID))
 	expectKeys(t, f, allKeys())
 
 	// A second before the end, still nothing.
@@ -165,6 +183,7 @@ func TestDeletionTimestampsSurviveARestart(t *testing.T) {
 
 	f := newFixture(t, testDeleted.Add(time.Hour), goneObjects(deleted(newEntry())), allKeys(), newCredentialsSecret())
 	f.mustSync(t)
+	expectOnlyListing(t, f)
 	before := f.testEntry(t).Status
 
 	f.clock.Set(testDeleted.Add(30 * time.Hour))
@@ -197,7 +216,7 @@ func TestDefaultGracePeriodIs720Hours(t *testing.T) {
 	if got := f.testEntry(t).Status.PurgeAfter; got == nil || !got.Equal(&want) {
 		t.Errorf("expected purgeAfter %v, got %v", want, got)
 	}
-	expectNoStoreCalls(t, f)
+	expectOnlyListing(t, f)
 }
 
 func TestPurgeAfterTheGracePeriodDeletesExactlyTheClusterKeys(t *testing.T) {
@@ -783,6 +802,7 @@ func TestEntryDeletedWhileItsClusterWasInUseGetsItsGracePeriodFromWhenTheCluster
 	if entry.Status.ClusterDeletedAt != nil || entry.Status.PurgeAfter != nil {
 		t.Errorf("expected no deletion times while the cluster is in use, got %v and %v", entry.Status.ClusterDeletedAt, entry.Status.PurgeAfter)
 	}
+	expectNoStoreCalls(t, f)
 
 	// The cluster is deleted now: the grace period starts at its deletion, not at the entry's.
 	clusterDeleted := afterGracePeriod.Add(time.Hour)
@@ -798,7 +818,8 @@ func TestEntryDeletedWhileItsClusterWasInUseGetsItsGracePeriodFromWhenTheCluster
 	if got := entry.Status.PurgeAfter; got == nil || !got.Equal(&wantPurgeAfter) {
 		t.Errorf("expected purgeAfter %v, got %v", wantPurgeAfter, got)
 	}
-	expectNoStoreCalls(t, f)
+	expectOnlyListing(t, f)
+	expectInventory(t, entry, clusterKeys(testClusterID))
 	expectKeys(t, f, allKeys())
 
 	// Once the cluster object is gone and the controller restarted, the recorded time still holds.
