@@ -1,23 +1,215 @@
 package validation
 
 import (
+	"fmt"
+	"strings"
+
 	scyllav1 "github.com/scyllakube/api/scylla/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// ValidateScyllaCluster returns every error of obj that the CRD schema can't catch.
-func ValidateScyllaCluster(obj *scyllav1.ScyllaCluster) field.ErrorList {
+// ValidateScyllaCluster returns every error of sc that the CRD schema can't catch.
+func ValidateScyllaCluster(sc *scyllav1.ScyllaCluster) field.ErrorList {
 	var allErrs field.ErrorList
+	spec := &sc.Spec
+	specPath := field.NewPath("spec")
+
+	if spec.PodMetadata != nil {
+		allErrs = append(allErrs, validateMetadata(spec.PodMetadata.Labels, spec.PodMetadata.Annotations, specPath.Child("podMetadata"))...)
+	}
+	allErrs = append(allErrs, validateParallelNodeOperations(spec.EnableParallelNodeOperations, spec.Version, specPath.Child("enableParallelNodeOperations"), "spec.version")...)
+	allErrs = append(allErrs, validateDNSDomains(spec.DNSDomains, specPath.Child("dnsDomains"))...)
+	allErrs = append(allErrs, validateExternalSeeds(spec.ExternalSeeds, specPath.Child("externalSeeds"))...)
+	allErrs = append(allErrs, validateReadinessGates(spec.ReadinessGates, specPath.Child("readinessGates"))...)
+	allErrs = append(allErrs, validateScyllaClusterExposeOptions(sc)...)
+	allErrs = append(allErrs, validateSysctls(spec.Sysctls, specPath.Child("sysctls"))...)
+	if len(spec.ScyllaArgs) != 0 {
+		allErrs = append(allErrs, validateAddressArgs(strings.Fields(spec.ScyllaArgs), primaryFamily(spec.Network.IPFamilies), specPath.Child("scyllaArgs"))...)
+	}
+
+	racksPath := specPath.Child("datacenter", "racks")
+	names := make([]string, 0, len(spec.Datacenter.Racks))
+	for i := range spec.Datacenter.Racks {
+		rack := &spec.Datacenter.Racks[i]
+		names = append(names, rack.Name)
+		p := racksPath.Index(i)
+		allErrs = append(allErrs, validateResources(&rack.Resources, p.Child("resources"))...)
+		allErrs = append(allErrs, validateResources(&rack.AgentResources, p.Child("agentResources"))...)
+		if m := rack.Storage.Metadata; m != nil {
+			allErrs = append(allErrs, validateMetadata(m.Labels, m.Annotations, p.Child("storage", "metadata"))...)
+		}
+		if rack.ExposeOptions != nil && rack.ExposeOptions.NodeService != nil {
+			ns := rack.ExposeOptions.NodeService
+			allErrs = append(allErrs, validateMetadata(ns.Labels, ns.Annotations, p.Child("exposeOptions", "nodeService"))...)
+		}
+	}
+	allErrs = append(allErrs, validateRackNames(names, racksPath)...)
+
+	allErrs = append(allErrs, validateScyllaClusterTasks(sc)...)
 	return allErrs
 }
 
-// ValidateScyllaClusterUpdate returns the errors of ValidateScyllaCluster(obj) and those of changes from old that aren't allowed.
-func ValidateScyllaClusterUpdate(obj, old *scyllav1.ScyllaCluster) field.ErrorList {
-	allErrs := ValidateScyllaCluster(obj)
+// validateSysctls checks that every sysctl is key=value with a key of dot- or slash-separated names.
+func validateSysctls(sysctls []string, path *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	for i, s := range sysctls {
+		key, value, ok := strings.Cut(s, "=")
+		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
+		if !ok || len(key) == 0 || len(value) == 0 || strings.ContainsAny(key, " \t") || !sysctlKeyPattern.MatchString(key) {
+			allErrs = append(allErrs, field.Invalid(path.Index(i), s, "must be key=value with a sysctl name as key, e.g. fs.aio-max-nr=30000000"))
+		}
+	}
 	return allErrs
 }
 
-// WarningsForScyllaCluster returns admission warnings for deprecated fields obj uses.
-func WarningsForScyllaCluster(obj *scyllav1.ScyllaCluster) []string {
-	return nil
+// primaryFamily returns the first of families, IPv4 when there is none.
+func primaryFamily(families []corev1.IPFamily) corev1.IPFamily {
+	if len(families) == 0 {
+		return corev1.IPv4Protocol
+	}
+	return families[0]
+}
+
+func validateScyllaClusterExposeOptions(sc *scyllav1.ScyllaCluster) field.ErrorList {
+	eo := sc.Spec.ExposeOptions
+	if eo == nil {
+		return nil
+	}
+	var allErrs field.ErrorList
+	path := field.NewPath("spec", "exposeOptions")
+	if ns := eo.NodeService; ns != nil {
+		allErrs = append(allErrs, validateMetadata(ns.Labels, ns.Annotations, path.Child("nodeService"))...)
+		allErrs = append(allErrs, validateNodeServiceVersion(string(ns.Type), sc.Spec.Version, path.Child("nodeService", "type"), "spec.version")...)
+	}
+	if eo.CQL != nil && eo.CQL.Ingress != nil {
+		in := eo.CQL.Ingress
+		allErrs = append(allErrs, validateMetadata(in.Labels, in.Annotations, path.Child("cql", "ingress"))...)
+		if (in.Disabled == nil || !*in.Disabled) && len(sc.Spec.DNSDomains) == 0 {
+			allErrs = append(allErrs, field.Required(field.NewPath("spec", "dnsDomains"), "CQL ingress (spec.exposeOptions.cql.ingress) needs at least one DNS domain"))
+		}
+	}
+	return allErrs
+}
+
+func validateScyllaClusterTasks(sc *scyllav1.ScyllaCluster) field.ErrorList {
+	var allErrs field.ErrorList
+	specPath := field.NewPath("spec")
+	repairNames := taskNames{path: specPath.Child("repairs")}
+	backupNames := taskNames{path: specPath.Child("backups")}
+	for i := range sc.Spec.Repairs {
+		r := &sc.Spec.Repairs[i]
+		p := specPath.Child("repairs").Index(i)
+		repairNames.names = append(repairNames.names, r.Name)
+		allErrs = append(allErrs, validateScheduler(&r.SchedulerTaskSpec, p)...)
+		allErrs = append(allErrs, validateDCFilters(r.DC, p.Child("dc"))...)
+		allErrs = append(allErrs, validateKeyspaceFilters(r.Keyspace, p.Child("keyspace"))...)
+		if len(r.SmallTableThreshold) != 0 {
+			if _, err := ParseSize(r.SmallTableThreshold); err != nil {
+				allErrs = append(allErrs, field.Invalid(p.Child("smallTableThreshold"), r.SmallTableThreshold, "must be a size such as 1GiB or 512MiB"))
+			}
+		}
+	}
+	for i := range sc.Spec.Backups {
+		b := &sc.Spec.Backups[i]
+		p := specPath.Child("backups").Index(i)
+		backupNames.names = append(backupNames.names, b.Name)
+		allErrs = append(allErrs, validateScheduler(&b.SchedulerTaskSpec, p)...)
+		allErrs = append(allErrs, validateBackupFields(b.DC, b.Keyspace, b.Location, b.RateLimit, b.SnapshotParallel, b.UploadParallel, p)...)
+		if len(b.Location) == 0 {
+			allErrs = append(allErrs, field.Required(p.Child("location"), "a backup needs at least one location, e.g. s3:backups"))
+		}
+	}
+	allErrs = append(allErrs, validateTaskNames([]taskNames{repairNames, backupNames})...)
+	return allErrs
+}
+
+// validateBackupFields checks what backups of both APIs share.
+func validateBackupFields(dc, keyspace, location, rateLimit, snapshotParallel, uploadParallel []string, path *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	allErrs = append(allErrs, validateDCFilters(dc, path.Child("dc"))...)
+	allErrs = append(allErrs, validateKeyspaceFilters(keyspace, path.Child("keyspace"))...)
+	allErrs = append(allErrs, validateLocations(location, path.Child("location"))...)
+	allErrs = append(allErrs, validateDCLimits(rateLimit, path.Child("rateLimit"), "100 or dc1:50")...)
+	allErrs = append(allErrs, validateDCLimits(snapshotParallel, path.Child("snapshotParallel"), "2 or dc1:1")...)
+	allErrs = append(allErrs, validateDCLimits(uploadParallel, path.Child("uploadParallel"), "2 or dc1:1")...)
+	return allErrs
+}
+
+func validateScheduler(s *scyllav1.SchedulerTaskSpec, path *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	if s.Cron != nil {
+		allErrs = append(allErrs, validateCron(*s.Cron, path.Child("cron"))...)
+	}
+	if s.Timezone != nil {
+		if s.Cron == nil {
+			allErrs = append(allErrs, field.Forbidden(path.Child("timezone"), "may be set only together with cron"))
+		} else {
+			allErrs = append(allErrs, validateTimezone(*s.Timezone, path.Child("timezone"))...)
+		}
+	}
+	if s.StartDate != nil {
+		allErrs = append(allErrs, validateStartDate(*s.StartDate, path.Child("startDate"))...)
+	}
+	if s.Interval != nil {
+		allErrs = append(allErrs, validateManagerDuration(*s.Interval, path.Child("interval"))...)
+	}
+	allErrs = append(allErrs, validateRetryWait(s.RetryWait, path.Child("retryWait"))...)
+	return allErrs
+}
+
+// ValidateScyllaClusterUpdate returns the errors of ValidateScyllaCluster(sc) and those of changes from old that
+// aren't allowed: a rack may only be removed once it runs no nodes, as its status (which must be current) shows.
+func ValidateScyllaClusterUpdate(sc, old *scyllav1.ScyllaCluster) field.ErrorList {
+	allErrs := ValidateScyllaCluster(sc)
+	kept := map[string]bool{}
+	for _, r := range sc.Spec.Datacenter.Racks {
+		kept[r.Name] = true
+	}
+	racksPath := field.NewPath("spec", "datacenter", "racks")
+	fresh := old.Status.ObservedGeneration != nil && *old.Status.ObservedGeneration >= old.Generation
+	for _, r := range old.Spec.Datacenter.Racks {
+		if kept[r.Name] {
+			continue
+		}
+		status := old.Status.Racks[r.Name]
+		stale := status.Stale != nil && *status.Stale
+		allErrs = append(allErrs, validateRemoval(fmt.Sprintf("rack %q", r.Name), &r.Members, &status.Members, fresh && !stale, racksPath)...)
+	}
+	return allErrs
+}
+
+// WarningsForScyllaCluster returns admission warnings for the deprecated fields sc uses.
+func WarningsForScyllaCluster(sc *scyllav1.ScyllaCluster) []string {
+	var warnings []string
+	spec := &sc.Spec
+	if len(spec.Sysctls) != 0 {
+		warnings = append(warnings, "spec.sysctls is deprecated: tune kernel parameters of the nodes with a NodeConfig instead")
+	}
+	if spec.ExposeOptions != nil && spec.ExposeOptions.CQL != nil {
+		warnings = append(warnings, "spec.exposeOptions.cql is deprecated: expose nodes with spec.exposeOptions.nodeService and broadcastOptions instead")
+	}
+	if spec.Network.HostNetworking {
+		warnings = append(warnings, "spec.network.hostNetworking is deprecated: use spec.exposeOptions with broadcast type PodIP instead")
+	}
+	if spec.GenericUpgrade != nil && spec.GenericUpgrade.PollInterval.Duration != 0 {
+		warnings = append(warnings, "spec.genericUpgrade.pollInterval is deprecated and has no effect")
+	}
+	if spec.CpuSet {
+		warnings = append(warnings, "spec.cpuset is deprecated and has no effect: CPU pinning is always on")
+	}
+	if spec.Alternator != nil && spec.Alternator.Port != 0 {
+		warnings = append(warnings, "spec.alternator.port is deprecated")
+	}
+	for i, r := range spec.Repairs {
+		if r.Interval != nil {
+			warnings = append(warnings, fmt.Sprintf("spec.repairs[%d].interval is deprecated: use cron instead", i))
+		}
+	}
+	for i, b := range spec.Backups {
+		if b.Interval != nil {
+			warnings = append(warnings, fmt.Sprintf("spec.backups[%d].interval is deprecated: use cron instead", i))
+		}
+	}
+	return warnings
 }
