@@ -72,7 +72,6 @@ func sortedResourceNames(l corev1.ResourceList) []corev1.ResourceName {
 	return names
 }
 
-
 // validateDNSDomains checks that every DNS domain is a fully qualified domain name.
 func validateDNSDomains(domains []string, path *field.Path) field.ErrorList {
 	var allErrs field.ErrorList

@@ -129,8 +129,9 @@ func validateDCLimits(limits []string, path *field.Path, example string) field.E
 				what = fmt.Sprintf("datacenter %q", dc)
 			}
 			allErrs = append(allErrs, field.Invalid(p, l, fmt.Sprintf("sets %s a second time", what)))
+		default:
+			seen[dc] = true
 		}
-		seen[dc] = true
 	}
 	return allErrs
 }
