@@ -66,9 +66,11 @@ func TestValidateScyllaClusterRefuses(t *testing.T) {
 			want:   field.ErrorList{field.Invalid(repair0.Child("interval"), "weekly", "must be a non-negative duration in d, h, m and s, e.g. 7d or 1d12h")},
 		},
 		{
-			name:   "a negative retry wait",
-			modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.Repairs[0].RetryWait = &metav1.Duration{Duration: -time.Minute} },
-			want:   field.ErrorList{field.Invalid(repair0.Child("retryWait"), "-1m0s", "must not be negative")},
+			name: "a negative retry wait",
+			modify: func(sc *scyllav1.ScyllaCluster) {
+				sc.Spec.Repairs[0].RetryWait = &metav1.Duration{Duration: -time.Minute}
+			},
+			want: field.ErrorList{field.Invalid(repair0.Child("retryWait"), "-1m0s", "must not be negative")},
 		},
 		{
 			name:   "a dc filter with an unclosed class and an empty one",
@@ -79,8 +81,10 @@ func TestValidateScyllaClusterRefuses(t *testing.T) {
 			},
 		},
 		{
-			name:   "keyspace filters with too many dots, an empty table, commas and an unbalanced brace",
-			modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.Backups[0].Keyspace = []string{"a.b.c", "ks.", "a,b", "ks.{t1"} },
+			name: "keyspace filters with too many dots, an empty table, commas and an unbalanced brace",
+			modify: func(sc *scyllav1.ScyllaCluster) {
+				sc.Spec.Backups[0].Keyspace = []string{"a.b.c", "ks.", "a,b", "ks.{t1"}
+			},
 			want: field.ErrorList{
 				field.Invalid(backup0.Child("keyspace").Index(0), "a.b.c", "must be <keyspace glob> or <keyspace glob>.<table glob>, e.g. ks1, ks1.table_* or !system*"),
 				field.Invalid(backup0.Child("keyspace").Index(1), "ks.", "must be <keyspace glob> or <keyspace glob>.<table glob>, e.g. ks1, ks1.table_* or !system*"),
@@ -89,8 +93,10 @@ func TestValidateScyllaClusterRefuses(t *testing.T) {
 			},
 		},
 		{
-			name:   "locations with an unknown provider and a path in the bucket",
-			modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.Backups[0].Location = []string{"ftp:bucket", "s3:bucket/prefix"} },
+			name: "locations with an unknown provider and a path in the bucket",
+			modify: func(sc *scyllav1.ScyllaCluster) {
+				sc.Spec.Backups[0].Location = []string{"ftp:bucket", "s3:bucket/prefix"}
+			},
 			want: field.ErrorList{
 				field.Invalid(backup0.Child("location").Index(0), "ftp:bucket", "must be [<dc>:]<provider>:<bucket> with provider s3, gcs, azure or localstorage and a bucket of lowercase letters, digits, '.' and '-', e.g. s3:backups or dc1:gcs:dc1-backups"),
 				field.Invalid(backup0.Child("location").Index(1), "s3:bucket/prefix", "must be [<dc>:]<provider>:<bucket> with provider s3, gcs, azure or localstorage and a bucket of lowercase letters, digits, '.' and '-', e.g. s3:backups or dc1:gcs:dc1-backups"),
@@ -102,8 +108,10 @@ func TestValidateScyllaClusterRefuses(t *testing.T) {
 			want:   field.ErrorList{field.Required(backup0.Child("location"), "a backup needs at least one location, e.g. s3:backups")},
 		},
 		{
-			name:   "rate limits that are not numbers or set twice",
-			modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.Backups[0].RateLimit = []string{"fast", "dc1:-1", "10", "20", ":5"} },
+			name: "rate limits that are not numbers or set twice",
+			modify: func(sc *scyllav1.ScyllaCluster) {
+				sc.Spec.Backups[0].RateLimit = []string{"fast", "dc1:-1", "10", "20", ":5"}
+			},
 			want: field.ErrorList{
 				field.Invalid(backup0.Child("rateLimit").Index(0), "fast", "must be [<dc>:]<non-negative integer>, e.g. 100 or dc1:50"),
 				field.Invalid(backup0.Child("rateLimit").Index(1), "dc1:-1", "must be [<dc>:]<non-negative integer>, e.g. 100 or dc1:50"),
@@ -138,9 +146,11 @@ func TestValidateScyllaClusterRefuses(t *testing.T) {
 			want:   field.ErrorList{field.Required(repair0.Child("name"), "every task needs a name")},
 		},
 		{
-			name:   "two racks with the same name",
-			modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.Datacenter.Racks = append(sc.Spec.Datacenter.Racks, sc.Spec.Datacenter.Racks[0]) },
-			want:   field.ErrorList{field.Duplicate(racks.Index(1).Child("name"), "a")},
+			name: "two racks with the same name",
+			modify: func(sc *scyllav1.ScyllaCluster) {
+				sc.Spec.Datacenter.Racks = append(sc.Spec.Datacenter.Racks, sc.Spec.Datacenter.Racks[0])
+			},
+			want: field.ErrorList{field.Duplicate(racks.Index(1).Child("name"), "a")},
 		},
 		{
 			name: "requests above limits, a zero limit and a negative request",
@@ -169,8 +179,10 @@ func TestValidateScyllaClusterRefuses(t *testing.T) {
 			},
 		},
 		{
-			name:   "a readiness gate that is not a qualified name",
-			modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: "bad gate"}} },
+			name: "a readiness gate that is not a qualified name",
+			modify: func(sc *scyllav1.ScyllaCluster) {
+				sc.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: "bad gate"}}
+			},
 			want: field.ErrorList{field.Invalid(field.NewPath("spec", "readinessGates").Index(0).Child("conditionType"), "bad gate",
 				"name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")},
 		},
