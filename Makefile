@@ -45,7 +45,7 @@ bench-scale: ## Measure convergence, API and ScyllaDB Manager requests, RSS and 
 	go run ./e2e/cmd/bench-scale --n=$(BENCH_SCALE_N) --out=$(OUTPUT_DIR)/bench $(BENCH_SCALE_FLAGS)
 
 .PHONY: update
-update: update-gomod update-codegen update-crds ## Regenerate all generated code and tidy every Go module.
+update: update-gomod update-codegen update-crds update-deploy ## Regenerate all generated code and tidy every Go module.
 
 .PHONY: update-gomod
 update-gomod: ## Run go mod tidy in every Go module.
@@ -59,10 +59,14 @@ update-codegen: ## Regenerate deepcopy functions and the client module.
 update-crds: ## Regenerate the CRDs in deploy/crds.
 	hack/update-crds.sh
 
-.PHONY: verify
-verify: verify-gofmt verify-govet verify-staging-imports verify-gomod verify-codegen verify-crds ## Fail on stale generated code, formatting or vet findings.
+.PHONY: update-deploy
+update-deploy: ## Render the Helm chart into deploy/operator and deploy/manager.
+	hack/update-deploy.sh
 
-.PHONY: verify-gofmt verify-govet verify-staging-imports verify-gomod verify-codegen verify-crds
+.PHONY: verify
+verify: verify-gofmt verify-govet verify-staging-imports verify-gomod verify-codegen verify-crds verify-deploy ## Fail on stale generated code, formatting or vet findings.
+
+.PHONY: verify-gofmt verify-govet verify-staging-imports verify-gomod verify-codegen verify-crds verify-deploy
 verify-gofmt:
 	hack/verify-gofmt.sh
 verify-govet:
@@ -75,6 +79,8 @@ verify-codegen:
 	hack/verify-codegen.sh
 verify-crds:
 	hack/verify-crds.sh
+verify-deploy:
+	hack/verify-deploy.sh
 
 .PHONY: local-up
 local-up: ## Start a local control plane with the operator, the manager-controller and example ScyllaClusters.

@@ -15,15 +15,27 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
-	"k8s.io/client-go/kubernetes/scheme"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
 
 	"github.com/scyllakube/scylla-operator/pkg/cmd/operator"
 	"github.com/scyllakube/scylla-operator/pkg/controller/scylladbdatacenter"
 	"github.com/scyllakube/scylla-operator/pkg/genericclioptions"
 )
+
+// strictDecoder decodes the kinds of Kubernetes and CustomResourceDefinitions, rejecting unknown fields.
+var strictDecoder = func() runtime.Decoder {
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			panic(err)
+		}
+	}
+	return serializer.NewCodecFactory(scheme, serializer.EnableStrict).UniversalDeserializer()
+}()
 
 // decodeStrict decodes every document of a manifest file with the Kubernetes scheme, rejecting unknown fields.
 func decodeStrict(t *testing.T, path string) []runtime.Object {
@@ -32,7 +44,7 @@ func decodeStrict(t *testing.T, path string) []runtime.Object {
 	if err != nil {
 		t.Fatal(err)
 	}
-	decoder := serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
+	decoder := strictDecoder
 	var objs []runtime.Object
 	for _, doc := range bytes.Split(data, []byte("\n---\n")) {
 		if len(bytes.TrimSpace(doc)) == 0 {
@@ -135,14 +147,16 @@ func TestDeploymentArgsAreFlagsTheProgramAccepts(t *testing.T) {
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			t.Parallel()
-			objs := decodeStrict(t, tc.file)
-			if len(objs) != 1 {
-				t.Fatalf("want one Deployment, got %d objects", len(objs))
+			var deployments []*appsv1.Deployment
+			for _, obj := range decodeStrict(t, tc.file) {
+				if d, ok := obj.(*appsv1.Deployment); ok {
+					deployments = append(deployments, d)
+				}
 			}
-			d, ok := objs[0].(*appsv1.Deployment)
-			if !ok {
-				t.Fatalf("want a Deployment, got %T", objs[0])
+			if len(deployments) != 1 {
+				t.Fatalf("want one Deployment, got %d", len(deployments))
 			}
+			d := deployments[0]
 			c := d.Spec.Template.Spec.Containers[0]
 			if len(c.Command) != 0 || len(c.Args) == 0 || c.Args[0] != tc.subcommand {
 				t.Fatalf("container %s runs command %q args %q, want the image's entrypoint with subcommand %q first", c.Name, c.Command, c.Args, tc.subcommand)
