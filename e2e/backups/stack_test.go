@@ -65,7 +65,7 @@ func startStack(t *testing.T, f *framework.Framework, c *framework.Cluster, buck
 		Package: "./cmd/scylla-operator",
 		Args: []string{
 			"operator",
-			"--kubeconfig=" + c.ControlPlane.KubeconfigPath,
+			"--kubeconfig=" + f.ProgramKubeconfig(c, framework.OperatorSubcommand, "operator-"+bucket).KubeconfigPath,
 			"--image=" + operatorImage,
 			"--leader-elect=false",
 			"--serving-address=127.0.0.1:0",
@@ -126,12 +126,13 @@ func (s *stack) startManagerController() {
 	}
 	name := fmt.Sprintf("manager-controller-%s-%d", s.name, s.replicas)
 	s.replicas++
+	kubeconfig := s.f.ProgramKubeconfig(s.c, framework.ManagerControllerSubcommand, name).KubeconfigPath
 	p, err := framework.StartProcess(framework.ProcessSpec{
 		Name: name,
 		Path: path,
 		Args: []string{
 			"manager-controller",
-			"--kubeconfig=" + s.c.ControlPlane.KubeconfigPath,
+			"--kubeconfig=" + kubeconfig,
 			"--scylladb-manager-url=" + s.fake.URL,
 			"--scylladb-manager-auth-token-file=" + s.tokenFile,
 			"--resync-period=" + resyncPeriod.String(),

@@ -168,3 +168,25 @@ func (f *Framework) dumpOnce() string {
 	}
 	return b.String()
 }
+
+// ProgramKubeconfig writes a kubeconfig for one process of subcommand on c with its ServiceAccount's credentials
+// (see Suite.ProgramKubeconfig), failing the test if it can't.
+func (f *Framework) ProgramKubeconfig(c *Cluster, subcommand, name string) *ServiceAccountCredential {
+	f.t.Helper()
+	cred, err := f.suite.ProgramKubeconfig(f.t.Context(), c.ControlPlane, subcommand, name)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return cred
+}
+
+// RemoteKubeconfig returns a kubeconfig for c as the remote cluster identity of the install manifests (see
+// Suite.RemoteKubeconfig), failing the test if it can't.
+func (f *Framework) RemoteKubeconfig(c *Cluster) []byte {
+	f.t.Helper()
+	data, err := f.suite.RemoteKubeconfig(f.t.Context(), c.ControlPlane)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return data
+}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // SuiteOptions configures a test suite's control planes.
@@ -36,6 +38,9 @@ type Suite struct {
 	Builder *GoBuilder
 	// CRDs are the names of the CRDs installed from deploy/crds/, if SuiteOptions.InstallCRDs.
 	CRDs []string
+	// RBAC is what the install manifests grant the programs; it is applied to every control plane, and the
+	// operator and the manager-controller run with its ServiceAccounts' tokens (see ProgramKubeconfig).
+	RBAC *DeployedRBAC
 }
 
 // StartSuite builds what is needed (the control plane binaries once per machine, cluster-fakes once per suite)
@@ -59,7 +64,11 @@ func StartSuite(ctx context.Context, opts SuiteOptions) (*Suite, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("can't create suite directory: %w", err)
 	}
-	s := &Suite{RepoRoot: root, Dir: dir, Builder: NewGoBuilder(root, filepath.Join(dir, "bin"))}
+	rbac, err := LoadDeployedRBAC(root)
+	if err != nil {
+		return nil, err
+	}
+	s := &Suite{RepoRoot: root, Dir: dir, Builder: NewGoBuilder(root, filepath.Join(dir, "bin")), RBAC: rbac}
 
 	buildLog := filepath.Join(dir, "build-control-plane.log")
 	fmt.Fprintf(os.Stderr, "e2e: checking the control plane binaries; the first build on a machine takes about 8 minutes (log %s)\n", buildLog)
@@ -97,20 +106,73 @@ func StartSuite(ctx context.Context, opts SuiteOptions) (*Suite, error) {
 		return nil, err
 	}
 
-	if opts.InstallCRDs {
-		for _, cp := range s.ControlPlanes {
-			clients, err := cp.Clients("e2e-suite")
-			if err != nil {
-				_ = s.Stop()
-				return nil, err
-			}
-			if s.CRDs, err = clients.InstallCRDs(ctx, filepath.Join(root, "deploy", "crds"), "e2e-suite"); err != nil {
-				_ = s.Stop()
-				return nil, fmt.Errorf("can't install CRDs into %s: %w", cp.Name, err)
-			}
+	for _, cp := range s.ControlPlanes {
+		if err := s.install(ctx, cp, opts.InstallCRDs); err != nil {
+			_ = s.Stop()
+			return nil, err
 		}
 	}
 	return s, nil
+}
+
+// install applies the install manifests' RBAC and, if crds, the CRDs to cp.
+func (s *Suite) install(ctx context.Context, cp *ControlPlane, crds bool) error {
+	clients, err := cp.Clients(suiteFieldManager)
+	if err != nil {
+		return err
+	}
+	if err := s.RBAC.Apply(ctx, clients, suiteFieldManager); err != nil {
+		return fmt.Errorf("can't install RBAC into %s: %w", cp.Name, err)
+	}
+	if !crds {
+		return nil
+	}
+	if s.CRDs, err = clients.InstallCRDs(ctx, filepath.Join(s.RepoRoot, "deploy", "crds"), suiteFieldManager); err != nil {
+		return fmt.Errorf("can't install CRDs into %s: %w", cp.Name, err)
+	}
+	return nil
+}
+
+// suiteFieldManager is the user agent and field manager of what the suite itself installs.
+const suiteFieldManager = "e2e-suite"
+
+// ProgramKubeconfig writes <cp.Dir>/<name>.kubeconfig for one process of subcommand (OperatorSubcommand,
+// ManagerControllerSubcommand), with a fresh token of the ServiceAccount the subcommand's Deployment runs as: the
+// program gets exactly the permissions the install manifests give it.
+func (s *Suite) ProgramKubeconfig(ctx context.Context, cp *ControlPlane, subcommand, name string) (*ServiceAccountCredential, error) {
+	sa, err := s.RBAC.ServiceAccountFor(subcommand)
+	if err != nil {
+		return nil, err
+	}
+	return cp.WriteServiceAccountKubeconfig(ctx, sa, name)
+}
+
+// GrantRemoteAccess creates, in cp, the ServiceAccount a meta cluster's operator reaches cp as, bound to the remote
+// ClusterRole of the install manifests (RemoteClusterRoleManifest), and returns it.
+func (s *Suite) GrantRemoteAccess(ctx context.Context, cp *ControlPlane) (ServiceAccount, error) {
+	clients, err := cp.Clients(suiteFieldManager)
+	if err != nil {
+		return ServiceAccount{}, err
+	}
+	return s.RBAC.ApplyRemote(ctx, clients, suiteFieldManager)
+}
+
+// RemoteKubeconfig returns a kubeconfig for cp as the ServiceAccount of GrantRemoteAccess, to put into the Secret of
+// a RemoteKubernetesCluster that reaches cp.
+func (s *Suite) RemoteKubeconfig(ctx context.Context, cp *ControlPlane) ([]byte, error) {
+	sa, err := s.GrantRemoteAccess(ctx, cp)
+	if err != nil {
+		return nil, err
+	}
+	cred, err := cp.ServiceAccountKubeconfig(ctx, sa)
+	if err != nil {
+		return nil, err
+	}
+	data, err := clientcmd.Write(*cred.Kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("can't encode the remote kubeconfig of %s: %w", cp.Name, err)
+	}
+	return data, nil
 }
 
 // Stop stops every control plane and deletes the bulky parts (etcd data, about 120 MB per control plane, and the
@@ -126,8 +188,12 @@ func (s *Suite) Stop() error {
 }
 
 // StartProgram runs one of the project's programs against cp (see the package-level StartProgram), built by the
-// suite's builder.
+// suite's builder. The operator and the manager-controller are refused the admin kubeconfig: in a suite they run
+// with their ServiceAccounts' (ProgramKubeconfig).
 func (s *Suite) StartProgram(ctx context.Context, cp *ControlPlane, prog Program) (*Process, error) {
+	if err := checkProgramIdentity(cp, prog); err != nil {
+		return nil, err
+	}
 	return StartProgram(ctx, s.Builder, cp, prog)
 }
 
@@ -147,6 +213,27 @@ func StartProgram(ctx context.Context, builder *GoBuilder, cp *ControlPlane, pro
 		Args: prog.Args,
 		Env:  append([]string{"KUBECONFIG=" + cp.KubeconfigPath}, prog.Env...),
 	})
+}
+
+// checkProgramIdentity refuses to run the operator or the manager-controller with the admin kubeconfig, which
+// would hide permissions missing from the install manifests: they must name a kubeconfig with --kubeconfig.
+func checkProgramIdentity(cp *ControlPlane, prog Program) error {
+	if len(prog.Args) == 0 || (prog.Args[0] != OperatorSubcommand && prog.Args[0] != ManagerControllerSubcommand) {
+		return nil
+	}
+	kubeconfig := ""
+	for _, arg := range prog.Args {
+		if v, ok := strings.CutPrefix(arg, "--kubeconfig="); ok {
+			kubeconfig = v
+		}
+	}
+	switch kubeconfig {
+	case "":
+		return fmt.Errorf("program %s (%s) needs --kubeconfig with its ServiceAccount's credentials (Suite.ProgramKubeconfig)", prog.Name, prog.Args[0])
+	case cp.KubeconfigPath:
+		return fmt.Errorf("program %s (%s) must not run with the admin kubeconfig: use its ServiceAccount's (Suite.ProgramKubeconfig)", prog.Name, prog.Args[0])
+	}
+	return nil
 }
 
 // Program is one of the project's programs, run as a real process built from the working tree.

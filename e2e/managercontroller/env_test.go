@@ -225,11 +225,6 @@ func programWrites(userAgentPrefix, namespace string) []framework.AuditFilter {
 	}
 }
 
-// impersonating selects requests made as user through impersonation.
-func impersonating(user string) framework.AuditFilter {
-	return func(e *auditv1.Event) bool { return e.ImpersonatedUser != nil && e.ImpersonatedUser.Username == user }
-}
-
 // describeRequests lists the audit events every filter accepts, one per line, for failure messages.
 func describeRequests(events []auditv1.Event, filters ...framework.AuditFilter) string {
 	var b strings.Builder

@@ -284,8 +284,8 @@ func testNoWritesAfterConvergence(t *testing.T, stack *managerStack) {
 	events := before.events()
 	mcWrites, operatorWrites := programWrites(managerControllerUserAgentPrefix, e.ns), programWrites(operatorUserAgentPrefix, e.ns)
 	if n := framework.CountRequests(events, mcWrites...).Total(); n == 0 {
-		t.Errorf("the audit log shows no write by user agent %q in namespace %s; the manager-controller's identity %q made these:\n%s",
-			managerControllerUserAgentPrefix, e.ns, stack.identity, describeRequests(events, impersonating(stack.identity), framework.InNamespace(e.ns), framework.Writes()))
+		t.Errorf("the audit log shows no write by user agent %q in namespace %s; the manager-controller's token (ServiceAccount %s) made these:\n%s",
+			managerControllerUserAgentPrefix, e.ns, stack.credential.ServiceAccount, describeRequests(events, framework.Credential(stack.credential), framework.InNamespace(e.ns), framework.Writes()))
 	}
 	if n := framework.CountRequests(events, operatorWrites...).Total(); n == 0 {
 		t.Errorf("the audit log shows no write by user agent %q in namespace %s; the filter is wrong", operatorUserAgentPrefix, e.ns)

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/scyllakube/managerclient"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/scyllakube/scylla-operator/e2e/framework"
 	"github.com/scyllakube/scylla-operator/e2e/nodesim"
@@ -48,7 +47,7 @@ func startOperatorAndNodes(t *testing.T, f *framework.Framework, c *framework.Cl
 		Package: "./cmd/scylla-operator",
 		Args: []string{
 			"operator",
-			"--kubeconfig=" + c.ControlPlane.KubeconfigPath,
+			"--kubeconfig=" + f.ProgramKubeconfig(c, framework.OperatorSubcommand, "operator").KubeconfigPath,
 			"--image=" + operatorImage,
 			"--leader-elect=false",
 			"--serving-address=127.0.0.1:0",
@@ -83,9 +82,9 @@ type managerStack struct {
 	gate *framework.HTTPGate
 	// manager calls the fake directly, as a user with sctool would.
 	manager *managerclient.Client
-	// identity is the user every replica impersonates, so the audit log tells the stack's requests apart.
-	identity   string
-	kubeconfig string
+	// credential is the manager-controller's ServiceAccount token every replica uses; the audit log tells the
+	// stack's requests apart by it.
+	credential *framework.ServiceAccountCredential
 	tokenFile  string
 
 	mu       sync.Mutex
@@ -103,14 +102,10 @@ func startManagerStack(t testing.TB, f *framework.Framework, c *framework.Cluste
 		f:          f,
 		c:          c,
 		opts:       opts,
-		identity:   "e2e-manager-controller-" + opts.name,
-		kubeconfig: filepath.Join(dir, "manager-controller-"+opts.name+".kubeconfig"),
+		credential: f.ProgramKubeconfig(c, framework.ManagerControllerSubcommand, "manager-controller-"+opts.name),
 		tokenFile:  filepath.Join(dir, "manager-controller-"+opts.name+".token"),
 	}
 	if err := os.WriteFile(s.tokenFile, []byte(scyllaDBManagerToken+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := writeImpersonatingKubeconfig(c.ControlPlane.KubeconfigPath, s.kubeconfig, s.identity); err != nil {
 		t.Fatal(err)
 	}
 	s.fake = f.StartFakeScyllaDBManagerWithArgs(c, "fake-scylladb-manager-"+opts.name, "--bearer-token="+scyllaDBManagerToken)
@@ -165,7 +160,7 @@ func (s *managerStack) start() *framework.Process {
 	name := fmt.Sprintf("manager-controller-%s-%d", s.opts.name, len(s.replicas))
 	args := []string{
 		"manager-controller",
-		"--kubeconfig=" + s.kubeconfig,
+		"--kubeconfig=" + s.credential.KubeconfigPath,
 		"--scylladb-manager-url=" + s.managerURL(),
 		"--scylladb-manager-auth-token-file=" + s.tokenFile,
 		"--resync-period=" + resyncPeriod.String(),
@@ -243,23 +238,4 @@ func (s *managerStack) describe(ctx context.Context) string {
 	}
 	return fmt.Sprintf("===== fake ScyllaDB Manager %s (%s) =====\n%s----- last %d API requests -----\n%s",
 		s.opts.name, s.fake.URL, describeState(st), len(reqs), framework.DescribeScyllaDBManagerRequests(reqs))
-}
-
-// writeImpersonatingKubeconfig copies the admin kubeconfig at from to to, impersonating user (as a cluster admin).
-func writeImpersonatingKubeconfig(from, to, user string) error {
-	config, err := clientcmd.LoadFromFile(from)
-	if err != nil {
-		return fmt.Errorf("can't load kubeconfig %s: %w", from, err)
-	}
-	if len(config.AuthInfos) == 0 {
-		return fmt.Errorf("kubeconfig %s has no users", from)
-	}
-	for _, auth := range config.AuthInfos {
-		auth.Impersonate = user
-		auth.ImpersonateGroups = []string{"system:masters"}
-	}
-	if err := clientcmd.WriteToFile(*config, to); err != nil {
-		return fmt.Errorf("can't write kubeconfig %s: %w", to, err)
-	}
-	return nil
 }

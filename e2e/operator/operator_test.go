@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/scyllakube/scylla-operator/e2e/framework"
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 const (
@@ -31,9 +29,6 @@ const (
 
 // operatorOptions say how a test runs one replica of `scylla-operator operator`.
 type operatorOptions struct {
-	// identity is the user the replica impersonates. All replicas share a user agent, so the audit log tells them
-	// apart by this.
-	identity string
 	// leaseNamespace holds the leader election Lease; replicas with the same one elect a single leader.
 	leaseNamespace string
 	// resyncPeriod is --resync-period; zero keeps the operator's default.
@@ -46,11 +41,13 @@ type operatorOptions struct {
 
 // operatorProcess is one replica of the operator run by a test: a real process built from the working tree.
 type operatorProcess struct {
-	t        testing.TB
-	cp       *framework.ControlPlane
-	name     string
-	identity string
-	proc     *framework.Process
+	t    testing.TB
+	cp   *framework.ControlPlane
+	name string
+	// credential is the replica's own token of the operator's ServiceAccount. All replicas share a user agent and a
+	// user, so the audit log tells them apart by the token (framework.Credential).
+	credential *framework.ServiceAccountCredential
+	proc       *framework.Process
 }
 
 // startOperator starts a replica of the operator against c's control plane, with leader election, until the test
@@ -63,13 +60,10 @@ type operatorProcess struct {
 func startOperator(t testing.TB, f *framework.Framework, c *framework.Cluster, name string, opts operatorOptions) *operatorProcess {
 	t.Helper()
 	cp := c.ControlPlane
-	kubeconfig := filepath.Join(cp.Dir, name+".kubeconfig")
-	if err := writeImpersonatingKubeconfig(cp.KubeconfigPath, kubeconfig, opts.identity); err != nil {
-		t.Fatal(err)
-	}
+	credential := f.ProgramKubeconfig(c, framework.OperatorSubcommand, name)
 	args := []string{
 		"operator",
-		"--kubeconfig=" + kubeconfig,
+		"--kubeconfig=" + credential.KubeconfigPath,
 		"--image=" + operatorImage,
 		"--leader-elect=true",
 		"--leader-election-namespace=" + opts.leaseNamespace,
@@ -90,7 +84,7 @@ func startOperator(t testing.TB, f *framework.Framework, c *framework.Cluster, n
 	if err != nil {
 		t.Fatalf("can't start operator %s: %v", name, err)
 	}
-	op := &operatorProcess{t: t, cp: cp, name: name, identity: opts.identity, proc: proc}
+	op := &operatorProcess{t: t, cp: cp, name: name, credential: credential, proc: proc}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("%s\n%s", op.proc.Describe(), op.proc.LogTail(80))
@@ -159,30 +153,6 @@ func (op *operatorProcess) countLogLines(offset int64, substrings ...string) int
 		op.t.Fatalf("can't read the log of operator %s: %v", op.name, err)
 	}
 	return n
-}
-
-// writeImpersonatingKubeconfig copies the admin kubeconfig at from to to, impersonating user (as a cluster admin).
-func writeImpersonatingKubeconfig(from, to, user string) error {
-	config, err := clientcmd.LoadFromFile(from)
-	if err != nil {
-		return fmt.Errorf("can't load kubeconfig %s: %w", from, err)
-	}
-	if len(config.AuthInfos) == 0 {
-		return fmt.Errorf("kubeconfig %s has no users", from)
-	}
-	for _, auth := range config.AuthInfos {
-		auth.Impersonate = user
-		auth.ImpersonateGroups = []string{"system:masters"}
-	}
-	if err := clientcmd.WriteToFile(*config, to); err != nil {
-		return fmt.Errorf("can't write kubeconfig %s: %w", to, err)
-	}
-	return nil
-}
-
-// impersonating selects requests made as user through impersonation.
-func impersonating(user string) framework.AuditFilter {
-	return func(e *auditv1.Event) bool { return e.ImpersonatedUser != nil && e.ImpersonatedUser.Username == user }
 }
 
 // notOnResource selects requests that are not about resource (plural, any subresource).

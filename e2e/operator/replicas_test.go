@@ -35,7 +35,7 @@ func TestOperatorKilledMidwayLeavesNoDuplicateOrOrphan(t *testing.T) {
 		for _, a := range extraArgs {
 			args = append(args, a...)
 		}
-		return startOperator(t, e.f, e.c, name, operatorOptions{identity: "e2e-" + name, leaseNamespace: e.ns, verbosity: 2, extraArgs: args})
+		return startOperator(t, e.f, e.c, name, operatorOptions{leaseNamespace: e.ns, verbosity: 2, extraArgs: args})
 	}
 	const newVersion = "2025.1.3"
 
@@ -104,15 +104,15 @@ func TestOperatorKilledMidwayLeavesNoDuplicateOrOrphan(t *testing.T) {
 func TestOnlyTheLeaderReconciles(t *testing.T) {
 	e := newTestEnv(t)
 	audit := e.c.ControlPlane.Audit
-	identities := []string{"e2e-operator-replica-a", "e2e-operator-replica-b"}
+	names := []string{"operator-replica-0", "operator-replica-1"}
 	replicas := map[string]*operatorProcess{}
 	start, err := audit.Mark()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, identity := range identities {
+	for _, name := range names {
 		// Syncs are logged at 4; the takeover check counts them.
-		replicas[identity] = startOperator(t, e.f, e.c, fmt.Sprintf("operator-replica-%d", i), operatorOptions{identity: identity, leaseNamespace: e.ns, verbosity: 4})
+		replicas[name] = startOperator(t, e.f, e.c, name, operatorOptions{leaseNamespace: e.ns, verbosity: 4})
 	}
 	sc := e.createScyllaCluster(e.newScyllaCluster(3, 1))
 	sc = e.waitForRollout(sc.Name, "the 3-rack ScyllaCluster to roll out")
@@ -122,10 +122,11 @@ func TestOnlyTheLeaderReconciles(t *testing.T) {
 		t.Fatal(err)
 	}
 	leader, standby := "", ""
-	for _, identity := range identities {
-		leaseWrites := framework.CountRequests(events, framework.UserAgentPrefix(operatorUserAgentPrefix), impersonating(identity),
+	for _, identity := range names {
+		byReplica := framework.Credential(replicas[identity].credential)
+		leaseWrites := framework.CountRequests(events, framework.UserAgentPrefix(operatorUserAgentPrefix), byReplica,
 			framework.Writes(), framework.Succeeded(), framework.OnResource(leaseResource, ""))
-		objectWrites := framework.CountRequests(events, append(operatorWrites(e.ns), impersonating(identity))...)
+		objectWrites := framework.CountRequests(events, append(operatorWrites(e.ns), byReplica)...)
 		switch {
 		case leaseWrites.Total() != 0 && objectWrites.Total() != 0:
 			if len(leader) != 0 {
@@ -179,10 +180,10 @@ func TestOnlyTheLeaderReconciles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := framework.CountRequests(events, append(operatorWrites(e.ns), impersonating(standby))...).Total(); n == 0 {
+	if n := framework.CountRequests(events, append(operatorWrites(e.ns), framework.Credential(replicas[standby].credential))...).Total(); n == 0 {
 		t.Errorf("the former standby %s made no write for the scale-up", standby)
 	}
-	if n := framework.CountRequests(events, append(operatorWrites(e.ns), impersonating(leader))...).Total(); n != 0 {
+	if n := framework.CountRequests(events, append(operatorWrites(e.ns), framework.Credential(replicas[leader].credential))...).Total(); n != 0 {
 		t.Errorf("the stopped leader %s made %d writes for the scale-up", leader, n)
 	}
 }
@@ -216,7 +217,7 @@ func (e *testEnv) waitForFirstSyncMidway(sc *scyllav1.ScyllaCluster) {
 func TestSIGTERMLetsTheCurrentSyncFinish(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := t.Context()
-	op := startOperator(t, e.f, e.c, "operator-sigterm", operatorOptions{identity: "e2e-operator-sigterm", leaseNamespace: e.ns, verbosity: 2, extraArgs: throttledClientArgs})
+	op := startOperator(t, e.f, e.c, "operator-sigterm", operatorOptions{leaseNamespace: e.ns, verbosity: 2, extraArgs: throttledClientArgs})
 	sc := e.createScyllaCluster(e.newScyllaCluster(3, 1))
 	e.waitForFirstSyncMidway(sc)
 	if err := op.terminate(stepTimeout); err != nil {

@@ -33,7 +33,6 @@ const sharedResyncPeriod = time.Minute
 func TestOperatorScenarios(t *testing.T) {
 	f := framework.NewFramework(t)
 	op := startOperator(t, f, f.Cluster(), "operator-shared", operatorOptions{
-		identity:       "e2e-operator-shared",
 		leaseNamespace: f.Namespace(),
 		resyncPeriod:   sharedResyncPeriod,
 		// Syncs are logged at 4; the steady-state test counts them.

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -51,10 +50,8 @@ func TestRemoteKubernetesClusterLifecycle(t *testing.T) {
 	}
 	metricsURL := startOperator(t, f, meta0)
 
-	remoteKubeconfig, err := os.ReadFile(remote.ControlPlane.KubeconfigPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The identity the install manifests' remote ClusterRole is for, not an admin: the operator must get by with it.
+	remoteKubeconfig := f.RemoteKubeconfig(remote)
 	closedPortKubeconfig := kubeconfigWithServer(t, remoteKubeconfig, "https://"+closedAddress(t))
 	secrets := meta0.Clients.Kube.CoreV1().Secrets(meta0.Namespace)
 	secret := &corev1.Secret{
@@ -188,7 +185,7 @@ func startOperator(t *testing.T, f *framework.Framework, c *framework.Cluster) s
 		Package: "./cmd/scylla-operator",
 		Args: []string{
 			"operator",
-			"--kubeconfig=" + c.ControlPlane.KubeconfigPath,
+			"--kubeconfig=" + f.ProgramKubeconfig(c, framework.OperatorSubcommand, "operator-"+c.Namespace).KubeconfigPath,
 			"--image=localhost/scylla-operator:e2e",
 			"--leader-election-namespace=" + c.Namespace,
 			"--serving-address=" + servingAddress,

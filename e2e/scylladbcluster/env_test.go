@@ -100,7 +100,7 @@ func (e *env) startOperator(p *plane) {
 		Package: "./cmd/scylla-operator",
 		Args: []string{
 			"operator",
-			"--kubeconfig=" + p.c.ControlPlane.KubeconfigPath,
+			"--kubeconfig=" + e.f.ProgramKubeconfig(p.c, framework.OperatorSubcommand, "operator-"+p.c.Namespace).KubeconfigPath,
 			"--image=" + operatorImage,
 			"--leader-elect=false",
 			"--serving-address=127.0.0.1:0",

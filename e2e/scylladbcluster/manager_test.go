@@ -32,7 +32,7 @@ func (e *env) startManager() *framework.FakeScyllaDBManager {
 		Package: "./cmd/scylla-operator",
 		Args: []string{
 			"manager-controller",
-			"--kubeconfig=" + c.ControlPlane.KubeconfigPath,
+			"--kubeconfig=" + e.f.ProgramKubeconfig(c, framework.ManagerControllerSubcommand, "manager-controller-"+c.Namespace).KubeconfigPath,
 			"--scylladb-manager-url=" + fake.URL,
 			"--scylladb-manager-auth-token-file=" + tokenFile,
 			"--resync-period=" + resyncPeriod.String(),

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"strconv"
 	"sync"
 	"testing"
@@ -153,10 +152,8 @@ func (e *env) createRemoteKubernetesCluster(name string, w *plane) *remote {
 	e.t.Helper()
 	ctx := e.t.Context()
 	proxy := startTCPProxy(e.t, "127.0.0.1:"+strconv.Itoa(w.c.ControlPlane.Ports.APIServer))
-	kubeconfig, err := os.ReadFile(w.c.ControlPlane.KubeconfigPath)
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	// The identity the install manifests' remote ClusterRole is for, not an admin: the operator must get by with it.
+	kubeconfig := e.f.RemoteKubeconfig(w.c)
 	config, err := clientcmd.Load(kubeconfig)
 	if err != nil {
 		e.t.Fatal(err)

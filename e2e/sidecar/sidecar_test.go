@@ -44,7 +44,7 @@ func TestSidecar(t *testing.T) {
 		Package: "./cmd/scylla-operator",
 		Args: []string{
 			"operator",
-			"--kubeconfig=" + c.ControlPlane.KubeconfigPath,
+			"--kubeconfig=" + f.ProgramKubeconfig(c, framework.OperatorSubcommand, "scylla-operator").KubeconfigPath,
 			"--image=" + operatorImage,
 			"--leader-elect=false",
 			"--serving-address=127.0.0.1:0",
