@@ -79,23 +79,6 @@ func managerObjects(t *testing.T) []runtime.Object {
 	return objs
 }
 
-// managerObject returns the object of type T named namespace/name in deploy/manager/.
-func managerObject[T interface {
-	runtime.Object
-	GetNamespace() string
-	GetName() string
-}](t *testing.T, objs []runtime.Object, namespace, name string) T {
-	t.Helper()
-	for _, obj := range objs {
-		if o, ok := obj.(T); ok && o.GetNamespace() == namespace && o.GetName() == name {
-			return o
-		}
-	}
-	var zero T
-	t.Fatalf("deploy/manager/ has no %T %s/%s", zero, namespace, name)
-	return zero
-}
-
 func TestManagerManifestsAreValid(t *testing.T) {
 	t.Parallel()
 	if objs := managerObjects(t); len(objs) == 0 {
@@ -108,28 +91,28 @@ func TestManagerControllerRBACGrantsExactlyWhatItUses(t *testing.T) {
 	objs := managerObjects(t)
 	ns, name := naming.ScyllaDBManagerNamespace, naming.ManagerControllerProgramName
 
-	clusterRole := managerObject[*rbacv1.ClusterRole](t, objs, "", name)
+	clusterRole := installedObject[*rbacv1.ClusterRole](t, objs, "", name)
 	if diff := cmp.Diff(operator.ManagerControllerClusterRoleRules(), clusterRole.Rules); diff != "" {
 		wantYAML, _ := yaml.Marshal(operator.ManagerControllerClusterRoleRules())
 		t.Errorf("ClusterRole rules differ (-code +manifest):\n%s\nthe manifest's rules should be:\n%s", diff, wantYAML)
 	}
-	role := managerObject[*rbacv1.Role](t, objs, ns, name+"-leader-election")
+	role := installedObject[*rbacv1.Role](t, objs, ns, name+"-leader-election")
 	if diff := cmp.Diff(operator.ManagerControllerLeaderElectionRules(), role.Rules); diff != "" {
 		t.Errorf("leader election Role rules differ (-code +manifest):\n%s", diff)
 	}
 
 	// Both are bound to the ServiceAccount the Deployment runs as.
-	deployment := managerObject[*appsv1.Deployment](t, objs, ns, name)
-	sa := managerObject[*corev1.ServiceAccount](t, objs, ns, deployment.Spec.Template.Spec.ServiceAccountName)
+	deployment := installedObject[*appsv1.Deployment](t, objs, ns, name)
+	sa := installedObject[*corev1.ServiceAccount](t, objs, ns, deployment.Spec.Template.Spec.ServiceAccountName)
 	wantSubjects := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: sa.Namespace, Name: sa.Name}}
-	crb := managerObject[*rbacv1.ClusterRoleBinding](t, objs, "", name)
+	crb := installedObject[*rbacv1.ClusterRoleBinding](t, objs, "", name)
 	if diff := cmp.Diff(rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRole.Name}, crb.RoleRef); diff != "" {
 		t.Errorf("ClusterRoleBinding roleRef differs (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(wantSubjects, crb.Subjects); diff != "" {
 		t.Errorf("ClusterRoleBinding subjects differ (-want +got):\n%s", diff)
 	}
-	rb := managerObject[*rbacv1.RoleBinding](t, objs, ns, role.Name)
+	rb := installedObject[*rbacv1.RoleBinding](t, objs, ns, role.Name)
 	if diff := cmp.Diff(rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name}, rb.RoleRef); diff != "" {
 		t.Errorf("RoleBinding roleRef differs (-want +got):\n%s", diff)
 	}
@@ -159,7 +142,7 @@ func TestManagerIsReachableAtTheDefaultURL(t *testing.T) {
 		}
 		port = int32(p)
 	}
-	svc := managerObject[*corev1.Service](t, objs, host[1], host[0])
+	svc := installedObject[*corev1.Service](t, objs, host[1], host[0])
 	var servicePort *corev1.ServicePort
 	for i := range svc.Spec.Ports {
 		if svc.Spec.Ports[i].Port == port {
@@ -170,7 +153,7 @@ func TestManagerIsReachableAtTheDefaultURL(t *testing.T) {
 		t.Fatalf("Service %s/%s has no port %d", svc.Namespace, svc.Name, port)
 	}
 
-	manager := managerObject[*appsv1.Deployment](t, objs, naming.ScyllaDBManagerNamespace, naming.ScyllaDBManagerServiceName)
+	manager := installedObject[*appsv1.Deployment](t, objs, naming.ScyllaDBManagerNamespace, naming.ScyllaDBManagerServiceName)
 	for k, v := range svc.Spec.Selector {
 		if manager.Spec.Template.Labels[k] != v {
 			t.Errorf("Service %s/%s does not select the pods of Deployment %s", svc.Namespace, svc.Name, manager.Name)
@@ -227,7 +210,7 @@ func managerConfig(t *testing.T, objs []runtime.Object, manager *appsv1.Deployme
 			if v.Name != m.Name || v.ConfigMap == nil {
 				continue
 			}
-			cm := managerObject[*corev1.ConfigMap](t, objs, manager.Namespace, v.ConfigMap.Name)
+			cm := installedObject[*corev1.ConfigMap](t, objs, manager.Namespace, v.ConfigMap.Name)
 			data, ok := cm.Data[filepath.Base(configFile)]
 			if !ok {
 				t.Fatalf("ConfigMap %s has no key %s", cm.Name, filepath.Base(configFile))
@@ -247,7 +230,7 @@ func managerConfig(t *testing.T, objs []runtime.Object, manager *appsv1.Deployme
 func TestManagerStoresItsStateInTheScyllaClusterOfItsNamespace(t *testing.T) {
 	t.Parallel()
 	objs := managerObjects(t)
-	manager := managerObject[*appsv1.Deployment](t, objs, naming.ScyllaDBManagerNamespace, naming.ScyllaDBManagerServiceName)
+	manager := installedObject[*appsv1.Deployment](t, objs, naming.ScyllaDBManagerNamespace, naming.ScyllaDBManagerServiceName)
 	config := managerConfig(t, objs, manager)
 
 	var clusters []string
