@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,6 +42,10 @@ type Suite struct {
 	// RBAC is what the install manifests grant the programs; it is applied to every control plane, and the
 	// operator and the manager-controller run with its ServiceAccounts' tokens (see ProgramKubeconfig).
 	RBAC *DeployedRBAC
+
+	mu sync.Mutex
+	// credentials are those handed to programs; RunSuite fails the suite if RBAC refused any of their requests.
+	credentials []*ServiceAccountCredential
 }
 
 // StartSuite builds what is needed (the control plane binaries once per machine, cluster-fakes once per suite)
@@ -144,7 +149,18 @@ func (s *Suite) ProgramKubeconfig(ctx context.Context, cp *ControlPlane, subcomm
 	if err != nil {
 		return nil, err
 	}
-	return cp.WriteServiceAccountKubeconfig(ctx, sa, name)
+	cred, err := cp.WriteServiceAccountKubeconfig(ctx, sa, name)
+	if err != nil {
+		return nil, err
+	}
+	s.addCredential(cred)
+	return cred, nil
+}
+
+func (s *Suite) addCredential(cred *ServiceAccountCredential) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.credentials = append(s.credentials, cred)
 }
 
 // GrantRemoteAccess creates, in cp, the ServiceAccount a meta cluster's operator reaches cp as, bound to the remote
@@ -168,6 +184,7 @@ func (s *Suite) RemoteKubeconfig(ctx context.Context, cp *ControlPlane) ([]byte,
 	if err != nil {
 		return nil, err
 	}
+	s.addCredential(cred)
 	data, err := clientcmd.Write(*cred.Kubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("can't encode the remote kubeconfig of %s: %w", cp.Name, err)
@@ -268,6 +285,10 @@ func RunSuite(m *testing.M, opts SuiteOptions) int {
 	currentSuite = s
 	code := m.Run()
 	currentSuite = nil
+	if err := s.checkProgramPermissions(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: suite %q: %v\n", opts.Name, err)
+		code = 1
+	}
 	stopStart := time.Now()
 	if err := s.Stop(); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: can't stop suite %q cleanly: %v\n", opts.Name, err)

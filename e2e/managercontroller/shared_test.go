@@ -33,7 +33,7 @@ func TestSharedManagerController(t *testing.T) {
 	f := framework.NewFramework(t)
 	c := f.Clusters[sharedPlane]
 	startOperatorAndNodes(t, f, c)
-	stack := startManagerStack(t, f, c, stackOptions{name: "shared", leaseNamespace: c.Namespace})
+	stack := startManagerStack(t, f, c, stackOptions{name: "shared", leaseName: c.Namespace})
 
 	t.Run("group", func(t *testing.T) {
 		for _, tc := range []struct {

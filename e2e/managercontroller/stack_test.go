@@ -62,9 +62,10 @@ type stackOptions struct {
 	name string
 	// gate puts an HTTPGate between the manager-controller and the fake, so that the test can hold its requests.
 	gate bool
-	// leaseNamespace, when set, makes the manager-controller elect a leader on a Lease there; empty turns leader
+	// leaseName, when set, makes the manager-controller elect a leader on a Lease of that name (in its
+	// ServiceAccount's namespace, the only one where its Role lets it write Leases); empty turns leader
 	// election off, so that a replica started after a SIGKILL does not wait for the dead one's Lease to expire.
-	leaseNamespace string
+	leaseName string
 }
 
 // managerStack is a fake ScyllaDB Manager and the manager-controller replicas a test runs against it, one at a time.
@@ -167,8 +168,9 @@ func (s *managerStack) start() *framework.Process {
 		"--serving-address=127.0.0.1:0",
 		"-v=4",
 	}
-	if s.opts.leaseNamespace != "" {
-		args = append(args, "--leader-elect=true", "--leader-election-namespace="+s.opts.leaseNamespace)
+	if s.opts.leaseName != "" {
+		args = append(args, "--leader-elect=true", "--leader-election-namespace="+s.credential.ServiceAccount.Namespace,
+			"--leader-election-lease-name="+s.opts.leaseName)
 	} else {
 		args = append(args, "--leader-elect=false")
 	}

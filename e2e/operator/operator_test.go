@@ -29,8 +29,9 @@ const (
 
 // operatorOptions say how a test runs one replica of `scylla-operator operator`.
 type operatorOptions struct {
-	// leaseNamespace holds the leader election Lease; replicas with the same one elect a single leader.
-	leaseNamespace string
+	// leaseName names the leader election Lease, which is in the namespace of the operator's ServiceAccount (the
+	// only one where its Role lets it write Leases); replicas with the same one elect a single leader.
+	leaseName string
 	// resyncPeriod is --resync-period; zero keeps the operator's default.
 	resyncPeriod time.Duration
 	// verbosity is the klog -v level.
@@ -66,7 +67,8 @@ func startOperator(t testing.TB, f *framework.Framework, c *framework.Cluster, n
 		"--kubeconfig=" + credential.KubeconfigPath,
 		"--image=" + operatorImage,
 		"--leader-elect=true",
-		"--leader-election-namespace=" + opts.leaseNamespace,
+		"--leader-election-namespace=" + credential.ServiceAccount.Namespace,
+		"--leader-election-lease-name=" + opts.leaseName,
 		// Replicas of different tests never share a port.
 		"--serving-address=127.0.0.1:0",
 		fmt.Sprintf("-v=%d", opts.verbosity),

@@ -35,7 +35,7 @@ func TestOperatorKilledMidwayLeavesNoDuplicateOrOrphan(t *testing.T) {
 		for _, a := range extraArgs {
 			args = append(args, a...)
 		}
-		return startOperator(t, e.f, e.c, name, operatorOptions{leaseNamespace: e.ns, verbosity: 2, extraArgs: args})
+		return startOperator(t, e.f, e.c, name, operatorOptions{leaseName: e.ns, verbosity: 2, extraArgs: args})
 	}
 	const newVersion = "2025.1.3"
 
@@ -112,7 +112,7 @@ func TestOnlyTheLeaderReconciles(t *testing.T) {
 	}
 	for _, name := range names {
 		// Syncs are logged at 4; the takeover check counts them.
-		replicas[name] = startOperator(t, e.f, e.c, name, operatorOptions{leaseNamespace: e.ns, verbosity: 4})
+		replicas[name] = startOperator(t, e.f, e.c, name, operatorOptions{leaseName: e.ns, verbosity: 4})
 	}
 	sc := e.createScyllaCluster(e.newScyllaCluster(3, 1))
 	sc = e.waitForRollout(sc.Name, "the 3-rack ScyllaCluster to roll out")
@@ -217,7 +217,7 @@ func (e *testEnv) waitForFirstSyncMidway(sc *scyllav1.ScyllaCluster) {
 func TestSIGTERMLetsTheCurrentSyncFinish(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := t.Context()
-	op := startOperator(t, e.f, e.c, "operator-sigterm", operatorOptions{leaseNamespace: e.ns, verbosity: 2, extraArgs: throttledClientArgs})
+	op := startOperator(t, e.f, e.c, "operator-sigterm", operatorOptions{leaseName: e.ns, verbosity: 2, extraArgs: throttledClientArgs})
 	sc := e.createScyllaCluster(e.newScyllaCluster(3, 1))
 	e.waitForFirstSyncMidway(sc)
 	if err := op.terminate(stepTimeout); err != nil {

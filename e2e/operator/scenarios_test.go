@@ -33,8 +33,8 @@ const sharedResyncPeriod = time.Minute
 func TestOperatorScenarios(t *testing.T) {
 	f := framework.NewFramework(t)
 	op := startOperator(t, f, f.Cluster(), "operator-shared", operatorOptions{
-		leaseNamespace: f.Namespace(),
-		resyncPeriod:   sharedResyncPeriod,
+		leaseName:    f.Namespace(),
+		resyncPeriod: sharedResyncPeriod,
 		// Syncs are logged at 4; the steady-state test counts them.
 		verbosity: 4,
 	})

@@ -174,20 +174,23 @@ func TestRemoteKubernetesClusterLifecycle(t *testing.T) {
 	})
 }
 
-// startOperator runs the operator against c's control plane for the rest of the test, leading through a Lease in the
-// test's namespace, and returns the URL of its metrics.
+// startOperator runs the operator against c's control plane for the rest of the test, leading through a Lease named
+// after the test's namespace, and returns the URL of its metrics.
 func startOperator(t *testing.T, f *framework.Framework, c *framework.Cluster) string {
 	t.Helper()
 	// A port that was free a moment ago: the test needs to know it to read the metrics.
 	servingAddress := closedAddress(t)
+	credential := f.ProgramKubeconfig(c, framework.OperatorSubcommand, "operator-"+c.Namespace)
 	f.StartProgram(c, framework.Program{
 		Name:    "operator-" + c.Namespace,
 		Package: "./cmd/scylla-operator",
 		Args: []string{
 			"operator",
-			"--kubeconfig=" + f.ProgramKubeconfig(c, framework.OperatorSubcommand, "operator-"+c.Namespace).KubeconfigPath,
+			"--kubeconfig=" + credential.KubeconfigPath,
 			"--image=localhost/scylla-operator:e2e",
-			"--leader-election-namespace=" + c.Namespace,
+			// Its Role lets the operator write Leases only in its own namespace.
+			"--leader-election-namespace=" + credential.ServiceAccount.Namespace,
+			"--leader-election-lease-name=" + c.Namespace,
 			"--serving-address=" + servingAddress,
 			"-v=2",
 		},

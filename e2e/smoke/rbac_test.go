@@ -84,6 +84,12 @@ func TestProgramsIdentitiesHaveExactlyTheirRoles(t *testing.T) {
 				{"bind the member ClusterRole", true, func(ctx context.Context, c *framework.Clients, ns string) error {
 					return createRoleBinding(ctx, c, ns, naming.MemberClusterRoleName)
 				}},
+				{"create its Lease in its own namespace", true, func(ctx context.Context, c *framework.Clients, _ string) error {
+					return createLease(ctx, c, operator.Namespace)
+				}},
+				{"create a Lease in another namespace", false, func(ctx context.Context, c *framework.Clients, ns string) error {
+					return createLease(ctx, c, ns)
+				}},
 				{"get any other Namespace", false, func(ctx context.Context, c *framework.Clients, ns string) error {
 					_, err := c.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 					return err

@@ -455,7 +455,8 @@ func newTwoDatacenterCluster() *scyllav1alpha1.ScyllaDBCluster {
 			ScyllaDB:             scyllav1alpha1.ScyllaDB{Image: "docker.io/scylladb/scylla:2025.1.0"},
 			ScyllaDBManagerAgent: &scyllav1alpha1.ScyllaDBManagerAgent{Image: new("docker.io/scylladb/scylla-manager-agent:3.5.0")},
 			DatacenterTemplate: &scyllav1alpha1.ScyllaDBClusterDatacenterTemplate{
-				Racks: []scyllav1alpha1.RackSpec{{Name: "a", RackTemplate: scyllav1alpha1.RackTemplate{Nodes: new(int32(1))}}},
+				// Every rack needs storage (validation.ValidateScyllaDBCluster).
+				Racks: []scyllav1alpha1.RackSpec{{Name: "a", RackTemplate: scyllav1alpha1.RackTemplate{Nodes: new(int32(1)), ScyllaDB: withStorage()}}},
 			},
 			Datacenters: []scyllav1alpha1.ScyllaDBClusterDatacenter{
 				{Name: "dc1", RemoteKubernetesClusterName: "w1"},

@@ -12,9 +12,9 @@ import (
 	"github.com/scyllakube/scylla-operator/pkg/merge"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/scyllaagent"
+	"github.com/scyllakube/scylla-operator/pkg/validation"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -118,7 +118,7 @@ func makeScyllaDBDatacenter(sc *scyllav1alpha1.ScyllaDBCluster, dc *scyllav1alph
 			ScyllaDBManagerAgent:                    spec.ScyllaDBManagerAgent,
 			ForceRedeploymentReason:                 forceRedeploymentReason(spec.ForceRedeploymentReason, dc.ForceRedeploymentReason),
 			ExposeOptions:                           makeExposeOptions(spec.ExposeOptions),
-			RackTemplate:                            merge.RackTemplates(levelRackTemplate(spec.DatacenterTemplate), levelRackTemplate(&dc.ScyllaDBClusterDatacenterTemplate)),
+			RackTemplate:                            merge.ScyllaDBClusterDatacenterRackTemplate(sc, dc),
 			Racks:                                   racks,
 			DisableAutomaticOrphanedNodeReplacement: new(spec.DisableAutomaticOrphanedNodeReplacement),
 			MinTerminationGracePeriodSeconds:        spec.MinTerminationGracePeriodSeconds,
@@ -212,36 +212,6 @@ func makeExposeOptions(options *scyllav1alpha1.ScyllaDBClusterExposeOptions) *sc
 	}
 }
 
-// levelRackTemplate returns the rack settings a datacenter template holds: its datacenter-wide placement,
-// topologyLabelSelector, scyllaDB and scyllaDBManagerAgent, with its rackTemplate merged over them.
-func levelRackTemplate(t *scyllav1alpha1.ScyllaDBClusterDatacenterTemplate) *scyllav1alpha1.RackTemplate {
-	if t == nil {
-		return nil
-	}
-	var wide *scyllav1alpha1.RackTemplate
-	if t.Placement != nil || len(t.TopologyLabelSelector) != 0 || t.ScyllaDB != nil || t.ScyllaDBManagerAgent != nil {
-		wide = &scyllav1alpha1.RackTemplate{
-			Placement:             t.Placement,
-			TopologyLabelSelector: t.TopologyLabelSelector,
-			ScyllaDB:              t.ScyllaDB,
-			ScyllaDBManagerAgent:  t.ScyllaDBManagerAgent,
-		}
-	}
-	return merge.RackTemplates(wide, t.RackTemplate)
-}
-
-// mergeRacks returns base's racks, each merged with override's rack of the same name, followed by override's other
-// racks.
-func mergeRacks(base, override []scyllav1alpha1.RackSpec) []scyllav1alpha1.RackSpec {
-	merged := merge.ByKey(base, override, func(r scyllav1alpha1.RackSpec) string { return r.Name }, func(b, o scyllav1alpha1.RackSpec) scyllav1alpha1.RackSpec {
-		return scyllav1alpha1.RackSpec{Name: o.Name, RackTemplate: *merge.RackTemplates(&b.RackTemplate, &o.RackTemplate)}
-	})
-	for i := range merged {
-		merged[i] = *merged[i].DeepCopy()
-	}
-	return merged
-}
-
 // appendNew returns base followed by the items of extra that are not already there.
 func appendNew(base, extra []string) []string {
 	merged := slices.Clone(base)
@@ -253,121 +223,16 @@ func appendNew(base, extra []string) []string {
 	return merged
 }
 
-// validateScyllaDBCluster returns what in sc's spec keeps any datacenter from being built, or nil.
-func validateScyllaDBCluster(sc *scyllav1alpha1.ScyllaDBCluster) error {
-	errs := validateClusterFields(sc)
-	for i := range sc.Spec.Datacenters {
-		_, dcErrs := validateDatacenterFields(sc, i)
-		errs = append(errs, dcErrs...)
-	}
-	return errs.ToAggregate()
-}
-
-// validateDatacenter checks what building dc needs: the cluster-wide fields and dc's own. It returns dc's merged
-// racks, or an error naming the field paths at fault.
+// validateDatacenter returns dc's merged racks, or what keeps it from being built: any error of the ScyllaDBCluster
+// (validation.ValidateScyllaDBCluster: a controller builds nothing from an object the webhook would refuse), or dc
+// not being one of sc's datacenters.
 func validateDatacenter(sc *scyllav1alpha1.ScyllaDBCluster, dc *scyllav1alpha1.ScyllaDBClusterDatacenter) ([]scyllav1alpha1.RackSpec, error) {
-	errs := validateClusterFields(sc)
-	// dc is normally an element of sc's datacenters; with duplicate names only its address tells which one.
-	i := slices.IndexFunc(sc.Spec.Datacenters, func(d scyllav1alpha1.ScyllaDBClusterDatacenter) bool { return d.Name == dc.Name })
-	for j := range sc.Spec.Datacenters {
-		if &sc.Spec.Datacenters[j] == dc {
-			i = j
-		}
-	}
-	if i < 0 {
+	errs := validation.ValidateScyllaDBCluster(sc)
+	if !slices.ContainsFunc(sc.Spec.Datacenters, func(d scyllav1alpha1.ScyllaDBClusterDatacenter) bool { return d.Name == dc.Name }) {
 		errs = append(errs, field.NotFound(field.NewPath("spec", "datacenters"), dc.Name))
-		return nil, errs.ToAggregate()
 	}
-	racks, dcErrs := validateDatacenterFields(sc, i)
-	errs = append(errs, dcErrs...)
 	if len(errs) != 0 {
 		return nil, errs.ToAggregate()
 	}
-	return racks, nil
-}
-
-func validateClusterFields(sc *scyllav1alpha1.ScyllaDBCluster) field.ErrorList {
-	var errs field.ErrorList
-	// The name and namespace become label values in the remote clusters (naming.ScyllaDBClusterRemoteLabels).
-	for _, f := range []struct {
-		path  *field.Path
-		value string
-	}{
-		{field.NewPath("metadata", "name"), sc.Name},
-		{field.NewPath("metadata", "namespace"), sc.Namespace},
-	} {
-		if len(f.value) == 0 {
-			errs = append(errs, field.Required(f.path, ""))
-		}
-		for _, msg := range validation.IsValidLabelValue(f.value) {
-			errs = append(errs, field.Invalid(f.path, f.value, msg))
-		}
-	}
-	if len(sc.Spec.ScyllaDB.Image) == 0 {
-		errs = append(errs, field.Required(field.NewPath("spec", "scyllaDB", "image"), ""))
-	}
-	if sc.Spec.ScyllaDBManagerAgent == nil || sc.Spec.ScyllaDBManagerAgent.Image == nil || len(*sc.Spec.ScyllaDBManagerAgent.Image) == 0 {
-		errs = append(errs, field.Required(field.NewPath("spec", "scyllaDBManagerAgent", "image"), ""))
-	}
-	if t := sc.Spec.DatacenterTemplate; t != nil {
-		errs = append(errs, validateRackNames(t.Racks, field.NewPath("spec", "datacenterTemplate", "racks"))...)
-	}
-	return errs
-}
-
-// validateDatacenterFields checks the i-th datacenter of sc and returns its merged racks.
-func validateDatacenterFields(sc *scyllav1alpha1.ScyllaDBCluster, i int) ([]scyllav1alpha1.RackSpec, field.ErrorList) {
-	dc := &sc.Spec.Datacenters[i]
-	path := field.NewPath("spec", "datacenters").Index(i)
-	var errs field.ErrorList
-
-	switch {
-	case len(dc.Name) == 0:
-		errs = append(errs, field.Required(path.Child("name"), ""))
-	default:
-		for _, msg := range validation.IsDNS1123Label(dc.Name) {
-			errs = append(errs, field.Invalid(path.Child("name"), dc.Name, msg))
-		}
-		if j := slices.IndexFunc(sc.Spec.Datacenters, func(d scyllav1alpha1.ScyllaDBClusterDatacenter) bool { return d.Name == dc.Name }); j != i {
-			errs = append(errs, field.Duplicate(path.Child("name"), dc.Name))
-		} else if k := slices.IndexFunc(sc.Spec.Datacenters[i+1:], func(d scyllav1alpha1.ScyllaDBClusterDatacenter) bool { return d.Name == dc.Name }); k >= 0 {
-			errs = append(errs, field.Duplicate(field.NewPath("spec", "datacenters").Index(i+1+k).Child("name"), dc.Name))
-		}
-	}
-
-	rkcPath := path.Child("remoteKubernetesClusterName")
-	if len(dc.RemoteKubernetesClusterName) == 0 {
-		errs = append(errs, field.Required(rkcPath, ""))
-	} else {
-		for _, msg := range validation.IsDNS1123Subdomain(dc.RemoteKubernetesClusterName) {
-			errs = append(errs, field.Invalid(rkcPath, dc.RemoteKubernetesClusterName, msg))
-		}
-	}
-
-	errs = append(errs, validateRackNames(dc.Racks, path.Child("racks"))...)
-	var templateRacks []scyllav1alpha1.RackSpec
-	if sc.Spec.DatacenterTemplate != nil {
-		templateRacks = sc.Spec.DatacenterTemplate.Racks
-	}
-	racks := mergeRacks(templateRacks, dc.Racks)
-	if len(racks) == 0 {
-		errs = append(errs, field.Required(path.Child("racks"), "the datacenter has no racks: neither spec.datacenterTemplate.racks nor its own racks list one"))
-	}
-	return racks, errs
-}
-
-func validateRackNames(racks []scyllav1alpha1.RackSpec, path *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	seen := make(map[string]bool, len(racks))
-	for i, r := range racks {
-		namePath := path.Index(i).Child("name")
-		switch {
-		case len(r.Name) == 0:
-			errs = append(errs, field.Required(namePath, ""))
-		case seen[r.Name]:
-			errs = append(errs, field.Duplicate(namePath, r.Name))
-		}
-		seen[r.Name] = true
-	}
-	return errs
+	return merge.ScyllaDBClusterDatacenterRacks(sc, dc), nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/scyllakube/scylla-operator/pkg/merge"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/scyllaagent"
+	"github.com/scyllakube/scylla-operator/pkg/validation"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,7 +27,8 @@ func newBasicScyllaDBCluster() *scyllav1alpha1.ScyllaDBCluster {
 			ScyllaDB:             scyllav1alpha1.ScyllaDB{Image: "docker.io/scylladb/scylla:2025.1.2"},
 			ScyllaDBManagerAgent: &scyllav1alpha1.ScyllaDBManagerAgent{Image: new("docker.io/scylladb/scylla-manager-agent:3.5.0")},
 			DatacenterTemplate: &scyllav1alpha1.ScyllaDBClusterDatacenterTemplate{
-				Racks: []scyllav1alpha1.RackSpec{{Name: "a", RackTemplate: scyllav1alpha1.RackTemplate{Nodes: new(int32(3))}}},
+				// Every rack needs storage (validation.ValidateScyllaDBCluster).
+				Racks: []scyllav1alpha1.RackSpec{{Name: "a", RackTemplate: scyllav1alpha1.RackTemplate{Nodes: new(int32(3)), ScyllaDB: withStorage()}}},
 			},
 			Datacenters: []scyllav1alpha1.ScyllaDBClusterDatacenter{
 				{Name: "dc1", RemoteKubernetesClusterName: "worker-1"},
@@ -34,6 +36,11 @@ func newBasicScyllaDBCluster() *scyllav1alpha1.ScyllaDBCluster {
 			},
 		},
 	}
+}
+
+// withStorage returns the scyllaDB settings of a rack with the storage every rack needs.
+func withStorage() *scyllav1alpha1.ScyllaDBTemplate {
+	return &scyllav1alpha1.ScyllaDBTemplate{Storage: &scyllav1alpha1.StorageOptions{Capacity: "1Gi"}}
 }
 
 func remoteNamespace(dc string) string {
@@ -80,7 +87,7 @@ func TestMakeScyllaDBDatacenterOfABasicCluster(t *testing.T) {
 					Clients: &scyllav1alpha1.BroadcastOptions{Type: scyllav1alpha1.BroadcastAddressTypePodIP},
 				},
 			},
-			Racks:                                   []scyllav1alpha1.RackSpec{{Name: "a", RackTemplate: scyllav1alpha1.RackTemplate{Nodes: new(int32(3))}}},
+			Racks:                                   []scyllav1alpha1.RackSpec{{Name: "a", RackTemplate: scyllav1alpha1.RackTemplate{Nodes: new(int32(3)), ScyllaDB: withStorage()}}},
 			DisableAutomaticOrphanedNodeReplacement: new(false),
 		},
 	}
@@ -240,29 +247,31 @@ func TestMakeScyllaDBDatacenterMergesLevels(t *testing.T) {
 			name: "racks of the same name merge, the datacenter's settings winning, and the datacenter's other racks follow",
 			modify: func(sc *scyllav1alpha1.ScyllaDBCluster) {
 				tmpl(sc).Racks = []scyllav1alpha1.RackSpec{
-					{Name: "a", RackTemplate: scyllav1alpha1.RackTemplate{Nodes: new(int32(3)), TopologyLabelSelector: map[string]string{"zone": "a", "disk": "ssd"}}},
-					{Name: "b", RackTemplate: scyllav1alpha1.RackTemplate{Nodes: new(int32(3))}},
+					{Name: "a", RackTemplate: scyllav1alpha1.RackTemplate{Nodes: new(int32(3)), TopologyLabelSelector: map[string]string{"zone": "a", "disk": "ssd"}, ScyllaDB: withStorage()}},
+					{Name: "b", RackTemplate: scyllav1alpha1.RackTemplate{Nodes: new(int32(3)), ScyllaDB: withStorage()}},
 				}
 				dc(sc).Racks = []scyllav1alpha1.RackSpec{
-					{Name: "c", RackTemplate: scyllav1alpha1.RackTemplate{Nodes: new(int32(1))}},
+					{Name: "c", RackTemplate: scyllav1alpha1.RackTemplate{Nodes: new(int32(1)), ScyllaDB: withStorage()}},
 					{Name: "a", RackTemplate: scyllav1alpha1.RackTemplate{Nodes: new(int32(5)), TopologyLabelSelector: map[string]string{"zone": "us-east-1a"}}},
 				}
 			},
 			get: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) any { return sdc.Spec.Racks },
 			want: []scyllav1alpha1.RackSpec{
-				{Name: "a", RackTemplate: scyllav1alpha1.RackTemplate{Nodes: new(int32(5)), TopologyLabelSelector: map[string]string{"zone": "us-east-1a", "disk": "ssd"}}},
-				{Name: "b", RackTemplate: scyllav1alpha1.RackTemplate{Nodes: new(int32(3))}},
-				{Name: "c", RackTemplate: scyllav1alpha1.RackTemplate{Nodes: new(int32(1))}},
+				{Name: "a", RackTemplate: scyllav1alpha1.RackTemplate{Nodes: new(int32(5)), TopologyLabelSelector: map[string]string{"zone": "us-east-1a", "disk": "ssd"}, ScyllaDB: withStorage()}},
+				{Name: "b", RackTemplate: scyllav1alpha1.RackTemplate{Nodes: new(int32(3)), ScyllaDB: withStorage()}},
+				{Name: "c", RackTemplate: scyllav1alpha1.RackTemplate{Nodes: new(int32(1)), ScyllaDB: withStorage()}},
 			},
 		},
 		{
 			name: "racks only the datacenter lists are used when the template has none",
 			modify: func(sc *scyllav1alpha1.ScyllaDBCluster) {
 				sc.Spec.DatacenterTemplate = nil
-				sc.Spec.Datacenters[0].Racks = []scyllav1alpha1.RackSpec{{Name: "x", RackTemplate: scyllav1alpha1.RackTemplate{Nodes: new(int32(1))}}}
+				for i := range sc.Spec.Datacenters {
+					sc.Spec.Datacenters[i].Racks = []scyllav1alpha1.RackSpec{{Name: "x", RackTemplate: scyllav1alpha1.RackTemplate{Nodes: new(int32(1)), ScyllaDB: withStorage()}}}
+				}
 			},
 			get:  func(sdc *scyllav1alpha1.ScyllaDBDatacenter) any { return sdc.Spec.Racks },
-			want: []scyllav1alpha1.RackSpec{{Name: "x", RackTemplate: scyllav1alpha1.RackTemplate{Nodes: new(int32(1))}}},
+			want: []scyllav1alpha1.RackSpec{{Name: "x", RackTemplate: scyllav1alpha1.RackTemplate{Nodes: new(int32(1)), ScyllaDB: withStorage()}}},
 		},
 		{
 			name: "metadata merges over cluster, template and datacenter, the most specific winning",
@@ -598,8 +607,8 @@ func TestBuildersRejectBadSpecs(t *testing.T) {
 					}
 				}
 			}
-			if err := validateScyllaDBCluster(sc); tc.name != "a datacenter that is not in the cluster" && err == nil {
-				t.Error("validateScyllaDBCluster accepted the spec")
+			if err := validation.ValidateScyllaDBCluster(sc).ToAggregate(); tc.name != "a datacenter that is not in the cluster" && err == nil {
+				t.Error("validation.ValidateScyllaDBCluster accepted the spec")
 			}
 		})
 	}
@@ -607,7 +616,7 @@ func TestBuildersRejectBadSpecs(t *testing.T) {
 
 func TestValidateScyllaDBClusterAcceptsAGoodSpec(t *testing.T) {
 	t.Parallel()
-	if err := validateScyllaDBCluster(newBasicScyllaDBCluster()); err != nil {
+	if err := validation.ValidateScyllaDBCluster(newBasicScyllaDBCluster()).ToAggregate(); err != nil {
 		t.Error(err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/remoteclient"
+	"github.com/scyllakube/scylla-operator/pkg/validation"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -62,7 +63,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return err
 	}
 
-	if err := validateScyllaDBCluster(sc); err != nil {
+	if err := validation.ValidateScyllaDBCluster(sc).ToAggregate(); err != nil {
 		// Nothing is built from a spec that can't be; what exists stays as it is.
 		return c.updateStatus(ctx, sc, invalidSpecStatus(sc, err))
 	}

@@ -390,6 +390,27 @@ func TestAnInvalidSpecIsReportedAndNothingIsBuilt(t *testing.T) {
 	}
 }
 
+func TestASpecTheWebhookWouldRefuseIsNotActedOn(t *testing.T) {
+	t.Parallel()
+	sc := newTwoDatacenterCluster()
+	// Only the second datacenter's rack lacks storage, a rule no CRD schema can check; the first is built neither.
+	sc.Spec.Datacenters[1].Racks = []scyllav1alpha1.RackSpec{{Name: "b", RackTemplate: scyllav1alpha1.RackTemplate{Nodes: new(int32(1))}}}
+	f := newFixture(t, sc, "w1", "w2")
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	c := f.condition("Degraded")
+	if c.Status != metav1.ConditionTrue || c.Reason != invalidSpecReason || !strings.Contains(c.Message, "spec.datacenters[1].racks[b].scyllaDB.storage.capacity: Required value") {
+		t.Errorf("want Degraded InvalidSpec naming the field, got %+v", c)
+	}
+	if p := f.condition("Progressing"); p.Status != metav1.ConditionFalse {
+		t.Errorf("want Progressing False, got %+v", p)
+	}
+	if f.remoteDatacenter("w1", "dc1") != nil || f.remoteDatacenter("w2", "dc2") != nil {
+		t.Error("a ScyllaDBDatacenter was built from a spec the webhook would refuse")
+	}
+}
+
 func TestANamespaceOfAnotherMetaClusterIsNotTakenOver(t *testing.T) {
 	t.Parallel()
 	sc := newTwoDatacenterCluster()

@@ -25,3 +25,9 @@ const (
 	objectBeingRecreatedReason       = "ObjectBeingRecreated"
 	waitingForAdoptedReason          = "WaitingForAdoptedObject"
 )
+
+// specValidationName names the conditions of an invalid spec (validation.ValidateScyllaDBDatacenter).
+const specValidationName = "SpecValidation"
+
+// invalidSpecReason: the spec is one the admission webhook refuses; nothing is built from it.
+const invalidSpecReason = "InvalidSpec"

@@ -13,7 +13,7 @@ import (
 const (
 	testNamespace     = "scylla"
 	testOperatorImage = "docker.io/scylladb/scylla-operator:1.20.0"
-	testScyllaImage   = "docker.io/scylladb/scylla:2025.1.2"
+	testScyllaImage   = "docker.io/scylladb/scylla:2026.2.0"
 	testAgentImage    = "docker.io/scylladb/scylla-manager-agent:3.5.0"
 	testToken         = "generated-token"
 )

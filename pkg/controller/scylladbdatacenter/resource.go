@@ -16,7 +16,6 @@ import (
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/resourceapply"
 	"github.com/scyllakube/scylla-operator/pkg/scyllaagent"
-	"github.com/scyllakube/scylla-operator/pkg/sidecar"
 	"go.yaml.in/yaml/v3"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -1041,9 +1040,7 @@ func makeSidecarArgs(sdc *scyllav1alpha1.ScyllaDBDatacenter, rack *scyllav1alpha
 		sidecarFlag(sidecarFlagDatacenter, datacenterName(sdc)),
 		sidecarFlag(sidecarFlagRack, rack.Name),
 	}
-	if err := validateExternalSeeds(sdc); err != nil {
-		return nil, err
-	}
+	// The seeds are valid (validation.ValidateScyllaDBDatacenter, checked before anything is built).
 	if len(sdc.Spec.ScyllaDB.ExternalSeeds) != 0 {
 		args = append(args, sidecarFlag(sidecarFlagExternalSeeds, strings.Join(sdc.Spec.ScyllaDB.ExternalSeeds, ",")))
 	}
@@ -1076,17 +1073,6 @@ func makeSidecarArgs(sdc *scyllav1alpha1.ScyllaDBDatacenter, rack *scyllav1alpha
 		sidecarFlag(sidecarFlagProbesAddress, fmt.Sprintf(":%d", sidecarProbePort)),
 	)
 	return args, nil
-}
-
-// validateExternalSeeds returns a spec error naming the first of spec.scyllaDB.externalSeeds the sidecar would refuse
-// (sidecar.ValidateSeed): its pods would crash-loop instead.
-func validateExternalSeeds(sdc *scyllav1alpha1.ScyllaDBDatacenter) error {
-	for i, seed := range sdc.Spec.ScyllaDB.ExternalSeeds {
-		if err := sidecar.ValidateSeed(seed); err != nil {
-			return newSpecError("invalid spec.scyllaDB.externalSeeds[%d]: %w", i, err)
-		}
-	}
-	return nil
 }
 
 // addressArgs returns the flags of one address: its type and, when given, where its Pod IP comes from.

@@ -84,7 +84,7 @@ func expectedStatefulSet() *appsv1.StatefulSet {
 			}},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{
-					Labels: with(rackLabels(), "scylla/rack-ordinal", "0", "scylla/scylla-version", "2025.1.2"),
+					Labels: with(rackLabels(), "scylla/rack-ordinal", "0", "scylla/scylla-version", "2026.2.0"),
 					Annotations: map[string]string{
 						"scylla-operator.scylladb.com/managed-config-hash":                    "config-hash",
 						"scylla-operator.scylladb.com/scylladb-manager-agent-auth-token-hash": "token-hash",

@@ -14,6 +14,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -214,4 +215,30 @@ func ownedStatus(status *scyllav1alpha1.ScyllaDBDatacenterStatus, owned sets.Set
 	out.Conditions = slices.DeleteFunc(out.Conditions, func(c metav1.Condition) bool { return !owned.Has(c.Type) })
 	slices.SortFunc(out.Conditions, func(a, b metav1.Condition) int { return strings.Compare(a.Type, b.Type) })
 	return out
+}
+
+// invalidSpecStatus returns the status of a ScyllaDBDatacenter whose spec validation.ValidateScyllaDBDatacenter
+// refuses: Degraded with the validation error, not Progressing (nothing happens until the spec changes), and
+// Available as last computed (what runs is left alone). The node counts stay as they were.
+func invalidSpecStatus(sdc *scyllav1alpha1.ScyllaDBDatacenter, validationErr error) *scyllav1alpha1.ScyllaDBDatacenterStatus {
+	progressing, degraded, _ := controllerhelpers.SubSyncConditions(specValidationName, sdc.Generation, nil, validationErr)
+	degraded.Reason = invalidSpecReason
+	available := metav1.Condition{
+		Type:    statefulSetControllerAvailableCondition,
+		Status:  metav1.ConditionFalse,
+		Reason:  invalidSpecReason,
+		Message: "the spec is not valid",
+	}
+	if existing := meta.FindStatusCondition(sdc.Status.Conditions, statefulSetControllerAvailableCondition); existing != nil {
+		available = *existing
+	}
+	available.ObservedGeneration = sdc.Generation
+	conditions := []metav1.Condition{progressing, degraded, available}
+	// The aggregation can't fail: every aggregated type has a child.
+	_ = controllerhelpers.SetAggregatedConditions(&conditions, sdc.Generation,
+		controllerhelpers.AvailableCondition, controllerhelpers.ProgressingCondition, controllerhelpers.DegradedCondition)
+	status := sdc.Status.DeepCopy()
+	status.ObservedGeneration = new(sdc.Generation)
+	status.Conditions = conditions
+	return status
 }

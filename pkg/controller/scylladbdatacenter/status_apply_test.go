@@ -206,7 +206,7 @@ func TestApplyConfigurationKeepsEveryFieldOfTheStatus(t *testing.T) {
 	status := &scyllav1alpha1.ScyllaDBDatacenterStatus{
 		ObservedGeneration: new(int64(0)),
 		Conditions:         []metav1.Condition{{Type: "Available", Status: metav1.ConditionFalse, Reason: "NodesUnavailable", LastTransitionTime: testNow}},
-		UpdatedVersion:     "2025.1.2",
+		UpdatedVersion:     "2026.2.0",
 		NodeCounts:         scyllav1alpha1.NodeCounts{Nodes: &zero, CurrentNodes: &zero, UpdatedNodes: &zero, ReadyNodes: &zero, AvailableNodes: &zero},
 		Racks: []scyllav1alpha1.RackStatus{{
 			Name:       "a",

@@ -62,8 +62,8 @@ func TestStatusDuringARollingUpgrade(t *testing.T) {
 	status := &f.written("scylladbdatacenters", "basic").(*scyllav1alpha1.ScyllaDBDatacenter).Status
 
 	wantRacks := []scyllav1alpha1.RackStatus{
-		{Name: "a", CurrentVersion: "2025.1.2", UpdatedVersion: "2025.1.2", NodeCounts: counts(3, 3, 3, 3, 3), Stale: new(true)},
-		{Name: "b", CurrentVersion: "2024.2.0", UpdatedVersion: "2025.1.2", NodeCounts: counts(3, 2, 1, 2, 2), Stale: new(false)},
+		{Name: "a", CurrentVersion: "2026.2.0", UpdatedVersion: "2026.2.0", NodeCounts: counts(3, 3, 3, 3, 3), Stale: new(true)},
+		{Name: "b", CurrentVersion: "2024.2.0", UpdatedVersion: "2026.2.0", NodeCounts: counts(3, 2, 1, 2, 2), Stale: new(false)},
 	}
 	if diff := cmp.Diff(wantRacks, status.Racks); diff != "" {
 		t.Errorf("unexpected racks (-want +got):\n%s", diff)
@@ -71,7 +71,7 @@ func TestStatusDuringARollingUpgrade(t *testing.T) {
 	wantTotals := scyllav1alpha1.ScyllaDBDatacenterStatus{
 		ObservedGeneration: new(int64(2)),
 		CurrentVersion:     "2024.2.0",
-		UpdatedVersion:     "2025.1.2",
+		UpdatedVersion:     "2026.2.0",
 		NodeCounts:         counts(6, 5, 4, 5, 5),
 	}
 	if diff := cmp.Diff(wantTotals, *status, cmpopts.IgnoreFields(scyllav1alpha1.ScyllaDBDatacenterStatus{}, "Racks", "Conditions")); diff != "" {

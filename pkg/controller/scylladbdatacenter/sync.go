@@ -14,6 +14,7 @@ import (
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/kubeinterfaces"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/validation"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -80,6 +81,12 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if sdc.DeletionTimestamp != nil {
 		// Everything it owns goes with it through the garbage collector.
 		return nil
+	}
+	if err := validation.ValidateScyllaDBDatacenter(sdc).ToAggregate(); err != nil {
+		// Nothing is built from a spec the webhook would refuse (one created while it was down); what exists stays
+		// as it is until the spec changes.
+		logger.V(2).Info("ScyllaDBDatacenter spec is invalid", "reason", err.Error())
+		return c.updateStatus(ctx, sdc, invalidSpecStatus(sdc, err))
 	}
 
 	owned, err := c.getOwnedObjects(ctx, sdc)

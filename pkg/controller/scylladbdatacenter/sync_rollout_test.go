@@ -22,7 +22,7 @@ func TestSyncRollsOneRackAtATime(t *testing.T) {
 	t.Parallel()
 
 	w := withNodes(convergedWorld(t))
-	w.sdc.Spec.ScyllaDB.Image = "docker.io/scylladb/scylla:2025.2.0"
+	w.sdc.Spec.ScyllaDB.Image = "docker.io/scylladb/scylla:2026.2.1"
 	w.sdc.Generation++
 	w, f := step(t, "version change", w, "update statefulsets basic-dc1-a", "update statefulsets basic-dc1-b")
 	checkRollout(t, f.written("statefulsets", "basic-dc1-a").(*appsv1.StatefulSet), 0)
@@ -65,7 +65,7 @@ func TestSyncStartsNoRolloutWhileANodeIsLeaving(t *testing.T) {
 	w, _ = step(t, "scale-down requested", w, "update services basic-dc1-a-2")
 
 	// A new version while node a-2 decommissions: restarting it, or any other node, would break the decommission.
-	w.sdc.Spec.ScyllaDB.Image = "docker.io/scylladb/scylla:2025.2.0"
+	w.sdc.Spec.ScyllaDB.Image = "docker.io/scylladb/scylla:2026.2.1"
 	w.sdc.Generation++
 	w, f := step(t, "version change", w, "update statefulsets basic-dc1-a", "update statefulsets basic-dc1-b")
 	checkRollout(t, f.written("statefulsets", "basic-dc1-a").(*appsv1.StatefulSet), 3)

@@ -21,10 +21,6 @@ import (
 // spec error: its nodes must be decommissioned first, by scaling the rack to 0. The StatefulSets the API server
 // returned are put into applied, by name.
 func (c *Controller) syncStatefulSets(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, owned *ownedObjects, racks []*rackObjects, plans []rackPlan, managedConfig *corev1.ConfigMap, in statefulSetInputs, applied map[string]*appsv1.StatefulSet) ([]metav1.Condition, error) {
-	// Reported once for the datacenter rather than once per rack; every rack's pods would get them.
-	if err := validateExternalSeeds(sdc); err != nil {
-		return nil, err
-	}
 	var required []*appsv1.StatefulSet
 	var progressing []metav1.Condition
 	var errs []error

@@ -104,10 +104,10 @@ func TestSyncKeepsWhatOtherActorsAddAndRollsOnChanges(t *testing.T) {
 		{
 			name: "a version change",
 			modify: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
-				sdc.Spec.ScyllaDB.Image = "docker.io/scylladb/scylla:2025.2.0"
+				sdc.Spec.ScyllaDB.Image = "docker.io/scylladb/scylla:2026.2.1"
 			},
 			check: func(t *testing.T, template *corev1.PodTemplateSpec) {
-				if got := template.Spec.Containers[0].Image; got != "docker.io/scylladb/scylla:2025.2.0" {
+				if got := template.Spec.Containers[0].Image; got != "docker.io/scylladb/scylla:2026.2.1" {
 					t.Errorf("unexpected image %q", got)
 				}
 			},
@@ -308,7 +308,7 @@ func TestSyncKeepsKubectlRolloutRestart(t *testing.T) {
 	w, _ = step(t, "restarted by kubectl", w, "update statefulsets basic-dc1-a", "update statefulsets basic-dc1-b")
 	w, _ = step(t, "steady", w)
 
-	w.sdc.Spec.ScyllaDB.Image = "docker.io/scylladb/scylla:2025.2.0"
+	w.sdc.Spec.ScyllaDB.Image = "docker.io/scylladb/scylla:2026.2.1"
 	w.sdc.Generation++
 	f := newFixture(t, w)
 	if err := f.sync(); err != nil {
@@ -341,16 +341,26 @@ func TestSyncReportsAlternatorItCannotServe(t *testing.T) {
 	}
 }
 
-func TestSyncReportsSeedsTheSidecarWouldRefuse(t *testing.T) {
+// TestSyncDoesNotActOnASpecTheWebhookWouldRefuse: a seed the sidecar would refuse is refused by
+// validation.ValidateScyllaDBDatacenter, as the admission webhook does; an object created while the webhook was down
+// only gets its status written.
+func TestSyncDoesNotActOnASpecTheWebhookWouldRefuse(t *testing.T) {
 	t.Parallel()
 
 	w := withNodes(convergedWorld(t))
 	w.sdc.Spec.ScyllaDB.ExternalSeeds = []string{"10.0.0.1:7000"}
 	w.sdc.Generation++
-	f := syncSpecError(t, w, `StatefulSetControllerDegraded: invalid spec.scyllaDB.externalSeeds[0]: "10.0.0.1:7000" is neither an IP address nor a DNS name`)
+	f := syncSpecError(t, w, `SpecValidationDegraded: spec.scyllaDB.externalSeeds[0]: Invalid value: "10.0.0.1:7000": "10.0.0.1:7000" is neither an IP address nor a DNS name`)
 	// The running pods are left alone rather than rolled into a crash loop.
 	if diff := cmp.Diff([]string{"apply scylladbdatacenters/status basic"}, f.writes()); diff != "" {
 		t.Errorf("unexpected writes (-want +got):\n%s", diff)
+	}
+	status := f.written("scylladbdatacenters", f.sdcName()).(*scyllav1alpha1.ScyllaDBDatacenter).Status
+	if c := meta.FindStatusCondition(status.Conditions, "Progressing"); c == nil || c.Status != metav1.ConditionFalse {
+		t.Errorf("want Progressing False: nothing happens until the spec changes, got %+v", c)
+	}
+	if c := meta.FindStatusCondition(status.Conditions, "Degraded"); c == nil || c.Reason != invalidSpecReason {
+		t.Errorf("want Degraded with reason %s, got %+v", invalidSpecReason, c)
 	}
 }
 

@@ -1,0 +1,138 @@
+package framework
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
+)
+
+// rbacReportFile is the file in the suite's directory that lists what the programs' credentials asked the API
+// servers for, to compare with the install manifests' rules.
+const rbacReportFile = "rbac-requests.txt"
+
+// permissionKey is one permission a request needed, as RBAC rules name it.
+type permissionKey struct {
+	ServiceAccount ServiceAccount
+	Verb           string
+	// Resource is "<resource>[/<subresource>].<group>", or the non-resource URL.
+	Resource string
+	// Scope is "cluster" for cluster-scoped or all-namespace requests, else "namespaced".
+	Scope string
+}
+
+// permissionUse counts the requests that needed one permission, and how many of them RBAC refused.
+type permissionUse struct {
+	requests, forbidden int
+	// example is a refused request's URI, for the failure message.
+	example string
+}
+
+// rbacUsage sums, per permission, the requests made with credentials. Requests of other credentials are left out,
+// so are the 429s the API server answers while a new CRD starts being served.
+func rbacUsage(events []auditv1.Event, credentials []*ServiceAccountCredential) map[permissionKey]*permissionUse {
+	byID := map[string]ServiceAccount{}
+	for _, c := range credentials {
+		byID["JTI="+c.CredentialID] = c.ServiceAccount
+	}
+	usage := map[permissionKey]*permissionUse{}
+	for i := range events {
+		e := &events[i]
+		if e.ResponseStatus != nil && e.ResponseStatus.Code == http.StatusTooManyRequests {
+			continue
+		}
+		var sa ServiceAccount
+		found := false
+		for _, id := range e.User.Extra[credentialIDKey] {
+			if sa, found = byID[id]; found {
+				break
+			}
+		}
+		if !found || e.User.Username != sa.Username() {
+			continue
+		}
+		key := permissionKey{ServiceAccount: sa, Verb: e.Verb, Resource: e.RequestURI, Scope: "cluster"}
+		if ref := e.ObjectRef; ref != nil {
+			key.Resource = ref.Resource
+			if ref.Subresource != "" {
+				key.Resource += "/" + ref.Subresource
+			}
+			if ref.APIGroup != "" {
+				key.Resource += "." + ref.APIGroup
+			}
+			if ref.Namespace != "" {
+				key.Scope = "namespaced"
+			}
+		}
+		use := usage[key]
+		if use == nil {
+			use = &permissionUse{}
+			usage[key] = use
+		}
+		use.requests++
+		if e.ResponseStatus != nil && e.ResponseStatus.Code == http.StatusForbidden {
+			use.forbidden++
+			use.example = e.RequestURI
+		}
+	}
+	return usage
+}
+
+// describeRBACUsage lists the permissions one per line, sorted, with their counts.
+func describeRBACUsage(usage map[permissionKey]*permissionUse) string {
+	lines := make([]string, 0, len(usage))
+	for k, u := range usage {
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\trequests=%d", k.ServiceAccount, k.Verb, k.Resource, k.Scope, u.requests)
+		if u.forbidden != 0 {
+			line += fmt.Sprintf("\tFORBIDDEN=%d (e.g. %s)", u.forbidden, u.example)
+		}
+		lines = append(lines, line)
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
+
+// forbiddenRequests returns the lines of describeRBACUsage for permissions RBAC refused at least once.
+func forbiddenRequests(usage map[permissionKey]*permissionUse) string {
+	refused := map[permissionKey]*permissionUse{}
+	for k, u := range usage {
+		if u.forbidden != 0 {
+			refused[k] = u
+		}
+	}
+	return describeRBACUsage(refused)
+}
+
+// checkProgramPermissions reads every control plane's audit log, writes what the programs' credentials
+// (ProgramKubeconfig, RemoteKubeconfig) asked for to rbacReportFile, and returns an error listing the requests RBAC
+// refused them: the install manifests lack a rule the programs need.
+func (s *Suite) checkProgramPermissions() error {
+	s.mu.Lock()
+	credentials := append([]*ServiceAccountCredential(nil), s.credentials...)
+	s.mu.Unlock()
+	var report strings.Builder
+	var refused []string
+	for _, cp := range s.ControlPlanes {
+		events, err := cp.Audit.EventsSince(AuditMark{})
+		if err != nil {
+			return fmt.Errorf("can't read the audit log of %s: %w", cp.Name, err)
+		}
+		usage := rbacUsage(events, credentials)
+		fmt.Fprintf(&report, "# %s: ServiceAccount, verb, resource, scope, requests\n%s\n", cp.Name, describeRBACUsage(usage))
+		if f := forbiddenRequests(usage); f != "" {
+			refused = append(refused, fmt.Sprintf("%s:\n%s", cp.Name, f))
+		}
+	}
+	path := filepath.Join(s.Dir, rbacReportFile)
+	if err := os.WriteFile(path, []byte(report.String()), 0o644); err != nil {
+		return fmt.Errorf("can't write %s: %w", path, err)
+	}
+	if len(refused) != 0 {
+		return fmt.Errorf("RBAC refused requests of the programs, so the install manifests lack rules they need (all their requests: %s):\n%s", path, strings.Join(refused, "\n"))
+	}
+	return nil
+}

@@ -1,0 +1,62 @@
+package framework
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
+)
+
+func TestRBACUsageCountsTheRequestsOfProgramCredentials(t *testing.T) {
+	t.Parallel()
+	operator := ServiceAccount{Namespace: "op", Name: "operator"}
+	mc := ServiceAccount{Namespace: "mgr", Name: "mc"}
+	credentials := []*ServiceAccountCredential{
+		{ServiceAccount: operator, CredentialID: "a"},
+		{ServiceAccount: operator, CredentialID: "b"},
+		{ServiceAccount: mc, CredentialID: "c"},
+	}
+	event := func(sa ServiceAccount, id, verb string, ref *auditv1.ObjectReference, code int32) auditv1.Event {
+		return auditv1.Event{
+			User:           authenticationv1.UserInfo{Username: sa.Username(), Extra: map[string]authenticationv1.ExtraValue{credentialIDKey: {"JTI=" + id}}},
+			Verb:           verb,
+			RequestURI:     "/uri/" + verb,
+			ObjectRef:      ref,
+			ResponseStatus: &metav1.Status{Code: code},
+		}
+	}
+	sts := &auditv1.ObjectReference{Resource: "statefulsets", APIGroup: "apps", Namespace: "ns"}
+	status := &auditv1.ObjectReference{Resource: "scylladbdatacenters", Subresource: "status", APIGroup: "scylla.scylladb.com", Namespace: "ns"}
+	nodes := &auditv1.ObjectReference{Resource: "nodes"}
+	events := []auditv1.Event{
+		event(operator, "a", "create", sts, 201),
+		event(operator, "b", "create", sts, 201),
+		event(operator, "a", "list", nodes, 403),
+		event(operator, "a", "list", nodes, 429),
+		event(operator, "a", "get", nil, 200),
+		event(mc, "c", "patch", status, 200),
+		// Another token of a program's ServiceAccount (a test's own), and an ID presented by another user.
+		event(mc, "d", "list", nodes, 403),
+		event(ServiceAccount{Namespace: "x", Name: "y"}, "c", "list", nodes, 403),
+	}
+	usage := rbacUsage(events, credentials)
+	got := map[permissionKey]permissionUse{}
+	for k, u := range usage {
+		got[k] = *u
+	}
+	want := map[permissionKey]permissionUse{
+		{operator, "create", "statefulsets.apps", "namespaced"}:                       {requests: 2},
+		{operator, "list", "nodes", "cluster"}:                                        {requests: 1, forbidden: 1, example: "/uri/list"},
+		{operator, "get", "/uri/get", "cluster"}:                                      {requests: 1},
+		{mc, "patch", "scylladbdatacenters/status.scylla.scylladb.com", "namespaced"}: {requests: 1},
+	}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(permissionUse{})); diff != "" {
+		t.Errorf("usage differs (-want +got):\n%s", diff)
+	}
+	wantRefused := "op/operator\tlist\tnodes\tcluster\trequests=1\tFORBIDDEN=1 (e.g. /uri/list)"
+	if got := forbiddenRequests(usage); got != wantRefused {
+		t.Errorf("forbiddenRequests() = %q, want %q", got, wantRefused)
+	}
+}
