@@ -1,0 +1,380 @@
+package scylladbdatacenter
+
+import (
+	"bytes"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"slices"
+	"strings"
+	"time"
+
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/certs"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// CertificateOptions are how the operator issues the certificates of every datacenter (docs/tls.md).
+type CertificateOptions struct {
+	// KeyAlgorithm of every generated key; empty means ECDSA P-256.
+	KeyAlgorithm certs.KeyAlgorithm
+	// CAValidity is how long a generated CA is valid.
+	CAValidity time.Duration
+	// CertificateValidity is how long a serving or client certificate is valid.
+	CertificateValidity time.Duration
+	// RefreshFraction of a CA's or certificate's validity passes before it is renewed.
+	RefreshFraction float64
+	// TrustPropagationDelay is how long a changed Secret or ConfigMap takes to reach every pod's mounted files: the
+	// kubelet's sync period plus its cache's TTL. A new CA signs nothing until it has been trusted that long.
+	TrustPropagationDelay time.Duration
+}
+
+// DefaultCertificateOptions are the operator's defaults: ECDSA P-256, CAs valid for 10 years, certificates for 30
+// days, both renewed when 80% of their validity has passed.
+func DefaultCertificateOptions() CertificateOptions {
+	return CertificateOptions{
+		KeyAlgorithm:          certs.ECDSAP256,
+		CAValidity:            10 * 365 * 24 * time.Hour,
+		CertificateValidity:   30 * 24 * time.Hour,
+		RefreshFraction:       0.8,
+		TrustPropagationDelay: 3 * time.Minute,
+	}
+}
+
+// Validate rejects options under which a served certificate could be untrusted or expired at some point.
+func (o CertificateOptions) Validate() error {
+	p := o.policy("validation", certs.CertificateRequest{CommonName: "validation", Usage: certs.ServingUsage})
+	return p.Validate()
+}
+
+// policy returns the rotation policy of one CA and the certificate it issues.
+func (o CertificateOptions) policy(caCommonNamePrefix string, req certs.CertificateRequest) *certs.Policy {
+	req.Validity = o.CertificateValidity
+	req.KeyAlgorithm = o.KeyAlgorithm
+	return &certs.Policy{
+		CACommonNamePrefix:    caCommonNamePrefix,
+		CAValidity:            o.CAValidity,
+		CAKeyAlgorithm:        o.KeyAlgorithm,
+		Certificate:           req,
+		RefreshFraction:       o.RefreshFraction,
+		TrustPropagationDelay: o.TrustPropagationDelay,
+	}
+}
+
+// certificateSet is one CA, the CAs its peers trust and the certificate it issues, as the operator stores them: the
+// CA's key pair in a kubernetes.io/tls Secret and the trust bundle in a ConfigMap, both named caName, and the
+// certificate in the kubernetes.io/tls Secret certName.
+type certificateSet struct {
+	caName   string
+	certName string
+	policy   *certs.Policy
+}
+
+// certificateObjects are the Secrets and ConfigMaps of certificate sets.
+type certificateObjects struct {
+	secrets    []*corev1.Secret
+	configMaps []*corev1.ConfigMap
+}
+
+func (o *certificateObjects) add(other certificateObjects) {
+	o.secrets = append(o.secrets, other.secrets...)
+	o.configMaps = append(o.configMaps, other.configMaps...)
+}
+
+// decodeCertificateSet returns what the set's existing objects hold, as far as they are readable: a CA whose Secret is
+// missing or unreadable is generated anew, and so is a missing or unreadable certificate; an unreadable trust bundle
+// is replaced by the CA alone. A lost certificate Secret therefore never replaces a CA that clients trust.
+func decodeCertificateSet(set *certificateSet, secrets map[string]*corev1.Secret, configMaps map[string]*corev1.ConfigMap) *certs.State {
+	state := &certs.State{}
+	if s, ok := secrets[set.caName]; ok {
+		if ca, err := certs.DecodeKeyPairPEM(s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey]); err == nil && ca.Certificate.IsCA {
+			state.CA = ca
+		}
+	}
+	if s, ok := secrets[set.certName]; ok {
+		if cert, err := certs.DecodeKeyPairPEM(s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey]); err == nil {
+			state.Certificate = cert
+		}
+	}
+	if state.CA == nil {
+		return state
+	}
+	state.TrustBundle = []*x509.Certificate{state.CA.Certificate}
+	if cm, ok := configMaps[set.caName]; ok {
+		if bundle, err := certs.DecodeCertificatesPEM([]byte(cm.Data[naming.CABundleKey])); err == nil {
+			for _, c := range bundle {
+				if c.IsCA && !bytes.Equal(c.Raw, state.CA.Certificate.Raw) {
+					state.TrustBundle = append(state.TrustBundle, c)
+				}
+			}
+		}
+	}
+	return state
+}
+
+// reconcileCertificateSet returns the objects that hold the set as it must be at now, whether they differ from the
+// existing ones, and when to look again at the latest. Keys are generated only when certs.Reconcile decides that a
+// CA or the certificate must be replaced: when nothing is due, the existing objects' data is returned unchanged.
+func reconcileCertificateSet(sdc *scyllav1alpha1.ScyllaDBDatacenter, set *certificateSet, secrets map[string]*corev1.Secret, configMaps map[string]*corev1.ConfigMap, now time.Time) (certificateObjects, *certs.State, bool, time.Time, error) {
+	next, changed, recheck, err := certs.Reconcile(decodeCertificateSet(set, secrets, configMaps), set.policy, now)
+	if err != nil {
+		return certificateObjects{}, nil, false, time.Time{}, fmt.Errorf("can't reconcile the certificates of %q: %w", set.certName, err)
+	}
+	objects, err := makeCertificateSetObjects(sdc, set, next)
+	if err != nil {
+		return certificateObjects{}, nil, false, time.Time{}, err
+	}
+	return objects, next, changed, recheck, nil
+}
+
+// makeCertificateSetObjects returns the objects that store state.
+func makeCertificateSetObjects(sdc *scyllav1alpha1.ScyllaDBDatacenter, set *certificateSet, state *certs.State) (certificateObjects, error) {
+	bundlePEM, caKeyPEM, certPEM, keyPEM, err := certs.EncodeStatePEM(state)
+	if err != nil {
+		return certificateObjects{}, fmt.Errorf("can't encode the certificates of %q: %w", set.certName, err)
+	}
+	return certificateObjects{
+		secrets: []*corev1.Secret{
+			makeTLSSecret(sdc, set.caName, certs.EncodeCertificatesPEM(state.CA.Certificate), caKeyPEM),
+			makeTLSSecret(sdc, set.certName, certPEM, keyPEM),
+		},
+		configMaps: []*corev1.ConfigMap{{
+			ObjectMeta: objectMeta(sdc, set.caName, naming.ClusterLabels(sdc.Name)),
+			Data:       map[string]string{naming.CABundleKey: string(bundlePEM)},
+		}},
+	}, nil
+}
+
+func makeTLSSecret(sdc *scyllav1alpha1.ScyllaDBDatacenter, name string, certPEM, keyPEM []byte) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: objectMeta(sdc, name, naming.ClusterLabels(sdc.Name)),
+		Type:       corev1.SecretTypeTLS,
+		Data:       map[string][]byte{corev1.TLSCertKey: certPEM, corev1.TLSPrivateKeyKey: keyPEM},
+	}
+}
+
+// servingNames are the DNS names and IP addresses a client may reach a datacenter's nodes at.
+type servingNames struct {
+	dnsNames    []string
+	ipAddresses []net.IP
+}
+
+// makeServingNames returns every name a client may use to reach the datacenter's CQL endpoints, given its expose
+// options: the client Service's DNS names and cluster IPs; each member Service's DNS names; per node, the address it
+// broadcasts to clients (expose-options.md) as far as it is known: the member Service's cluster IPs, its load
+// balancer ingress IPs and host names, or the pod's IPs; each of spec.dnsDomains and any name below it. services and
+// pods are the datacenter's (ownedObjects). The result is sorted, so that it compares equal when nothing changed.
+func makeServingNames(sdc *scyllav1alpha1.ScyllaDBDatacenter, services map[string]*corev1.Service, pods map[string]*corev1.Pod) (servingNames, error) {
+	expose, err := makeExposeSettings(sdc)
+	if err != nil {
+		return servingNames{}, err
+	}
+	dns := map[string]bool{}
+	ips := map[string]net.IP{}
+	addIP := func(s string) {
+		if ip := net.ParseIP(s); ip != nil {
+			ips[ip.String()] = ip
+		}
+	}
+	addServiceDNS := func(name string) {
+		dns[name] = true
+		dns[name+"."+sdc.Namespace] = true
+		dns[name+"."+sdc.Namespace+".svc"] = true
+	}
+
+	addServiceDNS(naming.ClientServiceName(sdc.Name))
+	if svc, ok := services[naming.ClientServiceName(sdc.Name)]; ok {
+		for _, ip := range svc.Spec.ClusterIPs {
+			addIP(ip)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(services)) {
+		svc := services[name]
+		if svc.Labels[naming.ScyllaServiceTypeLabel] != naming.ScyllaServiceTypeMember {
+			continue
+		}
+		addServiceDNS(name)
+		switch expose.broadcastClients.Type {
+		case scyllav1alpha1.BroadcastAddressTypeServiceClusterIP:
+			for _, ip := range svc.Spec.ClusterIPs {
+				addIP(ip)
+			}
+		case scyllav1alpha1.BroadcastAddressTypeServiceLoadBalancerIngressIP, scyllav1alpha1.BroadcastAddressTypeServiceLoadBalancerIngress:
+			for _, ingress := range svc.Status.LoadBalancer.Ingress {
+				addIP(ingress.IP)
+				if len(ingress.Hostname) != 0 {
+					dns[ingress.Hostname] = true
+				}
+			}
+		case scyllav1alpha1.BroadcastAddressTypePodIP:
+			if pod, ok := pods[name]; ok {
+				for _, ip := range pod.Status.PodIPs {
+					addIP(ip.IP)
+				}
+				if len(pod.Status.PodIPs) == 0 {
+					addIP(pod.Status.PodIP)
+				}
+			}
+		default:
+			return servingNames{}, newSpecError("spec.exposeOptions.broadcastOptions.clients.type %q is not one of %s, %s, %s", expose.broadcastClients.Type,
+				scyllav1alpha1.BroadcastAddressTypePodIP, scyllav1alpha1.BroadcastAddressTypeServiceClusterIP, scyllav1alpha1.BroadcastAddressTypeServiceLoadBalancerIngressIP)
+		}
+	}
+	for _, domain := range sdc.Spec.DNSDomains {
+		domain = strings.TrimSuffix(domain, ".")
+		dns[domain] = true
+		dns["*."+domain] = true
+	}
+
+	names := servingNames{dnsNames: slices.Sorted(maps.Keys(dns))}
+	for _, key := range slices.Sorted(maps.Keys(ips)) {
+		names.ipAddresses = append(names.ipAddresses, ips[key])
+	}
+	return names, nil
+}
+
+// alternatorCertificate returns the serving certificate settings of Alternator: nil when Alternator is off.
+func alternatorCertificate(sdc *scyllav1alpha1.ScyllaDBDatacenter) *scyllav1alpha1.TLSCertificate {
+	options := sdc.Spec.ScyllaDB.AlternatorOptions
+	if options == nil {
+		return nil
+	}
+	if options.ServingCertificate == nil {
+		return &scyllav1alpha1.TLSCertificate{Type: scyllav1alpha1.TLSCertificateTypeOperatorManaged}
+	}
+	return options.ServingCertificate
+}
+
+// alternatorServingNames returns the names of the Alternator serving certificate: the CQL ones and the extra ones
+// of operatorManagedOptions.
+func alternatorServingNames(names servingNames, tlsCert *scyllav1alpha1.TLSCertificate) (servingNames, error) {
+	out := servingNames{dnsNames: slices.Clone(names.dnsNames), ipAddresses: slices.Clone(names.ipAddresses)}
+	extra := tlsCert.OperatorManagedOptions
+	if extra == nil {
+		return out, nil
+	}
+	const field = "spec.scyllaDB.alternatorOptions.servingCertificate.operatorManagedOptions"
+	for i, name := range extra.AdditionalDNSNames {
+		if len(name) == 0 {
+			return servingNames{}, newSpecError("%s.additionalDNSNames[%d] must not be empty", field, i)
+		}
+		if !slices.Contains(out.dnsNames, name) {
+			out.dnsNames = append(out.dnsNames, name)
+		}
+	}
+	for i, s := range extra.AdditionalIPAddresses {
+		ip := net.ParseIP(s)
+		if ip == nil {
+			return servingNames{}, newSpecError("%s.additionalIPAddresses[%d]: %q is not an IP address", field, i, s)
+		}
+		if !slices.ContainsFunc(out.ipAddresses, ip.Equal) {
+			out.ipAddresses = append(out.ipAddresses, ip)
+		}
+	}
+	slices.Sort(out.dnsNames)
+	slices.SortFunc(out.ipAddresses, func(a, b net.IP) int { return strings.Compare(a.String(), b.String()) })
+	return out, nil
+}
+
+// makeCertificateSets returns the certificate sets of a datacenter: the CQL serving set, the client set with the
+// admin certificate and, when Alternator is on with an operator-managed certificate, the Alternator serving set.
+func makeCertificateSets(sdc *scyllav1alpha1.ScyllaDBDatacenter, options CertificateOptions, names servingNames) ([]*certificateSet, error) {
+	servingRequest := certs.CertificateRequest{
+		CommonName:  naming.ClientServiceName(sdc.Name) + "." + sdc.Namespace + ".svc",
+		DNSNames:    names.dnsNames,
+		IPAddresses: names.ipAddresses,
+		Usage:       certs.ServingUsage,
+	}
+	sets := []*certificateSet{
+		{
+			caName:   naming.ServingCAName(sdc.Name),
+			certName: naming.ServingCertsName(sdc.Name),
+			policy:   options.policy(naming.ServingCACommonNamePrefix, servingRequest),
+		},
+		{
+			caName:   naming.ClientCAName(sdc.Name),
+			certName: naming.AdminClientCertName(sdc.Name),
+			policy: options.policy(naming.ClientCACommonNamePrefix, certs.CertificateRequest{
+				CommonName: naming.AdminClientCommonName,
+				Usage:      certs.ClientUsage,
+			}),
+		},
+	}
+	if tlsCert := alternatorCertificate(sdc); tlsCert != nil && tlsCert.Type != scyllav1alpha1.TLSCertificateTypeUserManaged {
+		if tlsCert.Type != scyllav1alpha1.TLSCertificateTypeOperatorManaged {
+			return nil, newSpecError("spec.scyllaDB.alternatorOptions.servingCertificate.type %q is not one of %s, %s",
+				tlsCert.Type, scyllav1alpha1.TLSCertificateTypeOperatorManaged, scyllav1alpha1.TLSCertificateTypeUserManaged)
+		}
+		alternatorNames, err := alternatorServingNames(names, tlsCert)
+		if err != nil {
+			return nil, err
+		}
+		req := servingRequest
+		req.DNSNames, req.IPAddresses = alternatorNames.dnsNames, alternatorNames.ipAddresses
+		sets = append(sets, &certificateSet{
+			caName:   naming.AlternatorServingCAName(sdc.Name),
+			certName: naming.AlternatorServingCertsName(sdc.Name),
+			policy:   options.policy(naming.AlternatorServingCACommonNamePrefix, req),
+		})
+	}
+	return sets, nil
+}
+
+// makeAdminCQLConnectionConfig returns the Secret with the admin's CQL connection configuration: a cqlshrc that
+// connects to the client Service's TLS port with the admin certificate and checks the server against the serving
+// trust bundle, next to the three PEM files it names. Mounted at naming.CQLConnectionConfigDir, `cqlsh --cqlshrc
+// <dir>/cqlshrc` works as is; drivers take the same three files.
+func makeAdminCQLConnectionConfig(sdc *scyllav1alpha1.ScyllaDBDatacenter, servingTrustBundle []byte, admin *certs.KeyPair) (*corev1.Secret, error) {
+	if len(servingTrustBundle) == 0 {
+		return nil, errors.New("can't make the admin CQL connection config: the serving trust bundle is empty")
+	}
+	certPEM, keyPEM, err := admin.EncodePEM()
+	if err != nil {
+		return nil, fmt.Errorf("can't make the admin CQL connection config: %w", err)
+	}
+	dir := naming.CQLConnectionConfigDir
+	cqlshrc := fmt.Sprintf(`; CQL over TLS as %s to ScyllaDBDatacenter %s/%s. Mount this Secret at %s.
+[connection]
+hostname = %s.%s.svc
+port = %d
+ssl = true
+
+[ssl]
+certfile = %s/%s
+validate = true
+usercert = %s/%s
+userkey = %s/%s
+`, naming.AdminClientCommonName, sdc.Namespace, sdc.Name, dir,
+		naming.ClientServiceName(sdc.Name), sdc.Namespace, cqlSSLPort,
+		dir, naming.CQLConnectionConfigCAKey, dir, naming.CQLConnectionConfigCertKey, dir, naming.CQLConnectionConfigKeyKey)
+	return &corev1.Secret{
+		ObjectMeta: objectMeta(sdc, naming.AdminCQLConnectionConfigsName(sdc.Name), naming.ClusterLabels(sdc.Name)),
+		Type:       corev1.SecretTypeOpaque,
+		Data: map[string][]byte{
+			naming.CQLConnectionConfigKey:     []byte(cqlshrc),
+			naming.CQLConnectionConfigCAKey:   servingTrustBundle,
+			naming.CQLConnectionConfigCertKey: certPEM,
+			naming.CQLConnectionConfigKeyKey:  keyPEM,
+		},
+	}, nil
+}
+
+// validateUserManagedServingSecret checks the user's Alternator serving certificate Secret: of type
+// kubernetes.io/tls, with a certificate and the private key that belongs to it, valid at now. Errors name what is
+// wrong, never the data.
+func validateUserManagedServingSecret(secret *corev1.Secret, now time.Time) error {
+	if secret.Type != corev1.SecretTypeTLS {
+		return newSpecError("the Alternator serving certificate Secret %q is of type %q, want %q", secret.Name, secret.Type, corev1.SecretTypeTLS)
+	}
+	kp, err := certs.DecodeKeyPairPEM(secret.Data[corev1.TLSCertKey], secret.Data[corev1.TLSPrivateKeyKey])
+	if err != nil {
+		return newSpecError("the Alternator serving certificate Secret %q is invalid: %w", secret.Name, err)
+	}
+	if !now.Before(kp.Certificate.NotAfter) {
+		return newSpecError("the certificate of the Alternator serving certificate Secret %q expired at %s", secret.Name, kp.Certificate.NotAfter.UTC().Format(time.RFC3339))
+	}
+	return nil
+}

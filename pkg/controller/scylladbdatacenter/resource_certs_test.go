@@ -1,0 +1,536 @@
+package scylladbdatacenter
+
+import (
+	"bytes"
+	"crypto/x509"
+	"errors"
+	"net"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/certs"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+var certTestNow = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func certTestDatacenter(mutate func(sdc *scyllav1alpha1.ScyllaDBDatacenter)) *scyllav1alpha1.ScyllaDBDatacenter {
+	sdc := &scyllav1alpha1.ScyllaDBDatacenter{
+		ObjectMeta: metav1.ObjectMeta{Name: "basic", Namespace: "ns", UID: "uid-1"},
+	}
+	if mutate != nil {
+		mutate(sdc)
+	}
+	return sdc
+}
+
+func memberService(name, clusterIP string, ingress ...corev1.LoadBalancerIngress) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{naming.ScyllaServiceTypeLabel: naming.ScyllaServiceTypeMember}},
+		Spec:       corev1.ServiceSpec{ClusterIPs: []string{clusterIP}},
+		Status:     corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{Ingress: ingress}},
+	}
+}
+
+func ipStrings(ips []net.IP) []string {
+	var out []string
+	for _, ip := range ips {
+		out = append(out, ip.String())
+	}
+	return out
+}
+
+func TestServingNamesCoverEveryAddressTheExposeOptionsGiveClients(t *testing.T) {
+	t.Parallel()
+	services := map[string]*corev1.Service{
+		"basic-client": {ObjectMeta: metav1.ObjectMeta{Name: "basic-client"}, Spec: corev1.ServiceSpec{ClusterIPs: []string{"10.0.0.1"}}},
+		"basic-dc-a-0": memberService("basic-dc-a-0", "10.0.0.10", corev1.LoadBalancerIngress{IP: "203.0.113.10"}, corev1.LoadBalancerIngress{Hostname: "lb0.example.com"}),
+		"basic-dc-a-1": memberService("basic-dc-a-1", "10.0.0.11"),
+	}
+	pods := map[string]*corev1.Pod{
+		"basic-dc-a-0": {Status: corev1.PodStatus{PodIP: "192.168.0.10", PodIPs: []corev1.PodIP{{IP: "192.168.0.10"}, {IP: "fd00::10"}}}},
+		"basic-dc-a-1": {Status: corev1.PodStatus{PodIP: "192.168.0.11"}},
+	}
+	serviceDNS := []string{
+		"basic-client", "basic-client.ns", "basic-client.ns.svc",
+		"basic-dc-a-0", "basic-dc-a-0.ns", "basic-dc-a-0.ns.svc",
+		"basic-dc-a-1", "basic-dc-a-1.ns", "basic-dc-a-1.ns.svc",
+	}
+	broadcast := func(t scyllav1alpha1.BroadcastAddressType) func(*scyllav1alpha1.ScyllaDBDatacenter) {
+		return func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+			sdc.Spec.ExposeOptions = &scyllav1alpha1.ExposeOptions{
+				NodeService:      &scyllav1alpha1.NodeServiceTemplate{Type: scyllav1alpha1.NodeServiceTypeLoadBalancer},
+				BroadcastOptions: &scyllav1alpha1.NodeBroadcastOptions{Clients: &scyllav1alpha1.BroadcastOptions{Type: t}},
+			}
+		}
+	}
+	tests := []struct {
+		name    string
+		mutate  func(*scyllav1alpha1.ScyllaDBDatacenter)
+		wantDNS []string
+		wantIPs []string
+	}{
+		{
+			name:    "default expose options: member Service cluster IPs",
+			wantDNS: serviceDNS,
+			wantIPs: []string{"10.0.0.1", "10.0.0.10", "10.0.0.11"},
+		},
+		{
+			name:    "PodIP broadcast: every pod IP of both families",
+			mutate:  broadcast(scyllav1alpha1.BroadcastAddressTypePodIP),
+			wantDNS: serviceDNS,
+			wantIPs: []string{"10.0.0.1", "192.168.0.10", "192.168.0.11", "fd00::10"},
+		},
+		{
+			name:    "load balancer broadcast: ingress IPs and host names",
+			mutate:  broadcast(scyllav1alpha1.BroadcastAddressTypeServiceLoadBalancerIngressIP),
+			wantDNS: append(slices.Clone(serviceDNS), "lb0.example.com"),
+			wantIPs: []string{"10.0.0.1", "203.0.113.10"},
+		},
+		{
+			name:    "the established operator's load balancer alias",
+			mutate:  broadcast(scyllav1alpha1.BroadcastAddressTypeServiceLoadBalancerIngress),
+			wantDNS: append(slices.Clone(serviceDNS), "lb0.example.com"),
+			wantIPs: []string{"10.0.0.1", "203.0.113.10"},
+		},
+		{
+			name: "dnsDomains and every name below them",
+			mutate: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+				sdc.Spec.DNSDomains = []string{"cql.example.com.", "db.example.org"}
+			},
+			wantDNS: append([]string{"*.cql.example.com", "*.db.example.org"}, append(serviceDNS[:3:3], append([]string{"basic-dc-a-0", "basic-dc-a-0.ns", "basic-dc-a-0.ns.svc", "basic-dc-a-1", "basic-dc-a-1.ns", "basic-dc-a-1.ns.svc"}, "cql.example.com", "db.example.org")...)...),
+			wantIPs: []string{"10.0.0.1", "10.0.0.10", "10.0.0.11"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			names, err := makeServingNames(certTestDatacenter(tt.mutate), services, pods)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.wantDNS, names.dnsNames); diff != "" {
+				t.Errorf("DNS names differ (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantIPs, ipStrings(names.ipAddresses)); diff != "" {
+				t.Errorf("IP addresses differ (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// certStore is what the API server holds of the certificate objects between syncs.
+type certStore struct {
+	secrets    map[string]*corev1.Secret
+	configMaps map[string]*corev1.ConfigMap
+}
+
+func newCertStore() *certStore {
+	return &certStore{secrets: map[string]*corev1.Secret{}, configMaps: map[string]*corev1.ConfigMap{}}
+}
+
+func (s *certStore) put(objects certificateObjects) {
+	for _, o := range objects.secrets {
+		s.secrets[o.Name] = o
+	}
+	for _, o := range objects.configMaps {
+		s.configMaps[o.Name] = o
+	}
+}
+
+func testCertOptions() CertificateOptions {
+	o := DefaultCertificateOptions()
+	o.CAValidity = 100 * 24 * time.Hour
+	o.CertificateValidity = 10 * 24 * time.Hour
+	return o
+}
+
+func servingSet(t *testing.T, sdc *scyllav1alpha1.ScyllaDBDatacenter, names servingNames) *certificateSet {
+	t.Helper()
+	sets, err := makeCertificateSets(sdc, testCertOptions(), names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sets[0]
+}
+
+func reconcileInto(t *testing.T, store *certStore, sdc *scyllav1alpha1.ScyllaDBDatacenter, set *certificateSet, now time.Time) (*certs.State, bool) {
+	t.Helper()
+	objects, state, changed, _, err := reconcileCertificateSet(sdc, set, store.secrets, store.configMaps, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.put(objects)
+	return state, changed
+}
+
+func bundleOf(t *testing.T, store *certStore, name string) []*x509.Certificate {
+	t.Helper()
+	bundle, err := certs.DecodeCertificatesPEM([]byte(store.configMaps[name].Data[naming.CABundleKey]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bundle
+}
+
+var testNames = servingNames{dnsNames: []string{"basic-client.ns.svc"}, ipAddresses: []net.IP{net.ParseIP("10.0.0.10")}}
+
+func TestServingCertificateChainsToThePublishedBundleForEveryName(t *testing.T) {
+	t.Parallel()
+	sdc := certTestDatacenter(nil)
+	store := newCertStore()
+	state, _ := reconcileInto(t, store, sdc, servingSet(t, sdc, testNames), certTestNow)
+	served, err := certs.DecodeCertificatesPEM(store.secrets["basic-local-serving-certs"].Data[corev1.TLSCertKey])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if store.secrets["basic-local-serving-certs"].Type != corev1.SecretTypeTLS || store.secrets["basic-local-serving-ca"].Type != corev1.SecretTypeTLS {
+		t.Errorf("certificate Secrets must be of type %s", corev1.SecretTypeTLS)
+	}
+	for _, name := range []string{"basic-client.ns.svc", "10.0.0.10"} {
+		if err := certs.Verify(served[0], bundleOf(t, store, "basic-local-serving-ca"), certs.ServingUsage, name, certTestNow); err != nil {
+			t.Errorf("served certificate does not verify for %q: %v", name, err)
+		}
+	}
+	if err := certs.Verify(served[0], bundleOf(t, store, "basic-local-serving-ca"), certs.ServingUsage, "other.ns.svc", certTestNow); err == nil {
+		t.Errorf("served certificate verifies for a name it was not issued for")
+	}
+	if got := certs.KeyAlgorithmOf(state.Certificate); got != certs.ECDSAP256 {
+		t.Errorf("key algorithm is %q, want %q", got, certs.ECDSAP256)
+	}
+}
+
+func TestAdminClientCertificateChainsToTheClientCA(t *testing.T) {
+	t.Parallel()
+	sdc := certTestDatacenter(nil)
+	sets, err := makeCertificateSets(sdc, testCertOptions(), testNames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := newCertStore()
+	state, _ := reconcileInto(t, store, sdc, sets[1], certTestNow)
+	if err := certs.Verify(state.Certificate.Certificate, bundleOf(t, store, "basic-local-client-ca"), certs.ClientUsage, "", certTestNow); err != nil {
+		t.Errorf("admin certificate does not verify as a client: %v", err)
+	}
+	if err := certs.Verify(state.Certificate.Certificate, bundleOf(t, store, "basic-local-client-ca"), certs.ServingUsage, "", certTestNow); err == nil {
+		t.Errorf("admin certificate verifies as a serving certificate")
+	}
+	if state.Certificate.Certificate.Subject.CommonName != "admin" {
+		t.Errorf("admin certificate's common name is %q", state.Certificate.Certificate.Subject.CommonName)
+	}
+}
+
+func TestCertificateRotationDecisions(t *testing.T) {
+	t.Parallel()
+	sdc := certTestDatacenter(nil)
+	newNames := servingNames{dnsNames: testNames.dnsNames, ipAddresses: []net.IP{net.ParseIP("10.0.0.10"), net.ParseIP("203.0.113.7")}}
+	tests := []struct {
+		name             string
+		names            servingNames
+		at               time.Time
+		wantCertReissued bool
+		wantCAReplaced   bool
+		// wantOldCATrusted: the replaced CA stays in the bundle.
+		wantOldCATrusted bool
+	}{
+		{name: "nothing changed: nothing is generated", names: testNames, at: certTestNow.Add(time.Hour)},
+		{name: "a new address renews the certificate with the same CA", names: newNames, at: certTestNow.Add(time.Hour), wantCertReissued: true},
+		{name: "before the refresh fraction of its validity: kept", names: testNames, at: certTestNow.Add(7 * 24 * time.Hour)},
+		{name: "past the refresh fraction of its validity: renewed", names: testNames, at: certTestNow.Add(8*24*time.Hour + time.Minute), wantCertReissued: true},
+		{name: "expired: renewed", names: testNames, at: certTestNow.Add(11 * 24 * time.Hour), wantCertReissued: true},
+		{
+			name: "CA due for rollover: a new CA, the served certificate kept until the new CA is trusted everywhere",
+			// 80 days into a 100-day CA.
+			names: testNames, at: certTestNow.Add(80*24*time.Hour + time.Minute),
+			wantCAReplaced: true, wantOldCATrusted: true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			store := newCertStore()
+			first, _ := reconcileInto(t, store, sdc, servingSet(t, sdc, testNames), certTestNow)
+			before := map[string][]byte{}
+			for name, s := range store.secrets {
+				before[name] = bytes.Clone(s.Data[corev1.TLSCertKey])
+			}
+			if tt.wantCAReplaced {
+				// Keep the certificate current up to the rollover, as syncs would.
+				first, _ = reconcileInto(t, store, sdc, servingSet(t, sdc, testNames), tt.at.Add(-2*24*time.Hour))
+				before["basic-local-serving-certs"] = bytes.Clone(store.secrets["basic-local-serving-certs"].Data[corev1.TLSCertKey])
+			}
+			next, changed := reconcileInto(t, store, sdc, servingSet(t, sdc, tt.names), tt.at)
+
+			certReissued := !bytes.Equal(before["basic-local-serving-certs"], store.secrets["basic-local-serving-certs"].Data[corev1.TLSCertKey])
+			caReplaced := !bytes.Equal(before["basic-local-serving-ca"], store.secrets["basic-local-serving-ca"].Data[corev1.TLSCertKey])
+			if certReissued != tt.wantCertReissued || caReplaced != tt.wantCAReplaced {
+				t.Errorf("certificate reissued %v, CA replaced %v; want %v, %v", certReissued, caReplaced, tt.wantCertReissued, tt.wantCAReplaced)
+			}
+			if changed != (tt.wantCertReissued || tt.wantCAReplaced) {
+				t.Errorf("changed is %v", changed)
+			}
+			bundle := bundleOf(t, store, "basic-local-serving-ca")
+			oldTrusted := false
+			for _, c := range bundle {
+				oldTrusted = oldTrusted || (tt.wantCAReplaced && c.Equal(first.CA.Certificate))
+			}
+			if oldTrusted != tt.wantOldCATrusted {
+				t.Errorf("old CA in the bundle: %v, want %v", oldTrusted, tt.wantOldCATrusted)
+			}
+			if err := certs.Verify(next.Certificate.Certificate, bundle, certs.ServingUsage, "basic-client.ns.svc", tt.at); err != nil {
+				t.Errorf("the served certificate does not verify against the published bundle: %v", err)
+			}
+		})
+	}
+}
+
+func TestCARolloverKeepsTheOldCAUntilEveryServedCertificateIsReissued(t *testing.T) {
+	t.Parallel()
+	sdc := certTestDatacenter(nil)
+	store := newCertStore()
+	delay := testCertOptions().TrustPropagationDelay
+	rollover := certTestNow.Add(80*24*time.Hour + time.Minute)
+	reconcileInto(t, store, sdc, servingSet(t, sdc, testNames), certTestNow)
+	reconcileInto(t, store, sdc, servingSet(t, sdc, testNames), rollover.Add(-2*24*time.Hour))
+	old, _ := reconcileInto(t, store, sdc, servingSet(t, sdc, testNames), rollover)
+
+	steps := []struct {
+		at            time.Time
+		wantSignedBy  string
+		wantBundleLen int
+	}{
+		{at: rollover.Add(delay / 2), wantSignedBy: "old", wantBundleLen: 2},
+		// The certificate the old CA signed stays until its own renewal, 8 days after it was issued.
+		{at: rollover.Add(delay + time.Second), wantSignedBy: "old", wantBundleLen: 2},
+		{at: rollover.Add(6*24*time.Hour + time.Minute), wantSignedBy: "new", wantBundleLen: 2},
+		{at: rollover.Add(6*24*time.Hour + 2*delay), wantSignedBy: "new", wantBundleLen: 1},
+	}
+	var oldCA *x509.Certificate
+	for _, c := range bundleOf(t, store, "basic-local-serving-ca") {
+		if !c.Equal(old.CA.Certificate) {
+			oldCA = c
+		}
+	}
+	if oldCA == nil {
+		t.Fatal("the replaced CA is not in the bundle")
+	}
+	for i, step := range steps {
+		state, _ := reconcileInto(t, store, sdc, servingSet(t, sdc, testNames), step.at)
+		signedBy := "new"
+		if certs.IsSignedBy(state.Certificate.Certificate, oldCA) {
+			signedBy = "old"
+		}
+		bundle := bundleOf(t, store, "basic-local-serving-ca")
+		if signedBy != step.wantSignedBy || len(bundle) != step.wantBundleLen {
+			t.Errorf("step %d: served certificate signed by the %s CA, bundle of %d; want %s, %d", i, signedBy, len(bundle), step.wantSignedBy, step.wantBundleLen)
+		}
+		if err := certs.Verify(state.Certificate.Certificate, bundle, certs.ServingUsage, "basic-client.ns.svc", step.at); err != nil {
+			t.Errorf("step %d: the served certificate does not verify against the published bundle: %v", i, err)
+		}
+	}
+}
+
+func TestLostCertificateSecretKeepsTheTrustedCA(t *testing.T) {
+	t.Parallel()
+	sdc := certTestDatacenter(nil)
+	store := newCertStore()
+	first, _ := reconcileInto(t, store, sdc, servingSet(t, sdc, testNames), certTestNow)
+	delete(store.secrets, "basic-local-serving-certs")
+	next, changed := reconcileInto(t, store, sdc, servingSet(t, sdc, testNames), certTestNow.Add(time.Minute))
+	if !changed || !next.CA.Certificate.Equal(first.CA.Certificate) {
+		t.Errorf("want a new certificate from the same CA; changed %v, same CA %v", changed, next.CA.Certificate.Equal(first.CA.Certificate))
+	}
+}
+
+func TestAlternatorServingCertificateAddsTheExtraNames(t *testing.T) {
+	t.Parallel()
+	sdc := certTestDatacenter(func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+		sdc.Spec.ScyllaDB.AlternatorOptions = &scyllav1alpha1.AlternatorOptions{ServingCertificate: &scyllav1alpha1.TLSCertificate{
+			Type: scyllav1alpha1.TLSCertificateTypeOperatorManaged,
+			OperatorManagedOptions: &scyllav1alpha1.OperatorManagedTLSCertificateOptions{
+				AdditionalDNSNames:    []string{"dynamo.example.com"},
+				AdditionalIPAddresses: []string{"198.51.100.1"},
+			},
+		}}
+	})
+	sets, err := makeCertificateSets(sdc, testCertOptions(), testNames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sets) != 3 || sets[2].certName != "basic-alternator-local-serving-certs" || sets[2].caName != "basic-alternator-local-serving-ca" {
+		t.Fatalf("want the Alternator set third, got %d sets", len(sets))
+	}
+	req := sets[2].policy.Certificate
+	if diff := cmp.Diff([]string{"basic-client.ns.svc", "dynamo.example.com"}, req.DNSNames); diff != "" {
+		t.Errorf("DNS names differ (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"10.0.0.10", "198.51.100.1"}, ipStrings(req.IPAddresses)); diff != "" {
+		t.Errorf("IP addresses differ (-want +got):\n%s", diff)
+	}
+}
+
+func TestCertificateSetsRejectBadAlternatorSettings(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		cert    *scyllav1alpha1.TLSCertificate
+		wantErr string
+	}{
+		{
+			name: "an extra IP that is not an address",
+			cert: &scyllav1alpha1.TLSCertificate{Type: scyllav1alpha1.TLSCertificateTypeOperatorManaged, OperatorManagedOptions: &scyllav1alpha1.OperatorManagedTLSCertificateOptions{
+				AdditionalIPAddresses: []string{"10.0.0.300"}}},
+			wantErr: `spec.scyllaDB.alternatorOptions.servingCertificate.operatorManagedOptions.additionalIPAddresses[0]: "10.0.0.300" is not an IP address`,
+		},
+		{
+			name: "an empty extra DNS name",
+			cert: &scyllav1alpha1.TLSCertificate{Type: scyllav1alpha1.TLSCertificateTypeOperatorManaged, OperatorManagedOptions: &scyllav1alpha1.OperatorManagedTLSCertificateOptions{
+				AdditionalDNSNames: []string{""}}},
+			wantErr: "spec.scyllaDB.alternatorOptions.servingCertificate.operatorManagedOptions.additionalDNSNames[0] must not be empty",
+		},
+		{
+			name:    "an unknown type",
+			cert:    &scyllav1alpha1.TLSCertificate{Type: "SelfMade"},
+			wantErr: `spec.scyllaDB.alternatorOptions.servingCertificate.type "SelfMade" is not one of OperatorManaged, UserManaged`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			sdc := certTestDatacenter(func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+				sdc.Spec.ScyllaDB.AlternatorOptions = &scyllav1alpha1.AlternatorOptions{ServingCertificate: tt.cert}
+			})
+			_, err := makeCertificateSets(sdc, testCertOptions(), testNames)
+			var se *specError
+			if err == nil || err.Error() != tt.wantErr || !errors.As(err, &se) {
+				t.Errorf("error is %v, want the spec error %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestUserManagedAlternatorSecretIsChecked(t *testing.T) {
+	t.Parallel()
+	ca, err := certs.NewSelfSignedCA("user-ca", 48*time.Hour, certs.ECDSAP256, certTestNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kp, err := ca.Sign(certs.CertificateRequest{DNSNames: []string{"dynamo.example.com"}, Usage: certs.ServingUsage, Validity: 24 * time.Hour}, certTestNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM, keyPEM, err := kp.EncodePEM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, otherKeyPEM, err := ca.EncodePEM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := func(typ corev1.SecretType, crt, key []byte) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "mine"}, Type: typ, Data: map[string][]byte{corev1.TLSCertKey: crt, corev1.TLSPrivateKeyKey: key}}
+	}
+	tests := []struct {
+		name    string
+		secret  *corev1.Secret
+		at      time.Time
+		wantErr string
+	}{
+		{name: "a valid certificate", secret: secret(corev1.SecretTypeTLS, certPEM, keyPEM), at: certTestNow},
+		{name: "an Opaque Secret", secret: secret(corev1.SecretTypeOpaque, certPEM, keyPEM), at: certTestNow,
+			wantErr: `the Alternator serving certificate Secret "mine" is of type "Opaque", want "kubernetes.io/tls"`},
+		{name: "a key of another certificate", secret: secret(corev1.SecretTypeTLS, certPEM, otherKeyPEM), at: certTestNow,
+			wantErr: `the Alternator serving certificate Secret "mine" is invalid: private key does not match certificate ""`},
+		{name: "no certificate", secret: secret(corev1.SecretTypeTLS, nil, keyPEM), at: certTestNow,
+			wantErr: `the Alternator serving certificate Secret "mine" is invalid: certificate: no PEM certificate found`},
+		{name: "an expired certificate", secret: secret(corev1.SecretTypeTLS, certPEM, keyPEM), at: certTestNow.Add(25 * time.Hour),
+			wantErr: `the certificate of the Alternator serving certificate Secret "mine" expired at 2026-03-02T12:00:00Z`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := validateUserManagedServingSecret(tt.secret, tt.at)
+			var got string
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tt.wantErr {
+				t.Errorf("error is %q, want %q", got, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestAdminCQLConnectionConfigIsReadyForCqlsh(t *testing.T) {
+	t.Parallel()
+	sdc := certTestDatacenter(nil)
+	ca, err := certs.NewSelfSignedCA("client-ca", 48*time.Hour, certs.ECDSAP256, certTestNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := ca.Sign(certs.CertificateRequest{CommonName: "admin", Usage: certs.ClientUsage, Validity: time.Hour}, certTestNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bundle := certs.EncodeCertificatesPEM(ca.Certificate)
+	secret, err := makeAdminCQLConnectionConfig(sdc, bundle, admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if secret.Name != "basic-local-cql-connection-configs-admin" {
+		t.Errorf("name is %q", secret.Name)
+	}
+	cqlshrc := string(secret.Data["cqlshrc"])
+	for _, want := range []string{
+		"hostname = basic-client.ns.svc\n", "port = 9142\n", "ssl = true\n", "validate = true\n",
+		"certfile = " + naming.CQLConnectionConfigDir + "/ca.crt\n",
+		"usercert = " + naming.CQLConnectionConfigDir + "/tls.crt\n",
+		"userkey = " + naming.CQLConnectionConfigDir + "/tls.key\n",
+	} {
+		if !strings.Contains(cqlshrc, want) {
+			t.Errorf("cqlshrc lacks %q:\n%s", want, cqlshrc)
+		}
+	}
+	if _, err := certs.DecodeKeyPairPEM(secret.Data["tls.crt"], secret.Data["tls.key"]); err != nil {
+		t.Errorf("the admin key pair is unreadable: %v", err)
+	}
+	if !bytes.Equal(secret.Data["ca.crt"], bundle) {
+		t.Errorf("ca.crt is not the serving trust bundle")
+	}
+	if _, err := makeAdminCQLConnectionConfig(sdc, nil, admin); err == nil {
+		t.Errorf("an empty trust bundle is accepted")
+	}
+}
+
+func TestCertificateOptionsRejectUnsafeRotation(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		mutate func(*CertificateOptions)
+	}{
+		{name: "refresh fraction of 1", mutate: func(o *CertificateOptions) { o.RefreshFraction = 1 }},
+		{name: "zero certificate validity", mutate: func(o *CertificateOptions) { o.CertificateValidity = 0 }},
+		{name: "a CA that can't outlive its last certificate", mutate: func(o *CertificateOptions) { o.CAValidity = o.CertificateValidity }},
+		{name: "an unknown key algorithm", mutate: func(o *CertificateOptions) { o.KeyAlgorithm = "DSA" }},
+		{name: "certificates renewed faster than the kubelet propagates them", mutate: func(o *CertificateOptions) { o.CertificateValidity = 10 * time.Minute }},
+	}
+	if err := DefaultCertificateOptions().Validate(); err != nil {
+		t.Fatalf("the defaults are rejected: %v", err)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			o := DefaultCertificateOptions()
+			tt.mutate(&o)
+			if err := o.Validate(); err == nil {
+				t.Errorf("options %+v are accepted", o)
+			}
+		})
+	}
+}
