@@ -93,7 +93,10 @@ func TestExamplesAreAcceptedAndDefaultedLikeTheHarness(t *testing.T) {
 			t.Parallel()
 			f := framework.NewFramework(t)
 			ctx := t.Context()
-			dyn, warnings := newWarningRecordingClient(t, f.Clients())
+			dyn, warnings, err := framework.NewWarningRecordingDynamicClient(f.Clients().Config)
+			if err != nil {
+				t.Fatal(err)
+			}
 
 			for i, doc := range ef.documents {
 				obj := ef.objects[i].DeepCopy()
@@ -117,7 +120,7 @@ func TestExamplesAreAcceptedAndDefaultedLikeTheHarness(t *testing.T) {
 				if !tg.namespaced {
 					deleteAfterTest(t, tg, obj.GetName())
 				}
-				if w := warnings.take(); len(w) != 0 {
+				if w := warnings.Take(); len(w) != 0 {
 					t.Errorf("%s: the API server sent warnings:\n%q", what, w)
 				}
 

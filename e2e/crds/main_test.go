@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -27,7 +26,6 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/client-go/dynamic"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 )
 
@@ -192,43 +190,4 @@ func checkSpecMatchesHarness(t *testing.T, what string, stored, harness *unstruc
 	if diff := cmp.Diff(normalizeJSON(t, stored.Object["spec"]), normalizeJSON(t, harness.Object["spec"])); diff != "" {
 		t.Errorf("%s: the spec the API server stored differs from the one pkg/crdvalidation defaulted (-apiserver +crdvalidation):\n%s", what, diff)
 	}
-}
-
-// warningRecorder collects the warnings an API server sends back.
-type warningRecorder struct {
-	mu       sync.Mutex
-	warnings []string
-}
-
-var _ rest.WarningHandler = &warningRecorder{}
-
-// HandleWarningHeader records a warning.
-func (w *warningRecorder) HandleWarningHeader(code int, agent string, text string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.warnings = append(w.warnings, text)
-}
-
-// take returns the warnings recorded so far, sorted, and forgets them.
-func (w *warningRecorder) take() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := w.warnings
-	w.warnings = nil
-	sort.Strings(out)
-	return out
-}
-
-// newWarningRecordingClient returns a dynamic client with the test's identity whose warnings go to a recorder.
-func newWarningRecordingClient(t *testing.T, clients *framework.Clients) (dynamic.Interface, *warningRecorder) {
-	t.Helper()
-	recorder := &warningRecorder{}
-	config := rest.CopyConfig(clients.Config)
-	config.WarningHandler = recorder
-	config.WarningHandlerWithContext = nil
-	dyn, err := dynamic.NewForConfig(config)
-	if err != nil {
-		t.Fatalf("can't create dynamic client: %v", err)
-	}
-	return dyn, recorder
 }

@@ -1,0 +1,393 @@
+//go:build e2e
+
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/scyllakube/scylla-operator/e2e/framework"
+	"github.com/scyllakube/scylla-operator/pkg/crdvalidation"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// scyllaClusterManifest is a valid ScyllaCluster with two racks of three members.
+const scyllaClusterManifest = `
+apiVersion: scylla.scylladb.com/v1
+kind: ScyllaCluster
+metadata:
+  name: NAME
+spec:
+  version: 2025.1.2
+  agentVersion: 3.5.0
+  datacenter:
+    name: dc1
+    racks:
+    - name: a
+      members: 3
+      storage:
+        capacity: 100Gi
+      resources:
+        limits:
+          cpu: "2"
+          memory: 8Gi
+    - name: b
+      members: 3
+      storage:
+        capacity: 100Gi
+      resources:
+        limits:
+          cpu: "2"
+          memory: 8Gi
+`
+
+// validScyllaCluster returns a valid ScyllaCluster named name.
+func validScyllaCluster(name string) *unstructured.Unstructured {
+	obj := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(scyllaClusterManifest), &obj.Object); err != nil {
+		panic(fmt.Sprintf("can't decode the ScyllaCluster manifest: %v", err))
+	}
+	obj.SetName(name)
+	return obj
+}
+
+// TestWebhookAnswersThroughTheAPIServer: invalid objects are refused with the webhook's causes, valid ones are
+// created, removing a rack with members is refused and a deprecated field is admitted with a warning.
+func TestWebhookAnswersThroughTheAPIServer(t *testing.T) {
+	e := newEnv(t)
+	w := e.newWebhook("webhook-admission")
+	e.pointWebhooksAt(w.port)
+	e.start(w)
+	e.waitUntilAdmitting(w)
+
+	t.Run("every invalid manifest is refused with the webhook's causes", func(t *testing.T) {
+		cases, err := LoadInvalidCases(InvalidCasesDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cases {
+			t.Run(c.Name, func(t *testing.T) {
+				t.Parallel()
+				checkRefused(t, e, c)
+			})
+		}
+	})
+
+	t.Run("a valid ScyllaCluster is created", func(t *testing.T) {
+		if _, err := e.create(t.Context(), validScyllaCluster("valid"), nil); err != nil {
+			t.Fatalf("can't create a valid ScyllaCluster: %v", err)
+		}
+	})
+
+	t.Run("removing a rack that has members is refused", func(t *testing.T) {
+		sc, err := e.create(t.Context(), validScyllaCluster("removal"), nil)
+		if err != nil {
+			t.Fatalf("can't create the ScyllaCluster: %v", err)
+		}
+		racks, _, _ := unstructured.NestedSlice(sc.Object, "spec", "datacenter", "racks")
+		if err := unstructured.SetNestedSlice(sc.Object, racks[:1], "spec", "datacenter", "racks"); err != nil {
+			t.Fatal(err)
+		}
+		_, err = e.scyllaClusters().Update(t.Context(), sc, metav1.UpdateOptions{FieldManager: fieldManager})
+		expectations := []crdvalidation.Expectation{{Path: "spec.datacenter.racks", Message: `rack "b" can't be removed while its nodes are 3`}}
+		if err := CheckWebhookRejection(err, expectations, true); err != nil {
+			t.Fatalf("removing rack b with 3 members: %v", err)
+		}
+	})
+
+	t.Run("a deprecated field is admitted with a warning", func(t *testing.T) {
+		sc := validScyllaCluster("deprecated")
+		if err := unstructured.SetNestedStringSlice(sc.Object, []string{"fs.aio-max-nr=30000000"}, "spec", "sysctls"); err != nil {
+			t.Fatal(err)
+		}
+		e.warnings.Take()
+		if _, err := e.dryRunCreate(t.Context(), sc); err != nil {
+			t.Fatalf("a ScyllaCluster with spec.sysctls is refused: %v", err)
+		}
+		const want = "spec.sysctls is deprecated"
+		if got := e.warnings.Take(); !slices.ContainsFunc(got, func(w string) bool { return strings.Contains(w, want) }) {
+			t.Fatalf("want a warning containing %q, got %q", want, got)
+		}
+	})
+}
+
+// checkRefused sends the case's manifest as a dry-run create and checks the webhook refused it as expected.
+func checkRefused(t *testing.T, e *env, c crdvalidation.Case) {
+	t.Helper()
+	path := filepath.Join(InvalidCasesDir, c.Name+".yaml")
+	obj := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(c.Documents[0], &obj.Object); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	_, err := e.dryRunCreate(t.Context(), obj)
+	if err := CheckWebhookRejection(err, c.Expectations, true); err != nil {
+		t.Errorf("%s: %v", path, err)
+	}
+}
+
+// Short serving certificates for TestServingCertificateRotatesWithoutFailedAdmission. Certificates are backdated by
+// a minute (pkg/certs.Backdate), so one issued at T for 30s is renewed at T-60s + 0.8×90s = T+12s.
+var (
+	rotationArgs    = []string{"--serving-validity=30s", "--refresh-fraction=0.8"}
+	rotationTimeout = 45 * time.Second
+)
+
+// TestServingCertificateRotatesWithoutFailedAdmission keeps admitting objects through the API server while the
+// webhook renews its serving certificate: none fails, and the renewed certificate is one the caBundle verifies.
+func TestServingCertificateRotatesWithoutFailedAdmission(t *testing.T) {
+	e := newEnv(t)
+	w := e.newWebhook("webhook-rotation", rotationArgs...)
+	e.pointWebhooksAt(w.port)
+	e.start(w)
+	e.waitUntilAdmitting(w)
+	first, err := e.servedCertificate(t.Context(), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	invalid, err := LoadInvalidCases(InvalidCasesDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop := newAdmissionLoop(e, invalid[0])
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		loop.run(ctx)
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+
+	var renewed string
+	e.f.WaitFor(rotationTimeout, fmt.Sprintf("webhook %s to serve a certificate other than %s", w.name, first), func(ctx context.Context) (bool, error) {
+		serial, err := e.servedCertificate(ctx, w)
+		if err != nil {
+			return false, err
+		}
+		renewed = serial
+		return serial != first, fmt.Errorf("still serving %s", serial)
+	})
+	t.Logf("webhook %s renewed its certificate %s as %s", w.name, first, renewed)
+	// Admissions must keep succeeding with the renewed certificate, not only up to the renewal.
+	atRenewal := loop.count()
+	e.f.WaitFor(30*time.Second, "20 more admissions after the renewal", func(context.Context) (bool, error) {
+		n := loop.count()
+		return n >= atRenewal+20, fmt.Errorf("%d admissions since the renewal", n-atRenewal)
+	})
+	cancel()
+	<-done
+
+	if failures := loop.failures(); len(failures) != 0 {
+		t.Fatalf("%d of %d admissions failed while the certificate rotated:\n%s", len(failures), loop.count(), strings.Join(failures, "\n"))
+	}
+	t.Logf("%d admissions, none failed, while the certificate rotated", loop.count())
+}
+
+// admissionLoop sends admissions through the API server one after another, alternating a valid ScyllaCluster that
+// must be admitted with an invalid manifest that the webhook must refuse.
+type admissionLoop struct {
+	e       *env
+	invalid crdvalidation.Case
+
+	mu       sync.Mutex
+	n        int
+	failed   []string
+	finished bool
+}
+
+func newAdmissionLoop(e *env, invalid crdvalidation.Case) *admissionLoop {
+	return &admissionLoop{e: e, invalid: invalid}
+}
+
+// run admits until ctx ends.
+func (l *admissionLoop) run(ctx context.Context) {
+	valid := validScyllaCluster("rotation")
+	invalid := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(l.invalid.Documents[0], &invalid.Object); err != nil {
+		l.record(fmt.Errorf("can't decode case %s: %w", l.invalid.Name, err))
+		return
+	}
+	for i := 0; ctx.Err() == nil; i++ {
+		var err error
+		if i%2 == 0 {
+			_, err = l.e.dryRunCreate(ctx, valid)
+		} else {
+			_, err = l.e.dryRunCreate(ctx, invalid)
+			err = CheckWebhookRejection(err, l.invalid.Expectations, true)
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		l.record(err)
+	}
+}
+
+func (l *admissionLoop) record(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.n++
+	if err != nil {
+		l.failed = append(l.failed, fmt.Sprintf("admission %d at %s: %v", l.n, time.Now().Format(time.RFC3339Nano), err))
+	}
+}
+
+func (l *admissionLoop) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.n
+}
+
+func (l *admissionLoop) failures() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.failed)
+}
+
+// TestWebhookDownRefusesCreates stops the only webhook process: the configuration fails closed, so the API server
+// refuses creates, saying it could not call the webhook; once the webhook is back, creates succeed again.
+func TestWebhookDownRefusesCreates(t *testing.T) {
+	e := newEnv(t)
+	w := e.newWebhook("webhook-down")
+	e.pointWebhooksAt(w.port)
+	e.start(w)
+	e.waitUntilAdmitting(w)
+
+	e.stop(w)
+	_, err := e.dryRunCreate(t.Context(), validScyllaCluster("while-down"))
+	if err := checkFailedCallingWebhook(err, w); err != nil {
+		t.Fatalf("creating a ScyllaCluster while the webhook is down: %v", err)
+	}
+
+	e.start(w)
+	e.waitUntilAdmitting(w)
+	if _, err := e.create(t.Context(), validScyllaCluster("back-up"), nil); err != nil {
+		t.Fatalf("can't create a ScyllaCluster once the webhook is back: %v", err)
+	}
+}
+
+// checkFailedCallingWebhook returns what is wrong with err as the API server's refusal of a request it could not
+// send to w: an internal error naming the webhook and the refused connection.
+func checkFailedCallingWebhook(err error, w *webhookProcess) error {
+	if err == nil {
+		return errors.New("the API server accepted it: the webhook configuration does not fail closed")
+	}
+	var problems []string
+	if !apierrors.IsInternalError(err) {
+		problems = append(problems, fmt.Sprintf("want an internal error, got reason %q", apierrors.ReasonForError(err)))
+	}
+	for _, want := range []string{fmt.Sprintf("failed calling webhook %q", WebhookName), w.addr(), "connection refused"} {
+		if !strings.Contains(err.Error(), want) {
+			problems = append(problems, fmt.Sprintf("the message does not say %q", want))
+		}
+	}
+	if len(problems) != 0 {
+		return fmt.Errorf("%s\nerror: %w", strings.Join(problems, "\n"), err)
+	}
+	return nil
+}
+
+// restPeriod is how long two settled replicas are watched for writes.
+const restPeriod = 10 * time.Second
+
+// TestTwoReplicasShareOneSecret starts two webhook replicas at once, from no Secret: they end up serving the same
+// certificate from one Secret, which one of them created; the caBundle is written once; and once settled, neither
+// writes anything.
+func TestTwoReplicasShareOneSecret(t *testing.T) {
+	e := newEnv(t)
+	a, b := e.newWebhook("webhook-replica-a"), e.newWebhook("webhook-replica-b")
+	e.pointWebhooksAt(a.port)
+	audit := e.cluster.ControlPlane.Audit
+	start, err := audit.Mark()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.start(a)
+	e.start(b)
+	e.waitUntilAdmitting(a)
+	e.f.WaitFor(time.Minute, "both replicas to serve the same certificate", func(ctx context.Context) (bool, error) {
+		serialA, err := e.servedCertificate(ctx, a)
+		if err != nil {
+			return false, err
+		}
+		serialB, err := e.servedCertificate(ctx, b)
+		if err != nil {
+			return false, err
+		}
+		return serialA == serialB, fmt.Errorf("replica a serves %s, replica b %s", serialA, serialB)
+	})
+
+	events, err := audit.EventsSince(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replicas := []*webhookProcess{a, b}
+	secretCreates := countSucceeded(events, replicas, framework.OnResource("secrets", ""), verbIs("create"))
+	caBundleWrites := countSucceeded(events, replicas, framework.OnResource("validatingwebhookconfigurations", ""), framework.Writes())
+	if secretCreates.Total() != 1 {
+		t.Errorf("want the Secret created once by the two replicas, got:\n%s", secretCreates)
+	}
+	if caBundleWrites.Total() != 1 {
+		t.Errorf("want the caBundle written once by the two replicas, got:\n%s", caBundleWrites)
+	}
+	secrets, err := e.f.Clients().Kube.CoreV1().Secrets(e.deployment.ServiceAccount.Namespace).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range secrets.Items {
+		names = append(names, s.Name)
+	}
+	if len(names) != 1 {
+		t.Errorf("want one Secret in namespace %s, the webhook's, got %q", e.deployment.ServiceAccount.Namespace, names)
+	}
+
+	rest, err := audit.Mark()
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-t.Context().Done():
+		t.Fatal(t.Context().Err())
+	case <-time.After(restPeriod):
+	}
+	if err := e.cluster.ControlPlane.CheckProcesses(); err != nil {
+		t.Fatal(err)
+	}
+	events, err = audit.EventsSince(rest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if writes := countSucceeded(events, replicas, framework.Writes()); writes.Total() != 0 {
+		t.Errorf("want no writes from settled replicas over %v, got:\n%s", restPeriod, writes)
+	}
+}
+
+// countSucceeded counts the successful requests of the replicas' credentials that every filter accepts.
+func countSucceeded(events []auditv1.Event, replicas []*webhookProcess, filters ...framework.AuditFilter) framework.RequestCounts {
+	counts := framework.RequestCounts{}
+	for _, w := range replicas {
+		for k, n := range framework.CountRequests(events, append([]framework.AuditFilter{framework.Credential(w.cred), framework.Succeeded()}, filters...)...) {
+			counts[framework.RequestKey{UserAgent: w.name + " " + k.UserAgent, Verb: k.Verb}] += n
+		}
+	}
+	return counts
+}
+
+// verbIs selects requests of one verb.
+func verbIs(verb string) framework.AuditFilter {
+	return func(e *auditv1.Event) bool { return e.Verb == verb }
+}
