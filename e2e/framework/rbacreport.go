@@ -15,6 +15,12 @@ import (
 // servers for, to compare with the install manifests' rules.
 const rbacReportFile = "rbac-requests.txt"
 
+// The audit annotation with the authorizer's decision on a request, and its value for a refusal.
+const (
+	authorizationDecisionKey = "authorization.k8s.io/decision"
+	authorizationForbid      = "forbid"
+)
+
 // permissionKey is one permission a request needed, as RBAC rules name it.
 type permissionKey struct {
 	ServiceAccount ServiceAccount
@@ -25,7 +31,7 @@ type permissionKey struct {
 	Scope string
 }
 
-// permissionUse counts the requests that needed one permission, and how many of them RBAC refused.
+// permissionUse counts the requests that needed one permission, and how many of them the authorizer refused.
 type permissionUse struct {
 	requests, forbidden int
 	// example is a refused request's URI, for the failure message.
@@ -74,7 +80,9 @@ func rbacUsage(events []auditv1.Event, credentials []*ServiceAccountCredential) 
 			usage[key] = use
 		}
 		use.requests++
-		if e.ResponseStatus != nil && e.ResponseStatus.Code == http.StatusForbidden {
+		// A 403 may also come from admission (a terminating namespace refuses new objects); only the authorizer's
+		// decision says RBAC refused.
+		if e.Annotations[authorizationDecisionKey] == authorizationForbid {
 			use.forbidden++
 			use.example = e.RequestURI
 		}

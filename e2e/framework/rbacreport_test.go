@@ -19,7 +19,12 @@ func TestRBACUsageCountsTheRequestsOfProgramCredentials(t *testing.T) {
 		{ServiceAccount: mc, CredentialID: "c"},
 	}
 	event := func(sa ServiceAccount, id, verb string, ref *auditv1.ObjectReference, code int32) auditv1.Event {
+		decision := "allow"
+		if code == 403 {
+			decision = "forbid"
+		}
 		return auditv1.Event{
+			Annotations:    map[string]string{authorizationDecisionKey: decision},
 			User:           authenticationv1.UserInfo{Username: sa.Username(), Extra: map[string]authenticationv1.ExtraValue{credentialIDKey: {"JTI=" + id}}},
 			Verb:           verb,
 			RequestURI:     "/uri/" + verb,
@@ -33,6 +38,14 @@ func TestRBACUsageCountsTheRequestsOfProgramCredentials(t *testing.T) {
 	events := []auditv1.Event{
 		event(operator, "a", "create", sts, 201),
 		event(operator, "b", "create", sts, 201),
+		// Admission refused it: the namespace is terminating.
+		{
+			User:           authenticationv1.UserInfo{Username: operator.Username(), Extra: map[string]authenticationv1.ExtraValue{credentialIDKey: {"JTI=a"}}},
+			Verb:           "create",
+			ObjectRef:      sts,
+			ResponseStatus: &metav1.Status{Code: 403},
+			Annotations:    map[string]string{authorizationDecisionKey: "allow"},
+		},
 		event(operator, "a", "list", nodes, 403),
 		event(operator, "a", "list", nodes, 429),
 		event(operator, "a", "get", nil, 200),
@@ -47,7 +60,7 @@ func TestRBACUsageCountsTheRequestsOfProgramCredentials(t *testing.T) {
 		got[k] = *u
 	}
 	want := map[permissionKey]permissionUse{
-		{operator, "create", "statefulsets.apps", "namespaced"}:                       {requests: 2},
+		{operator, "create", "statefulsets.apps", "namespaced"}:                       {requests: 3},
 		{operator, "list", "nodes", "cluster"}:                                        {requests: 1, forbidden: 1, example: "/uri/list"},
 		{operator, "get", "/uri/get", "cluster"}:                                      {requests: 1},
 		{mc, "patch", "scylladbdatacenters/status.scylla.scylladb.com", "namespaced"}: {requests: 1},
