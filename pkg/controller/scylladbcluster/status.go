@@ -82,18 +82,12 @@ func calculateStatus(sc *scyllav1alpha1.ScyllaDBCluster, dcs []*remoteDatacenter
 // invalidSpecStatus returns the status of a ScyllaDBCluster whose spec can't be built: Degraded with the validation
 // error, not Progressing (nothing happens until the spec changes), not Available.
 func invalidSpecStatus(sc *scyllav1alpha1.ScyllaDBCluster, validationErr error) *scyllav1alpha1.ScyllaDBClusterStatus {
-	progressing, degraded, _ := controllerhelpers.SubSyncConditions(specValidationName, sc.Generation, nil, validationErr)
-	degraded.Reason = invalidSpecReason
-	conditions := []metav1.Condition{progressing, degraded, {
-		Type:               datacentersAvailableCondition,
-		Status:             metav1.ConditionFalse,
-		Reason:             invalidSpecReason,
-		Message:            "the spec is not valid",
-		ObservedGeneration: sc.Generation,
-	}}
-	// The aggregation can't fail: every aggregated type has a child.
-	_ = controllerhelpers.SetAggregatedConditions(&conditions, sc.Generation,
-		controllerhelpers.AvailableCondition, controllerhelpers.ProgressingCondition, controllerhelpers.DegradedCondition)
+	conditions := controllerhelpers.InvalidSpecConditions(specValidationName, sc.Generation, validationErr, metav1.Condition{
+		Type:    datacentersAvailableCondition,
+		Status:  metav1.ConditionFalse,
+		Reason:  invalidSpecReason,
+		Message: "the spec is not valid",
+	})
 	status := sc.Status.DeepCopy()
 	status.ObservedGeneration = new(sc.Generation)
 	status.Conditions = conditions

@@ -1,5 +1,7 @@
 package scylladbdatacenter
 
+import "github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
+
 // Names of the sub-syncs; each gives its conditions their prefix (<Name>Progressing, <Name>Degraded).
 const (
 	serviceAccountControllerName = "ServiceAccountController"
@@ -30,4 +32,4 @@ const (
 const specValidationName = "SpecValidation"
 
 // invalidSpecReason: the spec is one the admission webhook refuses; nothing is built from it.
-const invalidSpecReason = "InvalidSpec"
+const invalidSpecReason = controllerhelpers.InvalidSpecReason

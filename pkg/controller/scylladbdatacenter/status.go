@@ -221,8 +221,6 @@ func ownedStatus(status *scyllav1alpha1.ScyllaDBDatacenterStatus, owned sets.Set
 // refuses: Degraded with the validation error, not Progressing (nothing happens until the spec changes), and
 // Available as last computed (what runs is left alone). The node counts stay as they were.
 func invalidSpecStatus(sdc *scyllav1alpha1.ScyllaDBDatacenter, validationErr error) *scyllav1alpha1.ScyllaDBDatacenterStatus {
-	progressing, degraded, _ := controllerhelpers.SubSyncConditions(specValidationName, sdc.Generation, nil, validationErr)
-	degraded.Reason = invalidSpecReason
 	available := metav1.Condition{
 		Type:    statefulSetControllerAvailableCondition,
 		Status:  metav1.ConditionFalse,
@@ -232,13 +230,8 @@ func invalidSpecStatus(sdc *scyllav1alpha1.ScyllaDBDatacenter, validationErr err
 	if existing := meta.FindStatusCondition(sdc.Status.Conditions, statefulSetControllerAvailableCondition); existing != nil {
 		available = *existing
 	}
-	available.ObservedGeneration = sdc.Generation
-	conditions := []metav1.Condition{progressing, degraded, available}
-	// The aggregation can't fail: every aggregated type has a child.
-	_ = controllerhelpers.SetAggregatedConditions(&conditions, sdc.Generation,
-		controllerhelpers.AvailableCondition, controllerhelpers.ProgressingCondition, controllerhelpers.DegradedCondition)
 	status := sdc.Status.DeepCopy()
 	status.ObservedGeneration = new(sdc.Generation)
-	status.Conditions = conditions
+	status.Conditions = controllerhelpers.InvalidSpecConditions(specValidationName, sdc.Generation, validationErr, available)
 	return status
 }
