@@ -164,3 +164,70 @@ func validateAddressArgs(args []string, family corev1.IPFamily, path *field.Path
 
 // sysctlKeyPattern matches sysctl names: dot- or slash-separated segments of letters, digits, '_' and '-'.
 var sysctlKeyPattern = regexp.MustCompile(`^[a-zA-Z0-9_-]+([./][a-zA-Z0-9_*-]+)*$`)
+
+// SplitArguments splits a command line into arguments as a POSIX shell would, without expansions: blanks separate
+// arguments, single quotes keep everything literally, double quotes keep everything but backslash escapes of ", \,
+// $ and `, and a backslash outside quotes escapes the next character.
+func SplitArguments(s string) ([]string, error) {
+	var args []string
+	var current strings.Builder
+	inArgument := false
+	const (
+		unquoted = iota
+		singleQuoted
+		doubleQuoted
+	)
+	state := unquoted
+	runes := []rune(s)
+	for i := 0; i < len(runes); i++ {
+		r := runes[i]
+		switch state {
+		case singleQuoted:
+			if r == '\'' {
+				state = unquoted
+			} else {
+				current.WriteRune(r)
+			}
+		case doubleQuoted:
+			switch {
+			case r == '"':
+				state = unquoted
+			case r == '\\' && i+1 < len(runes) && strings.ContainsRune("\"\\$`", runes[i+1]):
+				i++
+				current.WriteRune(runes[i])
+			default:
+				current.WriteRune(r)
+			}
+		default:
+			switch {
+			case r == ' ' || r == '\t' || r == '\n':
+				if inArgument {
+					args = append(args, current.String())
+					current.Reset()
+					inArgument = false
+				}
+			case r == '\'':
+				state, inArgument = singleQuoted, true
+			case r == '"':
+				state, inArgument = doubleQuoted, true
+			case r == '\\':
+				if i+1 == len(runes) {
+					return nil, fmt.Errorf("%q ends with an unescaped backslash", s)
+				}
+				i++
+				current.WriteRune(runes[i])
+				inArgument = true
+			default:
+				current.WriteRune(r)
+				inArgument = true
+			}
+		}
+	}
+	if state != unquoted {
+		return nil, fmt.Errorf("%q has an unterminated quote", s)
+	}
+	if inArgument {
+		args = append(args, current.String())
+	}
+	return args, nil
+}

@@ -24,8 +24,10 @@ func ValidateScyllaCluster(sc *scyllav1.ScyllaCluster) field.ErrorList {
 	allErrs = append(allErrs, validateReadinessGates(spec.ReadinessGates, specPath.Child("readinessGates"))...)
 	allErrs = append(allErrs, validateScyllaClusterExposeOptions(sc)...)
 	allErrs = append(allErrs, validateSysctls(spec.Sysctls, specPath.Child("sysctls"))...)
-	if len(spec.ScyllaArgs) != 0 {
-		allErrs = append(allErrs, validateAddressArgs(strings.Fields(spec.ScyllaArgs), primaryFamily(spec.Network.IPFamilies), specPath.Child("scyllaArgs"))...)
+	if args, err := SplitArguments(spec.ScyllaArgs); err != nil {
+		allErrs = append(allErrs, field.Invalid(specPath.Child("scyllaArgs"), spec.ScyllaArgs, fmt.Sprintf("must split into arguments as a POSIX shell would: %v", err)))
+	} else {
+		allErrs = append(allErrs, validateAddressArgs(args, primaryFamily(spec.Network.IPFamilies), specPath.Child("scyllaArgs"))...)
 	}
 
 	racksPath := specPath.Child("datacenter", "racks")

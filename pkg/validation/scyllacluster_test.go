@@ -252,6 +252,11 @@ func TestValidateScyllaClusterRefuses(t *testing.T) {
 			want:   field.ErrorList{field.Invalid(field.NewPath("spec", "scyllaArgs"), "::1", "--listen-address must be an IPv4 address: the cluster's primary IP family is IPv4")},
 		},
 		{
+			name:   "arguments with an unterminated quote",
+			modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.ScyllaArgs = `--smp '2` },
+			want:   field.ErrorList{field.Invalid(field.NewPath("spec", "scyllaArgs"), `--smp '2`, `must split into arguments as a POSIX shell would: "--smp '2" has an unterminated quote`)},
+		},
+		{
 			name: "an IPv4 rpc address in an IPv6 cluster",
 			modify: func(sc *scyllav1.ScyllaCluster) {
 				sc.Spec.Network.IPFamilies = []corev1.IPFamily{corev1.IPv6Protocol}

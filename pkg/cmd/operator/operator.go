@@ -181,6 +181,9 @@ func (o *OperatorOptions) newControllers() (*controllerSet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("can't create the ScyllaDBCluster controller: %w", err)
 	}
+	if err := sdcClusterController.WatchBackups(scyllaInformers.Scylla().V1alpha1().ScyllaDBManagerTasks(), scyllaInformers.Scylla().V1alpha1().ScyllaDBBackupBuckets()); err != nil {
+		return nil, fmt.Errorf("can't create the ScyllaDBCluster controller: %w", err)
+	}
 
 	return &controllerSet{
 		// The pool is shut down with the factories: its remote informers stop when the operator stops leading.

@@ -4,6 +4,9 @@ package scyllacluster
 const (
 	scyllaDBDatacenterControllerName  = "ScyllaDBDatacenterController"
 	scyllaDBManagerTaskControllerName = "ScyllaDBManagerTaskController"
+	// specValidationName is the only sub-sync of a ScyllaCluster whose spec validation.ValidateScyllaCluster
+	// refuses.
+	specValidationName = "SpecValidation"
 )
 
 // scyllaDBDatacenterConditionPrefix prefixes the Available, Progressing and Degraded conditions of the

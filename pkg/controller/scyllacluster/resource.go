@@ -15,6 +15,7 @@ import (
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/managerclient"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/validation"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -57,7 +58,7 @@ func makeScyllaDBDatacenter(sc *scyllav1.ScyllaCluster) (*scyllav1alpha1.ScyllaD
 	if len(spec.Version) == 0 {
 		errs = append(errs, errors.New("spec.version must not be empty"))
 	}
-	additionalArgs, err := splitArguments(spec.ScyllaArgs)
+	additionalArgs, err := validation.SplitArguments(spec.ScyllaArgs)
 	if err != nil {
 		errs = append(errs, fmt.Errorf("can't split spec.scyllaArgs into arguments: %w", err))
 	}
@@ -553,73 +554,6 @@ func parseSize(size string) *resource.Quantity {
 		return nil
 	}
 	return resource.NewQuantity(n*unit, resource.BinarySI)
-}
-
-// splitArguments splits a command line into arguments as a POSIX shell would, without expansions: blanks separate
-// arguments, single quotes keep everything literally, double quotes keep everything but backslash escapes of ", \,
-// $ and `, and a backslash outside quotes escapes the next character.
-func splitArguments(s string) ([]string, error) {
-	var args []string
-	var current strings.Builder
-	inArgument := false
-	const (
-		unquoted = iota
-		singleQuoted
-		doubleQuoted
-	)
-	state := unquoted
-	runes := []rune(s)
-	for i := 0; i < len(runes); i++ {
-		r := runes[i]
-		switch state {
-		case singleQuoted:
-			if r == '\'' {
-				state = unquoted
-			} else {
-				current.WriteRune(r)
-			}
-		case doubleQuoted:
-			switch {
-			case r == '"':
-				state = unquoted
-			case r == '\\' && i+1 < len(runes) && strings.ContainsRune("\"\\$`", runes[i+1]):
-				i++
-				current.WriteRune(runes[i])
-			default:
-				current.WriteRune(r)
-			}
-		default:
-			switch {
-			case r == ' ' || r == '\t' || r == '\n':
-				if inArgument {
-					args = append(args, current.String())
-					current.Reset()
-					inArgument = false
-				}
-			case r == '\'':
-				state, inArgument = singleQuoted, true
-			case r == '"':
-				state, inArgument = doubleQuoted, true
-			case r == '\\':
-				if i+1 == len(runes) {
-					return nil, fmt.Errorf("%q ends with an unescaped backslash", s)
-				}
-				i++
-				current.WriteRune(runes[i])
-				inArgument = true
-			default:
-				current.WriteRune(r)
-				inArgument = true
-			}
-		}
-	}
-	if state != unquoted {
-		return nil, fmt.Errorf("%q has an unterminated quote", s)
-	}
-	if inArgument {
-		args = append(args, current.String())
-	}
-	return args, nil
 }
 
 func image(repository, tag string) string {

@@ -10,6 +10,7 @@ import (
 	scyllav1 "github.com/scyllakube/api/scylla/v1"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/validation"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -600,7 +601,7 @@ func TestSplitArguments(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 
-			got, err := splitArguments(tc.in)
+			got, err := validation.SplitArguments(tc.in)
 			if (err == nil) != (len(tc.wantError) == 0) || (err != nil && err.Error() != tc.wantError) {
 				t.Fatalf("expected error %q, got %v", tc.wantError, err)
 			}

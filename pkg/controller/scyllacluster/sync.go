@@ -8,6 +8,8 @@ import (
 
 	scyllav1 "github.com/scyllakube/api/scylla/v1"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/validation"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -75,18 +77,30 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 
 	state := newSyncState()
-	subSyncConditions, syncErr := controllerhelpers.RunSubSyncs(ctx, sc.Generation,
-		controllerhelpers.SubSync{
+	subSyncs := []controllerhelpers.SubSync{
+		{
 			Name: scyllaDBDatacenterControllerName,
 			Sync: func(ctx context.Context) ([]metav1.Condition, error) { return c.syncScyllaDBDatacenter(ctx, sc, state) },
 		},
-		controllerhelpers.SubSync{
+		{
 			Name: scyllaDBManagerTaskControllerName,
 			Sync: func(ctx context.Context) ([]metav1.Condition, error) {
 				return c.syncScyllaDBManagerTasks(ctx, sc, state)
 			},
 		},
-	)
+	}
+	if err := validation.ValidateScyllaCluster(sc).ToAggregate(); err != nil {
+		// Nothing is translated from a spec the webhook would refuse (one created while it was down): what exists
+		// stays as it is, and the status is computed from it.
+		c.observeOwnedObjects(sc, state)
+		subSyncs = []controllerhelpers.SubSync{{
+			Name: specValidationName,
+			Sync: func(ctx context.Context) ([]metav1.Condition, error) {
+				return nil, state.permanent(specValidationName, invalidSpecReason, err)
+			},
+		}}
+	}
+	subSyncConditions, syncErr := controllerhelpers.RunSubSyncs(ctx, sc.Generation, subSyncs...)
 	if subSyncConditions == nil {
 		return syncErr
 	}
@@ -106,6 +120,20 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		logger.V(2).Info("ScyllaCluster can't be fully reconciled until it or a conflicting object changes", "scyllaCluster", klog.KObj(sc), "err", syncErr)
 	}
 	return utilerrors.NewAggregate([]error{requeueErr, statusErr})
+}
+
+// observeOwnedObjects records in state the ScyllaDBDatacenter and ScyllaDBManagerTasks sc controls, as cached, for a
+// sync that applies nothing.
+func (c *Controller) observeOwnedObjects(sc *scyllav1.ScyllaCluster, state *syncState) {
+	if sdc, err := c.scyllaDBDatacenterLister.ScyllaDBDatacenters(sc.Namespace).Get(naming.ScyllaDBDatacenterNameForScyllaCluster(sc.Name)); err == nil && isControlledBy(sdc, sc) {
+		state.sdc = sdc
+	}
+	lister := c.scyllaDBManagerTaskLister.ScyllaDBManagerTasks(sc.Namespace)
+	for _, t := range makeScyllaDBManagerTasks(sc) {
+		if task, err := lister.Get(t.name); err == nil && isControlledBy(task, sc) {
+			state.tasks[t.name] = task
+		}
+	}
 }
 
 // recordPermanentErrors records a Warning event for each permanent error the sync met, unless the ScyllaCluster's

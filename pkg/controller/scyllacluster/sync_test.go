@@ -427,7 +427,9 @@ func TestSyncRefusesAScyllaDBDatacenterControlledBySomeoneElse(t *testing.T) {
 	}
 }
 
-func TestSyncReportsAnUntranslatableTaskWithoutBlockingTheOthers(t *testing.T) {
+// TestSyncDoesNotActOnASpecTheWebhookWouldRefuse: a spec validation.ValidateScyllaCluster refuses, as the admission
+// webhook does, is reported and nothing is translated from it, not even its valid parts.
+func TestSyncDoesNotActOnASpecTheWebhookWouldRefuse(t *testing.T) {
 	t.Parallel()
 
 	sc := newScyllaClusterWithTasks()
@@ -437,27 +439,24 @@ func TestSyncReportsAnUntranslatableTaskWithoutBlockingTheOthers(t *testing.T) {
 	if err := f.sync(t, sc); err != nil {
 		t.Fatalf("expected no error to requeue with, got %v", err)
 	}
-	wantWrites := []string{
-		"create scylladbdatacenters basic",
-		"create scylladbmanagertasks " + weeklyBackupTaskName,
-		"create scylladbmanagertasks " + nightlyRepairTaskName,
-		"update scyllaclusters/status basic",
-	}
-	if diff := cmp.Diff(wantWrites, f.takeWrites()); diff != "" {
+	if diff := cmp.Diff([]string{"update scyllaclusters/status basic"}, f.takeWrites()); diff != "" {
 		t.Errorf("unexpected writes (-want +got):\n%s", diff)
 	}
-	const wantError = `can't translate backup task "daily": location must not be empty: a backup needs at least one [<dc>:]<provider>:<bucket>`
+	const wantError = `spec.backups[0].location: Required value: a backup needs at least one location, e.g. s3:backups`
 	events := f.takeEvents()
 	if want := "Warning InvalidSpec " + wantError; len(events) == 0 || events[len(events)-1] != want {
 		t.Errorf("expected the last event to be %q, got %q", want, events)
 	}
 
 	status := f.getScyllaCluster(t, sc).Status
-	if status.Backups[0].Error == nil || *status.Backups[0].Error != wantError {
-		t.Errorf("expected the daily backup's status to carry %q, got %+v", wantError, status.Backups[0])
+	if c := meta.FindStatusCondition(status.Conditions, "SpecValidationDegraded"); c == nil || c.Status != metav1.ConditionTrue || c.Message != wantError {
+		t.Errorf("expected SpecValidationDegraded True with message %q, got %+v", wantError, c)
 	}
-	if c := meta.FindStatusCondition(status.Conditions, "ScyllaDBManagerTaskControllerDegraded"); c == nil || c.Status != metav1.ConditionTrue || c.Message != wantError {
-		t.Errorf("expected ScyllaDBManagerTaskControllerDegraded True with message %q, got %+v", wantError, c)
+	if c := meta.FindStatusCondition(status.Conditions, "Degraded"); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("expected Degraded True, got %+v", c)
+	}
+	if c := meta.FindStatusCondition(status.Conditions, "SpecValidationProgressing"); c == nil || c.Status != metav1.ConditionFalse {
+		t.Errorf("expected SpecValidationProgressing False, got %+v", c)
 	}
 }
 

@@ -59,6 +59,9 @@ type Controller struct {
 	cachesToSync        []cache.InformerSynced
 
 	pool *remoteclient.Pool
+	// backups, once WatchBackups is called, tells which declared backup buckets each datacenter's agents must reach
+	// (backup.go).
+	backups *backupWatch
 	// clusterID identifies the meta Kubernetes cluster in naming.ManagedByClusterLabel on remote namespaces; empty
 	// leaves the label out.
 	clusterID string

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 )
@@ -71,8 +72,16 @@ func (c *Controller) syncDatacenters(ctx context.Context, sc *scyllav1alpha1.Scy
 	var progressing []metav1.Condition
 	var errs []error
 	originals := newOriginals(c.kubeClient, sc.Namespace)
+	backupS3, err := c.makeBackupS3Configs(ctx, sc, originals)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("can't give the agents their backup buckets' credentials: %w", err))
+	}
+	if backupS3.readsCredentials {
+		// Credentials Secrets are not watched: look at them again in a while.
+		c.queue.AddAfter(cache.MetaObjectToName(sc).String(), referencedObjectsPeriod)
+	}
 	for i, dc := range dcs {
-		p, err := c.syncDatacenter(ctx, sc, dc, plan.datacenters[i], readiness, token, originals)
+		p, err := c.syncDatacenter(ctx, sc, dc, plan.datacenters[i], readiness, token, backupS3, originals)
 		progressing = append(progressing, p...)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("datacenter %q (RemoteKubernetesCluster %q): %w", dc.spec.Name, dc.spec.RemoteKubernetesClusterName, err))
@@ -88,7 +97,7 @@ func (c *Controller) syncDatacenters(ctx context.Context, sc *scyllav1alpha1.Scy
 // copies of the ConfigMaps and Secrets the ScyllaDBDatacenter references, the seed Services with their EndpointSlices
 // (all of these even while dc waits for its turn, so that it is ready to go and its seeds follow the other
 // datacenters' nodes) and, when seeds.mayProgress, the ScyllaDBDatacenter.
-func (c *Controller) syncDatacenter(ctx context.Context, sc *scyllav1alpha1.ScyllaDBCluster, dc *remoteDatacenter, seeds datacenterSeeds, readiness map[string]bool, token string, originals *originals) ([]metav1.Condition, error) {
+func (c *Controller) syncDatacenter(ctx context.Context, sc *scyllav1alpha1.ScyllaDBCluster, dc *remoteDatacenter, seeds datacenterSeeds, readiness map[string]bool, token string, backupS3 backupS3Configs, originals *originals) ([]metav1.Condition, error) {
 	progress := func(reason, format string, args ...any) []metav1.Condition {
 		return []metav1.Condition{{
 			Type:    "Datacenter",
@@ -129,7 +138,7 @@ func (c *Controller) syncDatacenter(ctx context.Context, sc *scyllav1alpha1.Scyl
 	if err != nil {
 		return nil, err
 	}
-	errs = append(errs, c.syncRemoteSecretsAndConfigMaps(ctx, sc, dc, required, token, originals, recorder))
+	errs = append(errs, c.syncRemoteSecretsAndConfigMaps(ctx, sc, dc, required, token, backupS3, originals, recorder))
 	errs = append(errs, c.syncSeedServices(ctx, sc, dc, seeds, readiness, recorder))
 
 	var progressing []metav1.Condition
@@ -173,10 +182,10 @@ func (c *Controller) checkRemoteNamespaceOwner(sc *scyllav1alpha1.ScyllaDBCluste
 	return nil
 }
 
-// syncRemoteSecretsAndConfigMaps applies, in dc's remote namespace, the copy of the cluster's agent auth token and
-// copies of the ConfigMaps and Secrets sdc references, read from sc's namespace, and removes the copies sdc no longer
-// references.
-func (c *Controller) syncRemoteSecretsAndConfigMaps(ctx context.Context, sc *scyllav1alpha1.ScyllaDBCluster, dc *remoteDatacenter, sdc *scyllav1alpha1.ScyllaDBDatacenter, token string, originals *originals, recorder record.EventRecorder) error {
+// syncRemoteSecretsAndConfigMaps applies, in dc's remote namespace, the copy of the cluster's agent auth token, with
+// the s3 section of dc's backup buckets (backup.go), and copies of the ConfigMaps and Secrets sdc references, read
+// from sc's namespace, and removes the copies sdc no longer references.
+func (c *Controller) syncRemoteSecretsAndConfigMaps(ctx context.Context, sc *scyllav1alpha1.ScyllaDBCluster, dc *remoteDatacenter, sdc *scyllav1alpha1.ScyllaDBDatacenter, token string, backupS3 backupS3Configs, originals *originals, recorder record.EventRecorder) error {
 	kubeClient, kubeInformers := dc.cluster.KubeClient(), dc.cluster.KubeInformers()
 	secretClient, secretLister := kubeClient.CoreV1().Secrets(dc.namespace), kubeInformers.Core().V1().Secrets().Lister().Secrets(dc.namespace)
 	configMapClient, configMapLister := kubeClient.CoreV1().ConfigMaps(dc.namespace), kubeInformers.Core().V1().ConfigMaps().Lister().ConfigMaps(dc.namespace)
@@ -185,8 +194,12 @@ func (c *Controller) syncRemoteSecretsAndConfigMaps(ctx context.Context, sc *scy
 
 	// A Secret or ConfigMap that can't be read keeps its copy: a wrong copy is better than none while the error lasts.
 	wantedSecrets, wantedConfigMaps := sets.New[string](), sets.New[string]()
-	if len(token) != 0 {
+	// Unknown s3 settings leave the copy as it is: the agents keep reaching their buckets while the error lasts.
+	if len(token) != 0 && !backupS3.unknown {
 		secret, err := makeRemoteAuthTokenSecret(sc, dc.spec, token)
+		if s3 := backupS3.forDatacenter(dc.spec.Name); err == nil && s3 != nil {
+			secret, err = withAgentS3(secret, token, s3)
+		}
 		if err == nil {
 			_, _, err = resourceapply.Apply(ctx, secretClient, secretLister, recorder, secret, resourceapply.ApplyOptions{})
 		}
@@ -239,9 +252,9 @@ func (c *Controller) syncRemoteSecretsAndConfigMaps(ctx context.Context, sc *scy
 	return errors.Join(errs...)
 }
 
-// originals reads the ConfigMaps and Secrets the datacenters reference from the ScyllaDBCluster's namespace through
-// the API (they are users' objects, which the operator does not cache), each at most once per sync however many
-// datacenters reference it.
+// originals reads the ConfigMaps and Secrets the datacenters reference from the ScyllaDBCluster's namespace, and the
+// credentials Secrets of their backup buckets, through the API (they are users' objects, which the operator does not
+// cache), each at most once per sync however many datacenters reference it.
 type originals struct {
 	kubeClient kubernetes.Interface
 	namespace  string
@@ -264,10 +277,16 @@ func newOriginals(kubeClient kubernetes.Interface, namespace string) *originals 
 }
 
 func (o *originals) secret(ctx context.Context, name string) (*corev1.Secret, error) {
-	r, ok := o.secrets[name]
+	return o.secretIn(ctx, o.namespace, name)
+}
+
+// secretIn reads a Secret of any namespace, such as a backup bucket's credentials.
+func (o *originals) secretIn(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
+	key := namespace + "/" + name
+	r, ok := o.secrets[key]
 	if !ok {
-		r.obj, r.err = o.kubeClient.CoreV1().Secrets(o.namespace).Get(ctx, name, metav1.GetOptions{})
-		o.secrets[name] = r
+		r.obj, r.err = o.kubeClient.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+		o.secrets[key] = r
 	}
 	return r.obj, r.err
 }

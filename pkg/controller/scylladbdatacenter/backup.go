@@ -1,15 +1,16 @@
 package scylladbdatacenter
 
 import (
-	"cmp"
 	"context"
+	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/backupstorage"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/scyllaagent"
+	"go.yaml.in/yaml/v3"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -32,26 +33,9 @@ import (
 const datacenterTaskKind = "ScyllaDBDatacenter"
 
 // parseS3Location returns the datacenter prefix ("" for none) and the bucket of a backup location
-// `[<dc>:]s3:<bucket>`; locations of other providers give false.
+// `[<dc>:]s3:<bucket>` (backupstorage.ParseS3Location).
 func parseS3Location(location string) (dc, bucket string, ok bool) {
-	parts := strings.Split(location, ":")
-	if len(parts) == 3 {
-		dc, parts = parts[0], parts[1:]
-	}
-	if len(parts) != 2 || parts[0] != string(scyllav1alpha1.ScyllaDBBackupProviderS3) || len(parts[1]) == 0 {
-		return "", "", false
-	}
-	return dc, parts[1], true
-}
-
-// s3BucketOfLocation returns the bucket of a backup location `[<dc>:]s3:<bucket>` that applies to the datacenter dc:
-// without a <dc> prefix, or with dc's. Locations of other providers or datacenters give false.
-func s3BucketOfLocation(location, dc string) (string, bool) {
-	prefix, bucket, ok := parseS3Location(location)
-	if !ok || (len(prefix) != 0 && prefix != dc) {
-		return "", false
-	}
-	return bucket, true
+	return backupstorage.ParseS3Location(location)
 }
 
 // isBackupTaskOf tells whether task is a backup task of the datacenter named name in its namespace.
@@ -66,78 +50,34 @@ func isBackupTaskOf(task *scyllav1alpha1.ScyllaDBManagerTask, namespace, name st
 // backupBucketNames returns, sorted and once each, the S3 buckets the backup tasks of sdc among tasks store into. A
 // task being deleted no longer backs up.
 func backupBucketNames(sdc *scyllav1alpha1.ScyllaDBDatacenter, tasks []*scyllav1alpha1.ScyllaDBManagerTask) []string {
-	dc := datacenterName(sdc)
-	var names []string
+	var locations []string
 	for _, task := range tasks {
 		if task.DeletionTimestamp != nil || !isBackupTaskOf(task, sdc.Namespace, sdc.Name) {
 			continue
 		}
-		for _, location := range task.Spec.Backup.Location {
-			if bucket, ok := s3BucketOfLocation(location, dc); ok {
-				names = append(names, bucket)
-			}
-		}
+		locations = append(locations, task.Spec.Backup.Location...)
 	}
-	slices.Sort(names)
-	return slices.Compact(names)
+	return backupstorage.S3BucketsOfLocations(locations, datacenterName(sdc))
 }
 
-// bucketsWithCredentials returns the ScyllaDBBackupBuckets among buckets that declare one of bucketNames as an S3
-// bucket with credentials, by object name.
-func bucketsWithCredentials(buckets []*scyllav1alpha1.ScyllaDBBackupBucket, bucketNames []string) []*scyllav1alpha1.ScyllaDBBackupBucket {
-	var out []*scyllav1alpha1.ScyllaDBBackupBucket
-	for _, b := range buckets {
-		if b.Spec.Provider == scyllav1alpha1.ScyllaDBBackupProviderS3 && b.Spec.CredentialsSecretRef != nil && slices.Contains(bucketNames, b.Spec.BucketName) {
-			out = append(out, b)
-		}
-	}
-	slices.SortFunc(out, func(a, b *scyllav1alpha1.ScyllaDBBackupBucket) int { return cmp.Compare(a.Name, b.Name) })
-	return out
-}
-
-// makeS3Config returns the agent's s3 section for bucket with the credentials of its credentialsSecretRef, secret.
-// A store with an endpoint is an S3-compatible one, which the agent reaches as its Minio provider (path-style requests
-// to the endpoint); AWS otherwise. Errors name the Secret and key, never their values.
+// makeS3Config returns the agent's s3 section for bucket with the credentials of its credentialsSecretRef, secret;
+// a missing key is a spec error.
 func makeS3Config(bucket *scyllav1alpha1.ScyllaDBBackupBucket, secretData map[string][]byte) (*scyllaagent.S3Config, error) {
-	ref := bucket.Spec.CredentialsSecretRef
-	config := &scyllaagent.S3Config{
-		Provider: scyllaagent.S3ProviderAWS,
-		Region:   bucket.Spec.Region,
-		Endpoint: bucket.Spec.Endpoint,
-	}
-	if len(bucket.Spec.Endpoint) != 0 {
-		config.Provider = scyllaagent.S3ProviderMinio
-	}
-	var missing []string
-	config.AccessKeyID, config.SecretAccessKey, missing = backupstorage.Credentials(secretData)
-	if len(missing) != 0 {
-		return nil, newSpecError("can't use the credentials of ScyllaDBBackupBucket %q: Secret %q has no key %q", bucket.Name, ref.Namespace+"/"+ref.Name, missing[0])
+	config, err := backupstorage.AgentS3Config(bucket, secretData)
+	if err != nil {
+		return nil, newSpecError("%w", err)
 	}
 	return config, nil
 }
 
-// bucketS3Config is the s3 section one ScyllaDBBackupBucket asks for.
-type bucketS3Config struct {
-	bucket string
-	config *scyllaagent.S3Config
-}
-
 // chooseS3Config returns the s3 section all of configs agree on, or nil with a spec error naming two buckets that
-// disagree: one agent configuration holds one s3 section, and using either would point the other's backups at the
-// wrong credentials.
-func chooseS3Config(configs []bucketS3Config) (*scyllaagent.S3Config, error) {
-	if len(configs) == 0 {
-		return nil, nil
+// disagree.
+func chooseS3Config(configs []backupstorage.BucketS3Config) (*scyllaagent.S3Config, error) {
+	config, err := backupstorage.ChooseS3Config(configs)
+	if err != nil {
+		return nil, newSpecError("%w", err)
 	}
-	first := configs[0]
-	for _, other := range configs[1:] {
-		if *other.config != *first.config {
-			return nil, newSpecError("ScyllaDBBackupBuckets %q and %q, both used by this datacenter's backup tasks, have different credentials or "+
-				"S3 settings, and the ScyllaDB Manager agent has one s3 configuration: neither is used; use buckets with the same credentials, "+
-				"region and endpoint, or set s3 in a custom agent config", first.bucket, other.bucket)
-		}
-	}
-	return first.config, nil
+	return config, nil
 }
 
 // backupS3Config is what the datacenter's backups ask of its agent configuration.
@@ -159,40 +99,69 @@ func (c *Controller) makeBackupS3Config(ctx context.Context, sdc *scyllav1alpha1
 	}
 	names := backupBucketNames(sdc, tasks)
 	if len(names) == 0 {
-		return backupS3Config{}, nil
+		return c.overrideS3Config(ctx, sdc)
 	}
 	allBuckets, err := c.bucketLister.List(labels.Everything())
 	if err != nil {
 		return backupS3Config{}, fmt.Errorf("can't list ScyllaDBBackupBuckets: %w", err)
 	}
-	buckets := bucketsWithCredentials(allBuckets, names)
+	buckets := backupstorage.BucketsWithCredentials(allBuckets, names)
 	if len(buckets) == 0 {
-		return backupS3Config{}, nil
+		return c.overrideS3Config(ctx, sdc)
 	}
 
-	var configs []bucketS3Config
-	var specErrs []error
-	for _, b := range buckets {
-		ref := b.Spec.CredentialsSecretRef
-		// The user's Secret, in any namespace, is outside the informer caches.
-		secret, err := c.kubeClient.CoreV1().Secrets(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			specErrs = append(specErrs, newSpecError("can't use the credentials of ScyllaDBBackupBucket %q: Secret %q does not exist", b.Name, ref.Namespace+"/"+ref.Name))
-			continue
-		}
-		if err != nil {
-			return backupS3Config{}, fmt.Errorf("can't get the credentials Secret %q of ScyllaDBBackupBucket %q: %w", ref.Namespace+"/"+ref.Name, b.Name, err)
-		}
-		config, err := makeS3Config(b, secret.Data)
-		if err != nil {
-			specErrs = append(specErrs, err)
-			continue
-		}
-		configs = append(configs, bucketS3Config{bucket: b.Name, config: config})
-	}
-	s3, err := chooseS3Config(configs)
+	s3, errs, err := backupstorage.ResolveAgentS3Config(ctx, buckets, c.getSecret)
 	if err != nil {
-		specErrs = append(specErrs, err)
+		return backupS3Config{}, err
+	}
+	specErrs := make([]error, 0, len(errs))
+	for _, e := range errs {
+		specErrs = append(specErrs, newSpecError("%w", e))
 	}
 	return backupS3Config{s3: s3, readsCredentials: true}, utilerrors.NewAggregate(specErrs)
+}
+
+// overrideS3Config returns the s3 section of the agent configuration in the Secret that
+// naming.ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot names, for a datacenter whose own backup tasks use no
+// declared bucket: a datacenter of a ScyllaDBCluster, whose tasks, buckets and credentials live in the meta cluster,
+// gets them there from the ScyllaDBCluster controller beside the cluster's token. A missing Secret is left to the
+// token's reading to report.
+func (c *Controller) overrideS3Config(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter) (backupS3Config, error) {
+	ref, ok := sdc.Annotations[naming.ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot]
+	if !ok {
+		return backupS3Config{}, nil
+	}
+	secret, err := c.getSecret(ctx, sdc.Namespace, ref)
+	switch {
+	case apierrors.IsNotFound(err):
+		return backupS3Config{}, nil
+	case err != nil:
+		return backupS3Config{}, fmt.Errorf("can't get the agent auth-token Secret %q named by annotation %q: %w", ref, naming.ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot, err)
+	}
+	s3, err := agentS3FromConfig(secret.Data[naming.ScyllaDBManagerAgentAuthTokenKey])
+	if err != nil {
+		return backupS3Config{}, newSpecError("can't read key %q of the agent auth-token Secret %q named by annotation %q: %w",
+			naming.ScyllaDBManagerAgentAuthTokenKey, ref, naming.ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot, err)
+	}
+	return backupS3Config{s3: s3, readsCredentials: s3 != nil}, nil
+}
+
+// agentS3FromConfig returns the s3 section of an agent configuration file, nil when it has none or an empty one. The
+// error never quotes the file: it may hold credentials.
+func agentS3FromConfig(data []byte) (*scyllaagent.S3Config, error) {
+	var config struct {
+		S3 *scyllaagent.S3Config `yaml:"s3"`
+	}
+	if err := yaml.Unmarshal(data, &config); err != nil {
+		return nil, errors.New("it is not a valid YAML agent configuration")
+	}
+	if config.S3 == nil || *config.S3 == (scyllaagent.S3Config{}) {
+		return nil, nil
+	}
+	return config.S3, nil
+}
+
+// getSecret reads a Secret from the API server: users' Secrets, in any namespace, are outside the informer caches.
+func (c *Controller) getSecret(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
+	return c.kubeClient.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/backupstorage"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/scyllaagent"
 	"go.yaml.in/yaml/v3"
 	appsv1 "k8s.io/api/apps/v1"
@@ -468,14 +470,14 @@ func TestChooseS3Config(t *testing.T) {
 	otherRegion := &scyllaagent.S3Config{AccessKeyID: "a", SecretAccessKey: "a", Provider: "AWS", Region: "eu-west-1"}
 	tt := []struct {
 		name    string
-		configs []bucketS3Config
+		configs []backupstorage.BucketS3Config
 		want    *scyllaagent.S3Config
 		wantErr bool
 	}{
 		{name: "none"},
-		{name: "one", configs: []bucketS3Config{{"x", a}}, want: a},
-		{name: "two that agree", configs: []bucketS3Config{{"x", a}, {"y", sameAsA}}, want: a},
-		{name: "two in different regions", configs: []bucketS3Config{{"x", a}, {"y", otherRegion}}, wantErr: true},
+		{name: "one", configs: []backupstorage.BucketS3Config{{Bucket: "x", Config: a}}, want: a},
+		{name: "two that agree", configs: []backupstorage.BucketS3Config{{Bucket: "x", Config: a}, {Bucket: "y", Config: sameAsA}}, want: a},
+		{name: "two in different regions", configs: []backupstorage.BucketS3Config{{Bucket: "x", Config: a}, {Bucket: "y", Config: otherRegion}}, wantErr: true},
 	}
 	for _, tc := range tt {
 		t.Run(tc.name, func(t *testing.T) {
@@ -570,5 +572,90 @@ func TestABucketSpecErrorDoesNotHideAnErrorToRetry(t *testing.T) {
 	}
 	if err := apierrors.NewBadRequest("x"); withBackupErr(err, nil) != error(err) {
 		t.Errorf("an error without a bucket error is not returned as is")
+	}
+}
+
+// withOverride returns w with the datacenter annotated to take its auth token from Secret "cluster-token", which
+// holds the agent configuration of token and s3, as a ScyllaDBCluster's remote copy does.
+func withOverride(t *testing.T, w backupWorld, token string, s3 *scyllaagent.S3Config) backupWorld {
+	t.Helper()
+	data, err := scyllaagent.MakeConfig(token, s3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.sdc = w.sdc.DeepCopy()
+	w.sdc.Annotations = map[string]string{naming.ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot: "cluster-token"}
+	// In the datacenter's namespace, the Secret is carried from one step to the next with the world's objects.
+	w.objects = append(w.objects, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: testNamespace, Name: "cluster-token"},
+		Data:       map[string][]byte{naming.ScyllaDBManagerAgentAuthTokenKey: data},
+	})
+	return w
+}
+
+func TestSyncTakesTheS3SectionOfAClusterDatacenterFromItsTokenOverride(t *testing.T) {
+	t.Parallel()
+
+	fromCluster := &scyllaagent.S3Config{AccessKeyID: "CLUSTERKEY", SecretAccessKey: "cluster-secret", Provider: "Minio", Endpoint: "http://minio:9000"}
+	w := withOverride(t, backupWorld{world: withNodes(convergedWorld(t))}, testToken, fromCluster)
+	w, f := backupStep(t, "override with s3", w, "update secrets basic-auth-token", "update statefulsets basic-dc1-a", "update statefulsets basic-dc1-b")
+	want := map[string]any{
+		"auth_token": testToken,
+		"s3": map[string]any{
+			"access_key_id":     "CLUSTERKEY",
+			"secret_access_key": "cluster-secret",
+			"provider":          "Minio",
+			"endpoint":          "http://minio:9000",
+		},
+	}
+	if diff := cmp.Diff(want, agentConfig(t, w.world)); diff != "" {
+		t.Errorf("unexpected agent config (-want +got):\n%s", diff)
+	}
+	f.checkDegraded("")
+	_, _ = backupStep(t, "steady", w)
+
+	// The datacenter's own backup tasks to a declared bucket win over what the override carries.
+	own := convergedBackupWorld(t)
+	w.scyllaObjects, w.userSecrets = own.scyllaObjects, append(w.userSecrets, own.userSecrets...)
+	w, _ = backupStep(t, "own bucket", w, "update secrets basic-auth-token", "update statefulsets basic-dc1-a", "update statefulsets basic-dc1-b")
+	if got := agentConfig(t, w.world)["s3"].(map[string]any)["access_key_id"]; got != "AKID1" {
+		t.Errorf("expected the own bucket's access key id, got %v", got)
+	}
+}
+
+func TestSyncReportsAnUnreadableTokenOverride(t *testing.T) {
+	t.Parallel()
+
+	w := withOverride(t, backupWorld{world: withNodes(convergedWorld(t))}, testToken, nil)
+	w.objects[len(w.objects)-1].(*corev1.Secret).Data[naming.ScyllaDBManagerAgentAuthTokenKey] = []byte("s3: [not: a map")
+	f := newBackupFixture(t, w)
+	err := f.sync()
+	if err == nil || !strings.Contains(err.Error(), `of the agent auth-token Secret "cluster-token" named by annotation`) || !strings.Contains(err.Error(), "not a valid YAML agent configuration") {
+		t.Errorf("expected an error about the override's file, got %v", err)
+	}
+}
+
+func TestAgentS3FromConfig(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, file string
+		want       *scyllaagent.S3Config
+		wantErr    bool
+	}{
+		{name: "token only", file: "auth_token: x\n"},
+		{name: "empty section", file: "auth_token: x\ns3: {}\n"},
+		{name: "a section", file: "auth_token: x\ns3:\n  access_key_id: a\n  secret_access_key: b\n", want: &scyllaagent.S3Config{AccessKeyID: "a", SecretAccessKey: "b"}},
+		{name: "not YAML", file: "s3: [", wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := agentS3FromConfig([]byte(tc.file))
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("expected an error: %v, got %v", tc.wantErr, err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
 	}
 }
