@@ -5,6 +5,7 @@ package webhook
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -15,8 +16,10 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	scyllav1 "github.com/scyllakube/api/scylla/v1"
 	"github.com/scyllakube/scylla-operator/e2e/framework"
+	"github.com/scyllakube/scylla-operator/pkg/certs"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -142,6 +145,46 @@ func (e *env) deleteServingCertSecret() {
 	err := e.f.Clients().Kube.CoreV1().Secrets(e.deployment.ServiceAccount.Namespace).Delete(e.t.Context(), naming.WebhookServingCertSecretName, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		e.t.Fatalf("can't delete the webhook's Secret: %v", err)
+	}
+}
+
+// seedServingCertificate writes the webhook's Secret as a webhook started age ago with the rotation flags would
+// have: a CA and a serving certificate issued then.
+func (e *env) seedServingCertificate(age time.Duration) {
+	e.t.Helper()
+	namespace := e.deployment.ServiceAccount.Namespace
+	policy := &certs.Policy{
+		CACommonNamePrefix: naming.WebhookCACommonNamePrefix,
+		CAValidity:         365 * 24 * time.Hour,
+		Certificate: certs.CertificateRequest{
+			CommonName:  naming.WebhookServiceName,
+			DNSNames:    naming.WebhookServiceDNSNames(naming.WebhookServiceName, namespace),
+			IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+			Usage:       certs.ServingUsage,
+			Validity:    rotationValidity,
+		},
+		RefreshFraction: rotationRefreshFraction,
+	}
+	state, _, _, err := certs.Reconcile(nil, policy, time.Now().Add(-age))
+	if err != nil {
+		e.t.Fatalf("can't generate a CA and certificate: %v", err)
+	}
+	bundle, caKey, cert, key, err := certs.EncodeStatePEM(state)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	_, err = e.f.Clients().Kube.CoreV1().Secrets(namespace).Create(e.t.Context(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: naming.WebhookServingCertSecretName, Namespace: namespace},
+		Type:       corev1.SecretTypeTLS,
+		Data: map[string][]byte{
+			naming.WebhookCABundleKey: bundle,
+			naming.WebhookCAKeyKey:    caKey,
+			corev1.TLSCertKey:         cert,
+			corev1.TLSPrivateKeyKey:   key,
+		},
+	}, metav1.CreateOptions{FieldManager: fieldManager})
+	if err != nil {
+		e.t.Fatalf("can't seed the webhook's Secret: %v", err)
 	}
 }
 

@@ -90,19 +90,42 @@ func TestWebhookAnswersThroughTheAPIServer(t *testing.T) {
 		}
 	})
 
-	t.Run("removing a rack that has members is refused", func(t *testing.T) {
+	// The CRD schema already refuses removing a rack whose members are not 0; the webhook also refuses removing one
+	// whose status still shows nodes, as while the operator scales it down.
+	t.Run("removing a rack whose status still shows nodes is refused", func(t *testing.T) {
+		scs := e.scyllaClusters()
 		sc, err := e.create(t.Context(), validScyllaCluster("removal"), nil)
 		if err != nil {
 			t.Fatalf("can't create the ScyllaCluster: %v", err)
 		}
 		racks, _, _ := unstructured.NestedSlice(sc.Object, "spec", "datacenter", "racks")
+		if err := unstructured.SetNestedField(racks[1].(map[string]interface{}), int64(0), "members"); err != nil {
+			t.Fatal(err)
+		}
+		if err := unstructured.SetNestedSlice(sc.Object, racks, "spec", "datacenter", "racks"); err != nil {
+			t.Fatal(err)
+		}
+		if sc, err = scs.Update(t.Context(), sc, metav1.UpdateOptions{FieldManager: fieldManager}); err != nil {
+			t.Fatalf("can't scale rack b to 0: %v", err)
+		}
+		// The operator has seen the scale-down, but rack b still runs 3 nodes.
+		sc.Object["status"] = map[string]interface{}{
+			"observedGeneration": sc.GetGeneration(),
+			"racks": map[string]interface{}{
+				"a": map[string]interface{}{"version": "2025.1.2", "members": int64(3), "readyMembers": int64(3)},
+				"b": map[string]interface{}{"version": "2025.1.2", "members": int64(3), "readyMembers": int64(3)},
+			},
+		}
+		if sc, err = scs.UpdateStatus(t.Context(), sc, metav1.UpdateOptions{FieldManager: fieldManager}); err != nil {
+			t.Fatalf("can't write the status: %v", err)
+		}
 		if err := unstructured.SetNestedSlice(sc.Object, racks[:1], "spec", "datacenter", "racks"); err != nil {
 			t.Fatal(err)
 		}
-		_, err = e.scyllaClusters().Update(t.Context(), sc, metav1.UpdateOptions{FieldManager: fieldManager})
-		expectations := []crdvalidation.Expectation{{Path: "spec.datacenter.racks", Message: `rack "b" can't be removed while its nodes are 3`}}
+		_, err = scs.Update(t.Context(), sc, metav1.UpdateOptions{FieldManager: fieldManager})
+		expectations := []crdvalidation.Expectation{{Path: "spec.datacenter.racks", Message: `rack "b" can't be removed while it still runs 3 nodes`}}
 		if err := CheckWebhookRejection(err, expectations, true); err != nil {
-			t.Fatalf("removing rack b with 3 members: %v", err)
+			t.Fatalf("removing rack b while its status shows 3 nodes: %v", err)
 		}
 	})
 
@@ -136,18 +159,27 @@ func checkRefused(t *testing.T, e *env, c crdvalidation.Case) {
 	}
 }
 
-// Short serving certificates for TestServingCertificateRotatesWithoutFailedAdmission. Certificates are backdated by
-// a minute (pkg/certs.Backdate), so one issued at T for 30s is renewed at T-60s + 0.8×90s = T+12s.
-var (
-	rotationArgs    = []string{"--serving-validity=30s", "--refresh-fraction=0.8"}
-	rotationTimeout = 45 * time.Second
+// Short serving certificates for TestServingCertificateRotatesWithoutFailedAdmission. A certificate is backdated by
+// a minute (certs.Backdate), so one issued at T for 5m is renewed at T-60s + 0.2×6m = T+12s. The webhook's
+// --serving-validity × (1 - --refresh-fraction) must be at least twice its trust propagation delay of 2 minutes.
+const (
+	rotationValidity        = 5 * time.Minute
+	rotationRefreshFraction = 0.2
+	rotationTimeout         = 45 * time.Second
 )
 
 // TestServingCertificateRotatesWithoutFailedAdmission keeps admitting objects through the API server while the
 // webhook renews its serving certificate: none fails, and the renewed certificate is one the caBundle verifies.
+//
+// A new CA signs nothing until it has been in the caBundle for the webhook's trust propagation delay (2 minutes),
+// so renewing a certificate of a CA the test just made would take that long. The test starts the webhook as if it
+// had run for a few minutes instead: it seeds the Secret with a CA and certificate generated minutes ago, which the
+// webhook takes over; it reissues the certificate at once (it is due), and again 12s later, under load.
 func TestServingCertificateRotatesWithoutFailedAdmission(t *testing.T) {
 	e := newEnv(t)
-	w := e.newWebhook("webhook-rotation", rotationArgs...)
+	e.seedServingCertificate(3 * time.Minute)
+	w := e.newWebhook("webhook-rotation",
+		"--serving-validity="+rotationValidity.String(), fmt.Sprintf("--refresh-fraction=%v", rotationRefreshFraction))
 	e.pointWebhooksAt(w.port)
 	e.start(w)
 	e.waitUntilAdmitting(w)
@@ -184,7 +216,7 @@ func TestServingCertificateRotatesWithoutFailedAdmission(t *testing.T) {
 	t.Logf("webhook %s renewed its certificate %s as %s", w.name, first, renewed)
 	// Admissions must keep succeeding with the renewed certificate, not only up to the renewal.
 	atRenewal := loop.count()
-	e.f.WaitFor(30*time.Second, "20 more admissions after the renewal", func(context.Context) (bool, error) {
+	e.f.WaitFor(rotationTimeout, "20 more admissions after the renewal", func(context.Context) (bool, error) {
 		n := loop.count()
 		return n >= atRenewal+20, fmt.Errorf("%d admissions since the renewal", n-atRenewal)
 	})
@@ -233,8 +265,16 @@ func (l *admissionLoop) run(ctx context.Context) {
 			return
 		}
 		l.record(err)
+		// A short pause leaves the machine's cores to the API server and the webhook.
+		select {
+		case <-ctx.Done():
+		case <-time.After(admissionPause):
+		}
 	}
 }
+
+// admissionPause separates the admissions of an admissionLoop.
+const admissionPause = 20 * time.Millisecond
 
 func (l *admissionLoop) record(err error) {
 	l.mu.Lock()
@@ -343,6 +383,7 @@ func TestTwoReplicasShareOneSecret(t *testing.T) {
 	if caBundleWrites.Total() != 1 {
 		t.Errorf("want the caBundle written once by the two replicas, got:\n%s", caBundleWrites)
 	}
+	t.Logf("while starting, the replicas created the Secret and wrote the caBundle:\n%s\n%s", secretCreates, caBundleWrites)
 	secrets, err := e.f.Clients().Kube.CoreV1().Secrets(e.deployment.ServiceAccount.Namespace).List(t.Context(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
