@@ -146,3 +146,14 @@ func validateRetryWait(d *metav1.Duration, path *field.Path) field.ErrorList {
 	}
 	return nil
 }
+
+// FormatSize renders bytes with the largest binary unit that divides them, the way the ScyllaCluster API writes
+// sizes (e.g. 1GiB).
+func FormatSize(bytes int64) string {
+	for _, unit := range []string{"PiB", "TiB", "GiB", "MiB", "KiB"} {
+		if size := sizeUnits[unit]; bytes != 0 && bytes%size == 0 {
+			return strconv.FormatInt(bytes/size, 10) + unit
+		}
+	}
+	return strconv.FormatInt(bytes, 10) + "B"
+}

@@ -166,7 +166,7 @@ type servingNames struct {
 // options: the client Service's DNS names and cluster IPs; each member Service's DNS names; per node, the address it
 // broadcasts to clients (expose-options.md) as far as it is known: the member Service's cluster IPs, its load
 // balancer ingress IPs and host names, or the pod's IPs; each of spec.dnsDomains and any name below it. services and
-// pods are the datacenter's (ownedObjects). The result is sorted, so that it compares equal when nothing changed.
+// pods are the datacenter's (ownedObjects); the member Services the spec asks for are covered before they exist. The result is sorted, so that it compares equal when nothing changed.
 func makeServingNames(sdc *scyllav1alpha1.ScyllaDBDatacenter, services map[string]*corev1.Service, pods map[string]*corev1.Pod) (servingNames, error) {
 	expose, err := makeExposeSettings(sdc)
 	if err != nil {
@@ -186,6 +186,17 @@ func makeServingNames(sdc *scyllav1alpha1.ScyllaDBDatacenter, services map[strin
 	}
 
 	addServiceDNS(naming.ClientServiceName(sdc.Name))
+	// The member Services of the spec's nodes are named before they exist: their names need no renewal later.
+	dc := datacenterName(sdc)
+	for _, rack := range effectiveRacks(sdc) {
+		if rack.Nodes == nil {
+			continue
+		}
+		stsName := naming.StatefulSetName(sdc.Name, dc, rack.Name)
+		for ordinal := range *rack.Nodes {
+			addServiceDNS(naming.MemberServiceName(stsName, ordinal))
+		}
+	}
 	if svc, ok := services[naming.ClientServiceName(sdc.Name)]; ok {
 		for _, ip := range svc.Spec.ClusterIPs {
 			addIP(ip)

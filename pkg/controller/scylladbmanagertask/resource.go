@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/scyllakube/managerclient"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/resourceapply"
+	"github.com/scyllakube/scylla-operator/pkg/validation"
 	"k8s.io/apimachinery/pkg/api/resource"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 )
@@ -33,21 +33,6 @@ const (
 
 // defaultRepairKeyspace is ScyllaDB Manager's keyspace filter of a repair without one.
 var defaultRepairKeyspace = []string{"*", "!system_traces"}
-
-var (
-	// relativeStartDatePattern matches the relative start dates of the ScyllaCluster API ("now", "now+3d2h"), which
-	// its translator passes on in ScyllaDBManagerTaskScheduleStartDateOverrideAnnot.
-	relativeStartDatePattern = regexp.MustCompile(`^now(?:\+((?:[0-9]+[dhms])+))?$`)
-
-	// managerDurationPattern matches ScyllaDB Manager's durations: digits with units d, h, m and s, e.g. 1d12h.
-	managerDurationPattern     = regexp.MustCompile(`^(?:[0-9]+[dhms])+$`)
-	managerDurationPartPattern = regexp.MustCompile(`([0-9]+)([dhms])`)
-	managerDurationUnits       = map[string]time.Duration{"d": 24 * time.Hour, "h": time.Hour, "m": time.Minute, "s": time.Second}
-
-	// sizePattern matches the sizes the ScyllaCluster API writes for smallTableThreshold: a number and a binary unit.
-	sizePattern = regexp.MustCompile(`^([0-9]+)\s*(B|KiB|MiB|GiB|TiB|PiB)?$`)
-	sizeUnits   = map[string]int64{"": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40, "PiB": 1 << 50}
-)
 
 // startDate is the start date a ScyllaDBManagerTask asks for, before it is resolved against ScyllaDB Manager's state.
 type startDate struct {
@@ -175,7 +160,7 @@ func makeSchedule(spec *scyllav1alpha1.ScyllaDBManagerTaskSchedule, annotations 
 
 	if interval, ok := annotations[naming.ScyllaDBManagerTaskScheduleIntervalOverrideAnnot]; ok {
 		interval = strings.TrimSpace(interval)
-		d, err := parseManagerDuration(interval)
+		d, err := validation.ParseManagerDuration(interval)
 		switch {
 		case err != nil || d < 0:
 			// Checked here so that the user reads what is wrong without a round trip to ScyllaDB Manager.
@@ -221,8 +206,7 @@ func makeSchedule(spec *scyllav1alpha1.ScyllaDBManagerTaskSchedule, annotations 
 // units, or an RFC 3339 time.
 func parseStartDateOverride(value string) (startDate, error) {
 	value = strings.TrimSpace(value)
-	if m := relativeStartDatePattern.FindStringSubmatch(value); m != nil {
-		offset, err := parseManagerDuration(m[1])
+	if offset, ok, err := validation.ParseRelativeStartDate(value); ok {
 		if err != nil {
 			return startDate{}, fmt.Errorf("can't parse annotation %q value %q: %w", naming.ScyllaDBManagerTaskScheduleStartDateOverrideAnnot, value, err)
 		}
@@ -351,7 +335,7 @@ func managerIntensity(intensity float64) float64 {
 // as 1GiB, as the ScyllaCluster API has it, or a Kubernetes quantity) when set, else spec.repair.smallTableThreshold.
 func makeSmallTableThreshold(spec *resource.Quantity, annotations map[string]string) (*int64, error) {
 	if value, ok := annotations[naming.ScyllaDBManagerTaskRepairSmallTableThresholdAnnot]; ok {
-		bytes, err := parseSize(value)
+		bytes, err := validation.ParseSize(value)
 		if err != nil {
 			return nil, fmt.Errorf("can't parse annotation %q value %q: %w", naming.ScyllaDBManagerTaskRepairSmallTableThresholdAnnot, value, err)
 		}
@@ -365,50 +349,6 @@ func makeSmallTableThreshold(spec *resource.Quantity, annotations map[string]str
 		return nil, fmt.Errorf("smallTableThreshold %q must be a non-negative whole number of bytes", spec.String())
 	}
 	return &bytes, nil
-}
-
-// parseSize parses a size in bytes: a number with an optional binary unit (B, KiB, MiB, GiB, TiB, PiB), or a
-// Kubernetes quantity (1Gi, 512M) that is a whole number of bytes.
-func parseSize(value string) (int64, error) {
-	value = strings.TrimSpace(value)
-	if m := sizePattern.FindStringSubmatch(value); m != nil {
-		n, err := strconv.ParseInt(m[1], 10, 64)
-		unit := sizeUnits[m[2]]
-		if err != nil || n > math.MaxInt64/unit {
-			return 0, fmt.Errorf("size %q is too large", value)
-		}
-		return n * unit, nil
-	}
-	q, err := resource.ParseQuantity(value)
-	if err != nil {
-		return 0, fmt.Errorf("want a size such as 1GiB or 512MiB")
-	}
-	bytes, ok := q.AsInt64()
-	if !ok || bytes < 0 {
-		return 0, fmt.Errorf("want a non-negative whole number of bytes")
-	}
-	return bytes, nil
-}
-
-// parseManagerDuration parses a duration as ScyllaDB Manager writes them (units d, h, m and s, e.g. 1d12h; "" and
-// "0" are zero), or as Go does (e.g. 10m0s).
-func parseManagerDuration(value string) (time.Duration, error) {
-	value = strings.TrimSpace(value)
-	if value == "" || value == "0" {
-		return 0, nil
-	}
-	if managerDurationPattern.MatchString(value) {
-		var total time.Duration
-		for _, part := range managerDurationPartPattern.FindAllStringSubmatch(value, -1) {
-			n, err := strconv.ParseInt(part[1], 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("can't parse duration %q: %w", value, err)
-			}
-			total += time.Duration(n) * managerDurationUnits[part[2]]
-		}
-		return total, nil
-	}
-	return time.ParseDuration(value)
 }
 
 // formatManagerDuration renders d in units ScyllaDB Manager accepts (d, h, m, s), e.g. 1d2h30m. Durations with a
@@ -494,8 +434,8 @@ func taskDiff(desired *managerclient.TaskUpdate, actual *managerclient.Task, now
 // durationsEqual compares two durations as ScyllaDB Manager or Go write them; values that do not parse are compared
 // as written.
 func durationsEqual(a, b string) bool {
-	da, errA := parseManagerDuration(a)
-	db, errB := parseManagerDuration(b)
+	da, errA := validation.ParseManagerDuration(a)
+	db, errB := validation.ParseManagerDuration(b)
 	if errA != nil || errB != nil {
 		return strings.TrimSpace(a) == strings.TrimSpace(b)
 	}

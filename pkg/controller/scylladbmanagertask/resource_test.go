@@ -327,21 +327,6 @@ func TestManagerDurations(t *testing.T) {
 	t.Parallel()
 
 	for _, tc := range []struct {
-		in   string
-		want time.Duration
-	}{
-		{"", 0}, {"0", 0}, {"0s", 0}, {"7d", 7 * 24 * time.Hour}, {"1d12h", 36 * time.Hour}, {"10m0s", 10 * time.Minute}, {"1h30m", 90 * time.Minute},
-	} {
-		got, err := parseManagerDuration(tc.in)
-		if err != nil || got != tc.want {
-			t.Errorf("parseManagerDuration(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
-		}
-	}
-	if _, err := parseManagerDuration("soon"); err == nil {
-		t.Errorf("expected an error for a duration that is none")
-	}
-
-	for _, tc := range []struct {
 		in   time.Duration
 		want string
 	}{
@@ -445,20 +430,9 @@ func TestTaskDiffComparesWhatScyllaDBManagerHoldsSemantically(t *testing.T) {
 	}
 }
 
-func TestParseSize(t *testing.T) {
+func TestMakeSmallTableThresholdTakesTheSpecsQuantityInBytes(t *testing.T) {
 	t.Parallel()
 
-	for in, want := range map[string]int64{"1GiB": 1 << 30, "512MiB": 512 << 20, "7B": 7, "1024": 1024, "1Gi": 1 << 30, "1G": 1e9} {
-		got, err := parseSize(in)
-		if err != nil || got != want {
-			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "big", "1.5KiB", "-1", "0.5"} {
-		if _, err := parseSize(in); err == nil {
-			t.Errorf("expected an error for %q", in)
-		}
-	}
 	q := resource.MustParse("3Mi")
 	if got, err := makeSmallTableThreshold(&q, nil); err != nil || *got != 3<<20 {
 		t.Errorf("expected the spec's quantity in bytes, got %v, %v", got, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/scyllakube/managerclient"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/validation"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -198,7 +199,7 @@ func makeStatusAnnotation(item *managerclient.TaskListItem) (string, error) {
 			s.Intensity = new(strconv.FormatFloat(*p.Intensity, 'f', -1, 64))
 		}
 		if p.SmallTableThreshold != nil {
-			s.SmallTableThreshold = new(formatSize(*p.SmallTableThreshold))
+			s.SmallTableThreshold = new(validation.FormatSize(*p.SmallTableThreshold))
 		}
 		if len(p.Host) != 0 {
 			s.Host = new(p.Host)
@@ -226,7 +227,7 @@ func makeSchedulerTaskStatus(schedule *managerclient.Schedule) scyllav1.Schedule
 	if len(schedule.Interval) != 0 {
 		s.Interval = new(schedule.Interval)
 	}
-	if d, err := parseManagerDuration(schedule.RetryWait); err == nil && d != 0 {
+	if d, err := validation.ParseManagerDuration(schedule.RetryWait); err == nil && d != 0 {
 		s.RetryWait = &metav1.Duration{Duration: d}
 	}
 	if len(schedule.Cron) != 0 {
@@ -236,17 +237,6 @@ func makeSchedulerTaskStatus(schedule *managerclient.Schedule) scyllav1.Schedule
 		s.Timezone = new(schedule.Timezone)
 	}
 	return s
-}
-
-// formatSize renders bytes with the largest binary unit that divides them, the way the ScyllaCluster API writes
-// sizes (e.g. 1GiB).
-func formatSize(bytes int64) string {
-	for _, unit := range []string{"PiB", "TiB", "GiB", "MiB", "KiB"} {
-		if size := sizeUnits[unit]; bytes != 0 && bytes%size == 0 {
-			return strconv.FormatInt(bytes/size, 10) + unit
-		}
-	}
-	return strconv.FormatInt(bytes, 10) + "B"
 }
 
 // updateStatusAnnotation writes the status annotation of item, task's task as ScyllaDB Manager holds it, unless task

@@ -14,6 +14,7 @@ import (
 	"github.com/scyllakube/managerclient"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/validation"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -108,6 +109,12 @@ func (c *Controller) getRegistration(task *scyllav1alpha1.ScyllaDBManagerTask) (
 func (c *Controller) syncManagerTask(ctx context.Context, key string, task *scyllav1alpha1.ScyllaDBManagerTask) (*outcome, error) {
 	logger := klog.FromContext(ctx).WithValues("scyllaDBManagerTask", klog.KObj(task))
 	o := &outcome{}
+
+	// Nothing reaches ScyllaDB Manager from a spec the webhook would refuse (one created while it was down).
+	if err := validation.ValidateScyllaDBManagerTask(task).ToAggregate(); err != nil {
+		o.fail(invalidSpecReason, err.Error())
+		return o, nil
+	}
 
 	reg, err := c.getRegistration(task)
 	if err != nil {

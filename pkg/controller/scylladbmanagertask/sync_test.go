@@ -594,6 +594,32 @@ func TestSyncDoesNotResendATaskScyllaDBManagerRejected(t *testing.T) {
 	}
 }
 
+// TestSyncDoesNotActOnASpecTheWebhookWouldRefuse: a task validation.ValidateScyllaDBManagerTask refuses, as the
+// admission webhook does, never reaches ScyllaDB Manager; its status says why.
+func TestSyncDoesNotActOnASpecTheWebhookWouldRefuse(t *testing.T) {
+	t.Parallel()
+
+	task := newBackupTask("daily")
+	task.Spec.Backup.Cron = new("61 * * * *")
+	f := newFixture(t, newRegisteredDatacenter(), task)
+
+	if err := f.sync(t, "daily"); err != nil {
+		t.Fatalf("expected an invalid spec not to be retried, got %v", err)
+	}
+	if requests := f.managerRequests(); len(requests) != 0 {
+		t.Errorf("expected no ScyllaDB Manager request, got %+v", requests)
+	}
+	got := f.task(t, "daily")
+	want := []string{"Available=Unknown/ScyllaDBManagerStateUnknown", "Degraded=True/InvalidSpec", "Progressing=False/AsExpected"}
+	if diff := cmp.Diff(want, conditionStatuses(got)); diff != "" {
+		t.Errorf("unexpected conditions (-want +got):\n%s", diff)
+	}
+	degraded := meta.FindStatusCondition(got.Status.Conditions, controllerhelpers.DegradedCondition)
+	if !strings.Contains(degraded.Message, `spec.backup.cron: Invalid value: "61 * * * *"`) {
+		t.Errorf("expected the validation error in Degraded, got %q", degraded.Message)
+	}
+}
+
 func TestSyncRetriesAFailedSpecAfterTheGenerationChanges(t *testing.T) {
 	t.Parallel()
 

@@ -1,0 +1,283 @@
+package scylladbdatacenter
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/certs"
+	"github.com/scyllakube/scylla-operator/pkg/metrics"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/klog/v2"
+)
+
+// certificateControllerName names the conditions of the certificate sub-sync.
+const certificateControllerName = "CertificateController"
+
+// SetCertificateOptions turns on automatic TLS (docs/tls.md): every datacenter gets its CAs, serving and client
+// certificates, and its ScyllaDB nodes serve CQL (and Alternator) over TLS with them. Until it is called, the
+// controller manages no certificates. It must be called before Run.
+func (c *Controller) SetCertificateOptions(o CertificateOptions) error {
+	if err := o.Validate(); err != nil {
+		return fmt.Errorf("invalid certificate options: %w", err)
+	}
+	c.certOptions = &o
+	c.certDecisions = newCertificateDecisions()
+	return nil
+}
+
+// certificateOwned are the certificate Secrets and ConfigMaps a datacenter controls, by name.
+type certificateOwned struct {
+	secrets    map[string]*corev1.Secret
+	configMaps map[string]*corev1.ConfigMap
+}
+
+// takeCertificateObjects moves the certificate Secrets and ConfigMaps (naming.CertificateNames) out of owned, so that
+// only syncCertificates applies and prunes them. With automatic TLS off, they stay in owned and are pruned with the
+// other objects nobody wants.
+func (c *Controller) takeCertificateObjects(sdc *scyllav1alpha1.ScyllaDBDatacenter, owned *ownedObjects) *certificateOwned {
+	taken := &certificateOwned{secrets: map[string]*corev1.Secret{}, configMaps: map[string]*corev1.ConfigMap{}}
+	if c.certOptions == nil {
+		return taken
+	}
+	for _, name := range naming.CertificateNames(sdc.Name) {
+		if s, ok := owned.secrets[name]; ok {
+			taken.secrets[name] = s
+			delete(owned.secrets, name)
+		}
+		if cm, ok := owned.configMaps[name]; ok {
+			taken.configMaps[name] = cm
+			delete(owned.configMaps, name)
+		}
+	}
+	return taken
+}
+
+// tlsEnabled tells whether the datacenter's nodes serve TLS with the operator's certificates.
+func (c *Controller) tlsEnabled() bool {
+	return c.certOptions != nil
+}
+
+// syncCertificates keeps the datacenter's certificate sets current (makeCertificateSets, reconcileCertificateSet):
+// generating keys only where a CA or certificate is missing, due for renewal or no longer covers the datacenter's
+// addresses, and applying the objects, which writes nothing when nothing changed. It checks the user's Alternator
+// certificate Secret, exports every certificate's expiry, and requeues the datacenter for the next renewal. applied
+// reports whether every Secret and ConfigMap the pods mount is as required.
+func (c *Controller) syncCertificates(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, owned *ownedObjects, existing *certificateOwned, applied *bool) ([]metav1.Condition, error) {
+	now := c.now().Time
+	names, err := makeServingNames(sdc, owned.services, owned.pods)
+	if err != nil {
+		return nil, err
+	}
+	sets, err := makeCertificateSets(sdc, *c.certOptions, names)
+	if err != nil {
+		return nil, err
+	}
+
+	var required certificateObjects
+	var errs []error
+	var servingBundle []byte
+	var admin *certs.KeyPair
+	recheck := now.Add(c.certOptions.CertificateValidity)
+	for _, set := range sets {
+		objects, state, changed, setRecheck, err := c.certDecisions.reconcile(sdc, set, existing.secrets, existing.configMaps, now)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if changed {
+			klog.FromContext(ctx).V(2).Info("Renewing certificates", "secret", set.certName, "ca", state.CA.Certificate.Subject.CommonName,
+				"trustedCAs", len(state.TrustBundle), "notAfter", state.Certificate.Certificate.NotAfter)
+		}
+		required.add(objects)
+		if setRecheck.Before(recheck) {
+			recheck = setRecheck
+		}
+		metrics.SetCertificateExpiry(sdc.Namespace, set.certName, state.Certificate.Certificate.NotAfter)
+		metrics.SetCertificateExpiry(sdc.Namespace, set.caName, state.CA.Certificate.NotAfter)
+		switch set.certName {
+		case naming.ServingCertsName(sdc.Name):
+			servingBundle = certs.EncodeCertificatesPEM(state.TrustBundle...)
+		case naming.AdminClientCertName(sdc.Name):
+			admin = state.Certificate
+		}
+	}
+	if servingBundle != nil && admin != nil {
+		config, err := makeAdminCQLConnectionConfig(sdc, servingBundle, admin)
+		if err != nil {
+			errs = append(errs, err)
+		} else {
+			required.secrets = append(required.secrets, config)
+		}
+	}
+	if len(errs) != 0 {
+		// Pruning from a partial list would delete what could not be rebuilt.
+		return nil, utilerrors.NewAggregate(errs)
+	}
+
+	secrets, secretsProgressing, secretsErr := applyAll(ctx, c, owned, c.kubeClient.CoreV1().Secrets(sdc.Namespace), c.secretLister.Secrets(sdc.Namespace), required.secrets)
+	configMaps, configMapsProgressing, configMapsErr := applyAll(ctx, c, owned, c.kubeClient.CoreV1().ConfigMaps(sdc.Namespace), c.configMapLister.ConfigMaps(sdc.Namespace), required.configMaps)
+	errs = append(errs, secretsErr, configMapsErr,
+		prune(ctx, c, sdc, c.kubeClient.CoreV1().Secrets(sdc.Namespace), existing.secrets, required.secrets),
+		prune(ctx, c, sdc, c.kubeClient.CoreV1().ConfigMaps(sdc.Namespace), existing.configMaps, required.configMaps))
+	for name := range existing.secrets {
+		if !slices.ContainsFunc(required.secrets, func(s *corev1.Secret) bool { return s.Name == name }) {
+			metrics.DeleteCertificateExpiry(sdc.Namespace, name)
+		}
+	}
+	*applied = len(secrets.byName) == len(required.secrets) && len(configMaps.byName) == len(required.configMaps)
+
+	if err := c.checkUserManagedAlternatorCertificate(ctx, sdc, now); err != nil || alternatorCertificateIsUserManaged(sdc) {
+		// The user's Secret is not watched: its fix or its next change is seen at the next recheck.
+		errs = append(errs, err)
+		if userRecheck := now.Add(c.recheckInterval); userRecheck.Before(recheck) {
+			recheck = userRecheck
+		}
+	}
+
+	// Renewals are due at a time, not at a change of any object: come back then.
+	c.queue.AddAfter(owned.key, max(recheck.Sub(now), time.Second))
+	return append(secretsProgressing, configMapsProgressing...), utilerrors.NewAggregate(errs)
+}
+
+// checkUserManagedAlternatorCertificate reads the user's Alternator serving certificate Secret, when Alternator is on
+// with a UserManaged certificate, and returns a spec error saying what is wrong with it, if anything. The Secret is
+// the user's, outside the informer caches: it is read from the API server.
+func (c *Controller) checkUserManagedAlternatorCertificate(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, now time.Time) error {
+	if !alternatorCertificateIsUserManaged(sdc) {
+		return nil
+	}
+	tlsCert := alternatorCertificate(sdc)
+	if tlsCert.UserManagedOptions == nil || len(tlsCert.UserManagedOptions.SecretName) == 0 {
+		return newSpecError("spec.scyllaDB.alternatorOptions.servingCertificate.userManagedOptions.secretName is required for type %s", scyllav1alpha1.TLSCertificateTypeUserManaged)
+	}
+	name := tlsCert.UserManagedOptions.SecretName
+	secret, err := c.kubeClient.CoreV1().Secrets(sdc.Namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return newSpecError("the Alternator serving certificate Secret %q does not exist", name)
+	}
+	if err != nil {
+		return fmt.Errorf("can't get the Alternator serving certificate Secret %q: %w", name, err)
+	}
+	return validateUserManagedServingSecret(secret, now)
+}
+
+// alternatorCertificateIsUserManaged tells whether Alternator is on and serves the user's certificate.
+func alternatorCertificateIsUserManaged(sdc *scyllav1alpha1.ScyllaDBDatacenter) bool {
+	tlsCert := alternatorCertificate(sdc)
+	return tlsCert != nil && tlsCert.Type == scyllav1alpha1.TLSCertificateTypeUserManaged
+}
+
+// certificateDecisions remembers, per certificate set, the last reconcileCertificateSet result and what it was
+// computed from, so that a sync of a datacenter whose certificates need nothing costs a hash of their data rather
+// than parsing them and checking their signatures again. An entry holds until the set's next recheck time.
+type certificateDecisions struct {
+	mu      sync.Mutex
+	entries map[string]certificateDecision
+}
+
+type certificateDecision struct {
+	fingerprint [sha256.Size]byte
+	recheck     time.Time
+	objects     certificateObjects
+	state       *certs.State
+}
+
+func newCertificateDecisions() *certificateDecisions {
+	return &certificateDecisions{entries: map[string]certificateDecision{}}
+}
+
+// reconcile is reconcileCertificateSet, answered from memory when the existing objects' data, the datacenter's
+// identity and the set's policy are the ones of the remembered result and its recheck time has not come. A
+// remembered result is unchanged by definition: it is what the existing objects already hold, or they differ.
+func (d *certificateDecisions) reconcile(sdc *scyllav1alpha1.ScyllaDBDatacenter, set *certificateSet, secrets map[string]*corev1.Secret, configMaps map[string]*corev1.ConfigMap, now time.Time) (certificateObjects, *certs.State, bool, time.Time, error) {
+	key := sdc.Namespace + "/" + sdc.Name + "/" + set.certName
+	fingerprint := certificateSetFingerprint(sdc, set, secrets, configMaps)
+	d.mu.Lock()
+	entry, ok := d.entries[key]
+	d.mu.Unlock()
+	if ok && entry.fingerprint == fingerprint && now.Before(entry.recheck) {
+		return entry.objects, entry.state, false, entry.recheck, nil
+	}
+	objects, state, changed, recheck, err := reconcileCertificateSet(sdc, set, secrets, configMaps, now)
+	if err != nil {
+		return certificateObjects{}, nil, false, time.Time{}, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if changed {
+		// The objects hold the new data only once applied; the next sync remembers them.
+		delete(d.entries, key)
+	} else {
+		d.entries[key] = certificateDecision{fingerprint: fingerprint, recheck: recheck, objects: objects, state: state}
+	}
+	return objects, state, changed, recheck, nil
+}
+
+// forget drops what is remembered of the datacenter namespace/name.
+func (d *certificateDecisions) forget(namespace, name string) {
+	prefix := namespace + "/" + name + "/"
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for key := range d.entries {
+		if strings.HasPrefix(key, prefix) {
+			delete(d.entries, key)
+		}
+	}
+}
+
+// certificateSetFingerprint hashes everything reconcileCertificateSet reads: the datacenter's identity (the objects'
+// metadata), the set's policy and the data of its existing objects.
+func certificateSetFingerprint(sdc *scyllav1alpha1.ScyllaDBDatacenter, set *certificateSet, secrets map[string]*corev1.Secret, configMaps map[string]*corev1.ConfigMap) [sha256.Size]byte {
+	h := sha256.New()
+	write := func(parts ...string) {
+		for _, p := range parts {
+			_, _ = io.WriteString(h, p)
+			_, _ = h.Write([]byte{0})
+		}
+	}
+	p := set.policy
+	write(sdc.Namespace, sdc.Name, string(sdc.UID), set.caName, set.certName, p.CACommonNamePrefix, p.CAValidity.String(),
+		string(p.CAKeyAlgorithm), strconv.FormatFloat(p.RefreshFraction, 'g', -1, 64), p.TrustPropagationDelay.String(),
+		p.Certificate.CommonName, string(p.Certificate.Usage), p.Certificate.Validity.String(), string(p.Certificate.KeyAlgorithm))
+	write(p.Certificate.DNSNames...)
+	write("|")
+	for _, ip := range p.Certificate.IPAddresses {
+		write(ip.String())
+	}
+	write("|")
+	for _, name := range []string{set.caName, set.certName} {
+		if s, ok := secrets[name]; ok {
+			write(string(s.Type), string(s.Data[corev1.TLSCertKey]), string(s.Data[corev1.TLSPrivateKeyKey]))
+		}
+		write("|")
+	}
+	if cm, ok := configMaps[set.caName]; ok {
+		write(cm.Data[naming.CABundleKey])
+	}
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
+}
+
+// forgetCertificates drops the remembered decisions and the expiry metrics of a datacenter that is gone.
+func (c *Controller) forgetCertificates(namespace, name string) {
+	if !c.tlsEnabled() {
+		return
+	}
+	c.certDecisions.forget(namespace, name)
+	for _, secret := range naming.CertificateNames(name) {
+		metrics.DeleteCertificateExpiry(namespace, secret)
+	}
+}

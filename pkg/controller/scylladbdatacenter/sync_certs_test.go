@@ -1,0 +1,240 @@
+package scylladbdatacenter
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/certs"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// newTLSFixture is newFixture with automatic TLS on.
+func newTLSFixture(t *testing.T, w world) *fixture {
+	t.Helper()
+	f := newFixture(t, w)
+	if err := f.controller.SetCertificateOptions(testCertOptions()); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// certWrites are the writes to the TLS Secrets and ConfigMaps among f's writes.
+func certWrites(f *fixture) []string {
+	return slices.DeleteFunc(f.kubeWrites(), func(w string) bool {
+		return !strings.Contains(w, "-local-") || strings.Contains(w, "statefulsets")
+	})
+}
+
+var tlsCreates = []string{
+	"create secrets basic-local-serving-ca",
+	"create secrets basic-local-serving-certs",
+	"create secrets basic-local-client-ca",
+	"create secrets basic-local-user-admin",
+	"create secrets basic-local-cql-connection-configs-admin",
+	"create configmaps basic-local-serving-ca",
+	"create configmaps basic-local-client-ca",
+}
+
+func TestCertificateSyncCreatesEveryTLSObjectThenWritesNothing(t *testing.T) {
+	t.Parallel()
+	f := newTLSFixture(t, world{sdc: newBasicSDC()})
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(tlsCreates, certWrites(f)); diff != "" {
+		t.Errorf("TLS writes of the first sync differ (-want +got):\n%s", diff)
+	}
+	if !slices.Contains(f.writes(), "create statefulsets basic-dc1-a") {
+		t.Errorf("the StatefulSets were not created once the TLS objects were: %q", f.writes())
+	}
+
+	for _, later := range []time.Duration{0, 24 * time.Hour} {
+		next := newTLSFixture(t, f.world())
+		next.controller.now = func() metav1.Time { return metav1.NewTime(testNow.Add(later)) }
+		if err := next.sync(); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string(nil), next.writes()); diff != "" {
+			t.Errorf("a sync %v later wrote (-want +got):\n%s", later, diff)
+		}
+	}
+}
+
+func TestCertificateSyncRenewsOnlyTheServingCertificateWhenAnAddressAppears(t *testing.T) {
+	t.Parallel()
+	f := newTLSFixture(t, world{sdc: newBasicSDC()})
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	w := f.world()
+	svc := object[*corev1.Service](t, w, "basic-dc1-a-0")
+	svc.Spec.ClusterIPs = []string{"10.96.0.42"}
+
+	next := newTLSFixture(t, w)
+	if err := next.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"update secrets basic-local-serving-certs"}, certWrites(next)); diff != "" {
+		t.Errorf("TLS writes differ (-want +got):\n%s", diff)
+	}
+	served := next.written("secrets", "basic-local-serving-certs").(*corev1.Secret)
+	cert, err := certs.DecodeCertificatesPEM(served.Data[corev1.TLSCertKey])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(ipStrings(cert[0].IPAddresses), "10.96.0.42") {
+		t.Errorf("the renewed certificate lacks the new address: %v", cert[0].IPAddresses)
+	}
+}
+
+func TestCertificateSyncReportsAMissingUserManagedAlternatorSecret(t *testing.T) {
+	t.Parallel()
+	sdc := newBasicSDC()
+	sdc.Spec.ScyllaDB.AlternatorOptions = &scyllav1alpha1.AlternatorOptions{ServingCertificate: &scyllav1alpha1.TLSCertificate{
+		Type:               scyllav1alpha1.TLSCertificateTypeUserManaged,
+		UserManagedOptions: &scyllav1alpha1.UserManagedTLSCertificateOptions{SecretName: "my-alternator-tls"},
+	}}
+	f := newTLSFixture(t, world{sdc: sdc})
+	if err := f.sync(); err != nil {
+		t.Fatalf("a spec error must not be retried, got %v", err)
+	}
+	status := f.written("scylladbdatacenters", "basic").(*scyllav1alpha1.ScyllaDBDatacenter).Status
+	var found bool
+	for _, c := range status.Conditions {
+		if c.Type == certificateControllerName+"Degraded" && c.Status == metav1.ConditionTrue &&
+			strings.Contains(c.Message, `the Alternator serving certificate Secret "my-alternator-tls" does not exist`) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no %sDegraded condition names the missing Secret: %+v", certificateControllerName, status.Conditions)
+	}
+	if slices.ContainsFunc(certWrites(f), func(w string) bool { return strings.Contains(w, "alternator") }) {
+		t.Errorf("operator-managed Alternator certificates were written for a UserManaged certificate: %q", certWrites(f))
+	}
+}
+
+func TestTurningTLSOffPrunesTheTLSObjects(t *testing.T) {
+	t.Parallel()
+	f := newTLSFixture(t, world{sdc: newBasicSDC()})
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	off := newFixture(t, f.world())
+	if err := off.sync(); err != nil {
+		t.Fatal(err)
+	}
+	var deleted []string
+	for _, w := range certWrites(off) {
+		if strings.HasPrefix(w, "delete ") {
+			deleted = append(deleted, w)
+		}
+	}
+	if len(deleted) != len(tlsCreates) {
+		t.Errorf("deleted %q, want every TLS object deleted", deleted)
+	}
+}
+
+// BenchmarkNoOpCertificateReconcile measures what the certificate sub-sync computes for a datacenter of 6 nodes whose
+// certificates are all current, before applying objects that compare equal: the names to cover, then every set's
+// decision and objects. It is what every sync of a steady cluster pays for automatic TLS; no key is generated.
+func BenchmarkNoOpCertificateReconcile(b *testing.B) {
+	sdc := newBasicSDC()
+	services := map[string]*corev1.Service{}
+	for _, name := range []string{"basic-dc1-a-0", "basic-dc1-a-1", "basic-dc1-a-2", "basic-dc1-b-0", "basic-dc1-b-1", "basic-dc1-b-2"} {
+		services[name] = memberService(name, "10.96.0."+name[len(name)-1:])
+	}
+	names, err := makeServingNames(sdc, services, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sets, err := makeCertificateSets(sdc, testCertOptions(), names)
+	if err != nil {
+		b.Fatal(err)
+	}
+	store := newCertStore()
+	for _, set := range sets {
+		objects, _, _, _, err := reconcileCertificateSet(sdc, set, store.secrets, store.configMaps, certTestNow)
+		if err != nil {
+			b.Fatal(err)
+		}
+		store.put(objects)
+	}
+	for b.Loop() {
+		names, err := makeServingNames(sdc, services, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sets, err := makeCertificateSets(sdc, testCertOptions(), names)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, set := range sets {
+			_, _, changed, _, err := reconcileCertificateSet(sdc, set, store.secrets, store.configMaps, certTestNow.Add(time.Hour))
+			if err != nil || changed {
+				b.Fatalf("a no-op reconcile changed %v: %v", changed, err)
+			}
+		}
+	}
+}
+
+// BenchmarkNoOpCertificateReconcileRemembered is BenchmarkNoOpCertificateReconcile through the controller's memory of
+// its last decisions (certificateDecisions), as syncs run it.
+func BenchmarkNoOpCertificateReconcileRemembered(b *testing.B) {
+	sdc := newBasicSDC()
+	services := map[string]*corev1.Service{}
+	for _, name := range []string{"basic-dc1-a-0", "basic-dc1-a-1", "basic-dc1-a-2", "basic-dc1-b-0", "basic-dc1-b-1", "basic-dc1-b-2"} {
+		services[name] = memberService(name, "10.96.0."+name[len(name)-1:])
+	}
+	decisions := newCertificateDecisions()
+	store := newCertStore()
+	reconcileAll := func(now time.Time) bool {
+		names, err := makeServingNames(sdc, services, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sets, err := makeCertificateSets(sdc, testCertOptions(), names)
+		if err != nil {
+			b.Fatal(err)
+		}
+		anyChanged := false
+		for _, set := range sets {
+			objects, _, changed, _, err := decisions.reconcile(sdc, set, store.secrets, store.configMaps, now)
+			if err != nil {
+				b.Fatal(err)
+			}
+			store.put(objects)
+			anyChanged = anyChanged || changed
+		}
+		return anyChanged
+	}
+	reconcileAll(certTestNow)
+	reconcileAll(certTestNow)
+	for b.Loop() {
+		if reconcileAll(certTestNow.Add(time.Hour)) {
+			b.Fatal("a no-op reconcile changed something")
+		}
+	}
+}
+
+// BenchmarkCertificateGeneration measures the same with nothing stored yet: every CA and certificate generated.
+func BenchmarkCertificateGeneration(b *testing.B) {
+	sdc := newBasicSDC()
+	sets, err := makeCertificateSets(sdc, testCertOptions(), testNames)
+	if err != nil {
+		b.Fatal(err)
+	}
+	empty := newCertStore()
+	for b.Loop() {
+		for _, set := range sets {
+			if _, _, _, _, err := reconcileCertificateSet(sdc, set, empty.secrets, empty.configMaps, certTestNow); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
