@@ -1,6 +1,7 @@
 package scylladbdatacenter
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -140,15 +141,21 @@ func TestTurningTLSOffPrunesTheTLSObjects(t *testing.T) {
 	}
 }
 
+// basicMemberServices are the member Services of newBasicSDC's six nodes, each with a cluster IP.
+func basicMemberServices() map[string]*corev1.Service {
+	services := map[string]*corev1.Service{}
+	for i, name := range []string{"basic-dc1-a-0", "basic-dc1-a-1", "basic-dc1-a-2", "basic-dc1-b-0", "basic-dc1-b-1", "basic-dc1-b-2"} {
+		services[name] = memberService(name, fmt.Sprintf("10.96.0.%d", i+1))
+	}
+	return services
+}
+
 // BenchmarkNoOpCertificateReconcile measures what the certificate sub-sync computes for a datacenter of 6 nodes whose
 // certificates are all current, before applying objects that compare equal: the names to cover, then every set's
 // decision and objects. It is what every sync of a steady cluster pays for automatic TLS; no key is generated.
 func BenchmarkNoOpCertificateReconcile(b *testing.B) {
 	sdc := newBasicSDC()
-	services := map[string]*corev1.Service{}
-	for _, name := range []string{"basic-dc1-a-0", "basic-dc1-a-1", "basic-dc1-a-2", "basic-dc1-b-0", "basic-dc1-b-1", "basic-dc1-b-2"} {
-		services[name] = memberService(name, "10.96.0."+name[len(name)-1:])
-	}
+	services := basicMemberServices()
 	names, err := makeServingNames(sdc, services, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -187,10 +194,7 @@ func BenchmarkNoOpCertificateReconcile(b *testing.B) {
 // its last decisions (certificateDecisions), as syncs run it.
 func BenchmarkNoOpCertificateReconcileRemembered(b *testing.B) {
 	sdc := newBasicSDC()
-	services := map[string]*corev1.Service{}
-	for _, name := range []string{"basic-dc1-a-0", "basic-dc1-a-1", "basic-dc1-a-2", "basic-dc1-b-0", "basic-dc1-b-1", "basic-dc1-b-2"} {
-		services[name] = memberService(name, "10.96.0."+name[len(name)-1:])
-	}
+	services := basicMemberServices()
 	decisions := newCertificateDecisions()
 	store := newCertStore()
 	reconcileAll := func(now time.Time) bool {
