@@ -89,6 +89,10 @@ type Controller struct {
 	generateAuthTokenHMACKey func() ([]byte, error)
 	// now is the clock of condition transitions; tests replace it.
 	now func() metav1.Time
+	// certOptions turn on automatic TLS (SetCertificateOptions); nil leaves it off.
+	certOptions *CertificateOptions
+	// certDecisions spare a steady datacenter's syncs the certificates' parsing and signature checks.
+	certDecisions *certificateDecisions
 }
 
 // NewController returns a controller for the ScyllaDBDatacenters of sdcInformer and the objects they own, watched
