@@ -73,6 +73,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		c.expectations.forget(key)
 		c.conflicts.forget(key)
 		c.statusBatcher.Forget(key)
+		c.forgetCertificates(namespace, name)
 		return nil
 	}
 	if err != nil {
@@ -119,31 +120,34 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		authTokenHash = authTokenHMAC(authTokenSecret)
 	}
 
+	certOwned := c.takeCertificateObjects(sdc, owned)
+	certsApplied := !c.tlsEnabled()
 	statefulSets := map[string]*appsv1.StatefulSet{}
 	authTokenApplied := false
-	conditions, syncErr := controllerhelpers.RunSubSyncs(ctx, sdc.Generation,
-		controllerhelpers.SubSync{Name: serviceAccountControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
+	subSyncs := []controllerhelpers.SubSync{
+		{Name: serviceAccountControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
 			return c.syncServiceAccounts(ctx, sdc, owned)
 		}},
-		controllerhelpers.SubSync{Name: roleBindingControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
+		{Name: roleBindingControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
 			return c.syncRoleBindings(ctx, sdc, owned)
 		}},
-		controllerhelpers.SubSync{Name: configMapControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
+		{Name: configMapControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
 			return c.syncConfigMaps(ctx, sdc, owned, managedConfig, configErr)
 		}},
-		controllerhelpers.SubSync{Name: secretControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
+		{Name: secretControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
 			return c.syncSecrets(ctx, sdc, owned, authTokenSecret, tokenErr, backupErr, &authTokenApplied)
 		}},
-		controllerhelpers.SubSync{Name: serviceControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
+		{Name: serviceControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
 			return c.syncServices(ctx, sdc, owned, racks, plans)
 		}},
-		controllerhelpers.SubSync{Name: statefulSetControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
-			if configErr != nil || !authTokenApplied {
-				// Pods carry hashes of both, so their StatefulSets wait rather than roll twice.
+		{Name: statefulSetControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
+			if configErr != nil || !authTokenApplied || !certsApplied {
+				// Pods carry hashes of the first two, so their StatefulSets wait rather than roll twice; they mount the
+				// certificates.
 				return []metav1.Condition{{
 					Type:    "StatefulSets",
 					Reason:  waitingForPodConfigurationReason,
-					Message: "waiting for the managed config and the agent auth-token Secret",
+					Message: "waiting for the managed config, the agent auth-token Secret and the TLS certificates",
 				}}, nil
 			}
 			return c.syncStatefulSets(ctx, sdc, owned, racks, plans, managedConfig, statefulSetInputs{
@@ -151,10 +155,17 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 				authTokenHash: authTokenHash,
 			}, statefulSets)
 		}},
-		controllerhelpers.SubSync{Name: pdbControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
+		{Name: pdbControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
 			return c.syncPodDisruptionBudgets(ctx, sdc, owned)
 		}},
-	)
+	}
+	if c.tlsEnabled() {
+		// Right before the StatefulSets, which wait for what their pods mount.
+		subSyncs = slices.Insert(subSyncs, 5, controllerhelpers.SubSync{Name: certificateControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
+			return c.syncCertificates(ctx, sdc, owned, certOwned, &certsApplied)
+		}})
+	}
+	conditions, syncErr := controllerhelpers.RunSubSyncs(ctx, sdc.Generation, subSyncs...)
 	if conditions == nil {
 		// The sub-syncs could not even run (a programming error); nothing they report can be trusted.
 		return syncErr
