@@ -12,6 +12,12 @@ HELM="${OUTPUT_DIR}/bin/helm"
 ret=0
 verify::generated hack/update-deploy.sh deploy/operator deploy/manager deploy/helm/scylla-operator/crds || ret=1
 
+# A template whose whitespace control is off leaves trailing blanks in the rendered manifests.
+if grep -rnE '[[:space:]]+$' "${REPO_ROOT}/deploy/operator" "${REPO_ROOT}/deploy/manager"; then
+	echo "the rendered manifests above end lines with blanks: fix the whitespace control of their templates" >&2
+	ret=1
+fi
+
 # Every program toggled off in turn, and a different namespace, still lint.
 for set in "" "operator.enabled=false" "webhook.enabled=false" "managerController.enabled=false" \
 	"scyllaDBManager.enabled=false,managerController.scyllaDBManagerURL=http://manager.example.svc/api/v1" \
@@ -50,6 +56,33 @@ operator.resources.limits=null|at '/operator/resources': missing property 'limit
 webhook.resources.requests.cpu=lots|at '/webhook/resources/requests/cpu': 'lots' does not match pattern
 managerController.scyllaDBManagerURL=ftp://manager|at '/managerController/scyllaDBManagerURL': 'ftp://manager' does not match pattern
 scyllaDBManager.enabled=false|managerController.scyllaDBManagerURL must name the ScyllaDB Manager API when scyllaDBManager.enabled is false
+CASES
+
+# What values change, each as the number of rendered lines matching an extended regular expression
+# (<--set>@<regular expression>@<count>).
+while IFS='@' read -r set pattern want; do
+	[[ -z "${set}" ]] && continue
+	got="$("${HELM}" template scylla-operator "${CHART_DIR}" --set "${set}" | grep -cE -e "${pattern}" || true)"
+	if [[ "${got}" != "${want}" ]]; then
+		echo "with --set '${set}', ${got} rendered lines match '${pattern}', want ${want}" >&2
+		ret=1
+	fi
+done <<'CASES'
+image.tag=v1.2.3@image: docker.io/scyllakube/scylla-operator:v1.2.3$@3
+image.tag=v1.2.3@value: docker.io/scyllakube/scylla-operator:v1.2.3$@1
+image.pullPolicy=IfNotPresent@^        imagePullPolicy: IfNotPresent$@3
+webhook.enabled=false@scylla-operator-webhook|kind: ValidatingWebhookConfiguration@0
+operator.enabled=false@serviceAccountName: scylla-operator$|name: scylla-operator-(member|remote|leader-election)$@0
+managerController.enabled=false@scylla-manager-controller@0
+scyllaDBManager.enabled=false,managerController.scyllaDBManagerURL=https://manager.example:8443/api/v1@^kind: (ScyllaCluster|ConfigMap)$@0
+scyllaDBManager.enabled=false,managerController.scyllaDBManagerURL=https://manager.example:8443/api/v1@--scylladb-manager-url=https://manager.example:8443/api/v1$@1
+createNamespaces=false@^kind: Namespace$@0
+namespace=ops@namespace: scylla-operator$@0
+namespace=ops@^  namespace: ops$@15
+managerController.namespace=mgr@scylla-manager-cluster-client.mgr.svc$@1
+operator.replicas=1,webhook.replicas=1,managerController.replicas=1@^kind: PodDisruptionBudget$@0
+webhook.replicas=3@^  replicas: 3$@1
+webhook.resources.limits.memory=1Gi@^            memory: 1Gi$@1
 CASES
 
 if [[ "${ret}" -ne 0 ]]; then

@@ -9,9 +9,9 @@ scylla-operator.image is the image every program runs.
 scylla-operator.imagePullPolicy renders the container's imagePullPolicy when values set one.
 */}}
 {{- define "scylla-operator.imagePullPolicy" -}}
-{{- with .Values.image.pullPolicy }}
+{{- with .Values.image.pullPolicy -}}
 imagePullPolicy: {{ . }}
-{{- end }}
+{{- end -}}
 {{- end -}}
 
 {{/*
