@@ -88,6 +88,16 @@ type scenario struct {
 	bucketObjectName string
 	bucketName       string
 	clusters         map[string]*backedUpCluster
+	// gate, when the scenario has one, stands between the ScyllaDBBackupBucket's endpoint and versitygw: the
+	// manager-controller and the operator reach the bucket through it, the test and the fake ScyllaDB Manager do
+	// not.
+	gate *framework.TCPGate
+}
+
+// scenarioOptions change what newScenarioWith sets up.
+type scenarioOptions struct {
+	// gated puts a framework.TCPGate in front of versitygw as the bucket's endpoint.
+	gated bool
 }
 
 // newScenario starts the stack, declares a ScyllaDBBackupBucket named bucketObjectName (a bucket of the same name
@@ -95,6 +105,12 @@ type scenario struct {
 // Available, then creates a ScyllaCluster for each name with a backup to it, waits until each has its entry and its
 // backup scheduled, runs every backup and checks that the bucket holds exactly the clusters' directories.
 func newScenario(t *testing.T, bucketObjectName string, names ...string) *scenario {
+	t.Helper()
+	return newScenarioWith(t, scenarioOptions{}, bucketObjectName, names...)
+}
+
+// newScenarioWith is newScenario with opts.
+func newScenarioWith(t *testing.T, opts scenarioOptions, bucketObjectName string, names ...string) *scenario {
 	t.Helper()
 	bucketName := bucketObjectName + "-backups"
 	f := framework.NewFramework(t)
@@ -126,6 +142,18 @@ func newScenario(t *testing.T, bucketObjectName string, names ...string) *scenar
 		t.Logf("manager-controller logs: %s", filepath.Join(c.ControlPlane.Dir, "manager-controller-"+bucketName+"-*.log"))
 	})
 
+	endpoint := s.s3.Endpoint
+	var gate *framework.TCPGate
+	if opts.gated {
+		gate, err = framework.StartTCPGate(strings.TrimPrefix(s.s3.Endpoint, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = gate.Close() })
+		endpoint = gate.URL()
+		t.Logf("the ScyllaDBBackupBucket reaches versitygw through the gate %s", endpoint)
+	}
+
 	if err := s.s3.CreateBucket(ctx, bucketName); err != nil {
 		t.Fatalf("can't create bucket %q in versitygw: %v", bucketName, err)
 	}
@@ -145,7 +173,7 @@ func newScenario(t *testing.T, bucketObjectName string, names ...string) *scenar
 			Provider:             scyllav1alpha1.ScyllaDBBackupProviderS3,
 			BucketName:           bucketName,
 			Region:               framework.S3Region,
-			Endpoint:             s.s3.Endpoint,
+			Endpoint:             endpoint,
 			CredentialsSecretRef: &scyllav1alpha1.ScyllaDBBackupBucketSecretReference{Namespace: ns, Name: credentialsSecretName},
 			DeletionGracePeriod:  &metav1.Duration{Duration: gracePeriod},
 		},
@@ -178,7 +206,7 @@ func newScenario(t *testing.T, bucketObjectName string, names ...string) *scenar
 			t.Fatalf("can't create ScyllaCluster %q: %v", name, err)
 		}
 	}
-	sc := &scenario{t: t, f: f, c: c, ns: ns, s: s, scylla: scylla, store: store, bucketObjectName: bucketObjectName, bucketName: bucketName}
+	sc := &scenario{t: t, f: f, c: c, ns: ns, s: s, scylla: scylla, store: store, bucketObjectName: bucketObjectName, bucketName: bucketName, gate: gate}
 	clusters := map[string]*backedUpCluster{}
 	for _, name := range names {
 		clusters[name] = sc.waitForBackupScheduled(name)
@@ -273,9 +301,15 @@ func TestSharedBucketKeepsADeletedClustersDirectoryForTheGracePeriodThenPurgesOn
 		t.Errorf("the directory of the kept cluster %q changed after its deletion (-before +now):\n%s", kept.name, diff)
 	}
 
-	// The deleted cluster's entry is held on its finalizer with purgeAfter = deletion + grace period.
+	// The deleted cluster's entry is held on its finalizer with purgeAfter = deletion + grace period, and its
+	// directory is inventoried: what is kept, and what the purge will remove.
 	purgeAfter := sc.waitForHeld(alpha, deletedAt)
 	t.Logf("ScyllaDBBackupEntry %q is held until %s (%v after the ScyllaCluster's deletion)", alpha.entry, purgeAfter.UTC().Format(time.RFC3339), purgeAfter.Sub(deletedAt).Round(time.Millisecond))
+	objects, bytes := sc.directorySize(alpha.clusterID)
+	if objects != int64(len(alpha.keys)) {
+		t.Fatalf("the directory of %q holds %d objects, its backup uploaded %d", alpha.name, objects, len(alpha.keys))
+	}
+	sc.waitForInventory(alpha, objects, bytes)
 
 	// Until purgeAfter, the entry and every key of its directory stay.
 	checks := 0
@@ -621,23 +655,79 @@ func (sc *scenario) listAll() []string {
 	return keys
 }
 
-// listKeys lists the keys of the shared bucket under prefix, page by page, in lexical order.
+// listKeys lists the keys of the shared bucket under prefix in lexical order.
 func listKeys(ctx context.Context, store objectstore.Interface, bucketName, prefix string) ([]string, error) {
-	var keys []string
+	objects, err := listObjects(ctx, store, bucketName, prefix)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]string, 0, len(objects))
+	for _, o := range objects {
+		keys = append(keys, o.Key)
+	}
+	return keys, nil
+}
+
+// listObjects lists the objects of the shared bucket under prefix, page by page, in lexical order.
+func listObjects(ctx context.Context, store objectstore.Interface, bucketName, prefix string) ([]objectstore.Object, error) {
+	var objects []objectstore.Object
 	after := ""
 	for {
 		page, err := store.ListObjects(ctx, bucketName, prefix, after, 1000)
 		if err != nil {
 			return nil, fmt.Errorf("can't list %q in bucket %q: %w", prefix, bucketName, err)
 		}
-		for _, o := range page.Objects {
-			keys = append(keys, o.Key)
-		}
+		objects = append(objects, page.Objects...)
 		if !page.More || len(page.Objects) == 0 {
-			return keys, nil
+			return objects, nil
 		}
 		after = page.Objects[len(page.Objects)-1].Key
 	}
+}
+
+// directorySize returns how many objects and bytes the directory of ScyllaDB Manager cluster clusterID holds.
+func (sc *scenario) directorySize(clusterID string) (int64, int64) {
+	t := sc.t
+	t.Helper()
+	prefixes, err := objectstore.ClusterPrefixes(clusterID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objects, bytes int64
+	for _, p := range prefixes {
+		listed, err := listObjects(t.Context(), sc.store, sc.bucketName, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range listed {
+			objects++
+			bytes += o.Size
+		}
+	}
+	return objects, bytes
+}
+
+// waitForInventory waits until the entry of bc, whose cluster is deleted, reports a finished inventory of objects
+// objects and bytes bytes.
+func (sc *scenario) waitForInventory(bc *backedUpCluster, objects, bytes int64) {
+	sc.t.Helper()
+	sc.s.waitFor(stepTimeout, fmt.Sprintf("ScyllaDBBackupEntry %q to report the inventory of its directory: %d objects, %d bytes", bc.entry, objects, bytes), func(ctx context.Context) (bool, error) {
+		e, err := sc.scylla.ScyllaV1alpha1().ScyllaDBBackupEntries(sc.ns).Get(ctx, bc.entry, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		op := e.Status.LastOperation
+		if op == nil || op.Type != scyllav1alpha1.ScyllaDBBackupEntryOperationTypeInventory || op.State != scyllav1alpha1.ScyllaDBBackupEntryOperationStateSucceeded {
+			return false, fmt.Errorf("no finished inventory: %s", describeEntry(e))
+		}
+		if got := [2]int64{ptr.Deref(e.Status.Objects, -1), ptr.Deref(e.Status.Bytes, -1)}; got != [2]int64{objects, bytes} {
+			return false, framework.StopPolling(fmt.Errorf("the inventory counted %d objects, %d bytes: %s", got[0], got[1], describeEntry(e)))
+		}
+		if _, ok := e.Annotations[naming.ScyllaDBBackupInventoryCursorAnnotation]; ok {
+			return false, framework.StopPolling(fmt.Errorf("the finished inventory left its cursor: %s", describeEntry(e)))
+		}
+		return true, nil
+	})
 }
 
 // conditionTrue returns an error describing the condition unless it is True.
@@ -656,7 +746,7 @@ func conditionTrue(conditions []metav1.Condition, typ string) error {
 func describeEntry(e *scyllav1alpha1.ScyllaDBBackupEntry) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "ScyllaDBBackupEntry %q deletionTimestamp=%v finalizers=%v annotations=%v", e.Name, e.DeletionTimestamp, e.Finalizers, e.Annotations)
-	fmt.Fprintf(&b, " clusterDeletedAt=%v purgeAfter=%v", e.Status.ClusterDeletedAt, e.Status.PurgeAfter)
+	fmt.Fprintf(&b, " clusterDeletedAt=%v purgeAfter=%v objects=%d bytes=%d", e.Status.ClusterDeletedAt, e.Status.PurgeAfter, ptr.Deref(e.Status.Objects, -1), ptr.Deref(e.Status.Bytes, -1))
 	if op := e.Status.LastOperation; op != nil {
 		fmt.Fprintf(&b, " lastOperation={%s %s %s deleted=%d %q}", op.Type, op.State, op.Time.UTC().Format(time.RFC3339), ptr.Deref(op.ObjectsDeleted, 0), op.Message)
 	}
