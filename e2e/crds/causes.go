@@ -2,6 +2,9 @@
 // every example of deploy/examples/ is accepted, and every case of pkg/crdvalidation/testdata/ is rejected or
 // accepted by the API server exactly as pkg/crdvalidation (the unit-level harness) says.
 //
+// Manifests the CRD schemas accept but the admission webhook refuses (rules a schema can't express) are cases of
+// e2e/webhook/testdata/invalid/; the webhook suite checks them with the webhook running.
+//
 // The tests need a local control plane and run with the e2e build tag:
 //
 //	go test -tags e2e -count=1 ./e2e/crds/...

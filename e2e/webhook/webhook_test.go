@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 )
 
@@ -81,6 +82,22 @@ func TestWebhookAnswersThroughTheAPIServer(t *testing.T) {
 				t.Parallel()
 				checkRefused(t, e, c)
 			})
+		}
+	})
+
+	t.Run("the webhook runs with its ServiceAccount's permissions only", func(t *testing.T) {
+		config, err := w.cred.RESTConfig("e2e-test/" + t.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		kube, err := kubernetes.NewForConfig(config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Its Role grants the Secrets of its own namespace only.
+		_, err = kube.CoreV1().Secrets(e.f.Namespace()).List(t.Context(), metav1.ListOptions{})
+		if !apierrors.IsForbidden(err) {
+			t.Fatalf("want listing Secrets of namespace %s as %s forbidden, got %v", e.f.Namespace(), w.cred.ServiceAccount, err)
 		}
 	})
 
@@ -375,15 +392,16 @@ func TestTwoReplicasShareOneSecret(t *testing.T) {
 		t.Fatal(err)
 	}
 	replicas := []*webhookProcess{a, b}
+	secretWrites := countSucceeded(events, replicas, framework.OnResource("secrets", ""), framework.Writes())
 	secretCreates := countSucceeded(events, replicas, framework.OnResource("secrets", ""), verbIs("create"))
 	caBundleWrites := countSucceeded(events, replicas, framework.OnResource("validatingwebhookconfigurations", ""), framework.Writes())
-	if secretCreates.Total() != 1 {
-		t.Errorf("want the Secret created once by the two replicas, got:\n%s", secretCreates)
+	if secretWrites.Total() != 1 || secretCreates.Total() != 1 {
+		t.Errorf("want the Secret created once by the two replicas and not written otherwise, got:\n%s", secretWrites)
 	}
 	if caBundleWrites.Total() != 1 {
 		t.Errorf("want the caBundle written once by the two replicas, got:\n%s", caBundleWrites)
 	}
-	t.Logf("while starting, the replicas created the Secret and wrote the caBundle:\n%s\n%s", secretCreates, caBundleWrites)
+	t.Logf("while starting, the replicas wrote the Secret and the caBundle:\n%s\n%s", secretWrites, caBundleWrites)
 	secrets, err := e.f.Clients().Kube.CoreV1().Secrets(e.deployment.ServiceAccount.Namespace).List(t.Context(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
