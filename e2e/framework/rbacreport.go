@@ -70,7 +70,8 @@ func rbacUsage(events []auditv1.Event, credentials []*ServiceAccountCredential) 
 			if ref.APIGroup != "" {
 				key.Resource += "." + ref.APIGroup
 			}
-			if ref.Namespace != "" {
+			// A Namespace's own reference names it as its namespace.
+			if ref.Namespace != "" && !(ref.Resource == "namespaces" && ref.APIGroup == "") {
 				key.Scope = "namespaced"
 			}
 		}

@@ -35,6 +35,7 @@ func TestRBACUsageCountsTheRequestsOfProgramCredentials(t *testing.T) {
 	sts := &auditv1.ObjectReference{Resource: "statefulsets", APIGroup: "apps", Namespace: "ns"}
 	status := &auditv1.ObjectReference{Resource: "scylladbdatacenters", Subresource: "status", APIGroup: "scylla.scylladb.com", Namespace: "ns"}
 	nodes := &auditv1.ObjectReference{Resource: "nodes"}
+	kubeSystem := &auditv1.ObjectReference{Resource: "namespaces", Name: "kube-system", Namespace: "kube-system"}
 	events := []auditv1.Event{
 		event(operator, "a", "create", sts, 201),
 		event(operator, "b", "create", sts, 201),
@@ -49,6 +50,7 @@ func TestRBACUsageCountsTheRequestsOfProgramCredentials(t *testing.T) {
 		event(operator, "a", "list", nodes, 403),
 		event(operator, "a", "list", nodes, 429),
 		event(operator, "a", "get", nil, 200),
+		event(operator, "a", "get", kubeSystem, 200),
 		event(mc, "c", "patch", status, 200),
 		// Another token of a program's ServiceAccount (a test's own), and an ID presented by another user.
 		event(mc, "d", "list", nodes, 403),
@@ -62,6 +64,7 @@ func TestRBACUsageCountsTheRequestsOfProgramCredentials(t *testing.T) {
 	want := map[permissionKey]permissionUse{
 		{operator, "create", "statefulsets.apps", "namespaced"}:                       {requests: 3},
 		{operator, "list", "nodes", "cluster"}:                                        {requests: 1, forbidden: 1, example: "/uri/list"},
+		{operator, "get", "namespaces", "cluster"}:                                    {requests: 1},
 		{operator, "get", "/uri/get", "cluster"}:                                      {requests: 1},
 		{mc, "patch", "scylladbdatacenters/status.scylla.scylladb.com", "namespaced"}: {requests: 1},
 	}
