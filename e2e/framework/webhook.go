@@ -84,7 +84,10 @@ func LoadWebhookDeployment(repoRoot string) (*WebhookDeployment, error) {
 			if sa == "" || obj.GetNamespace() == "" {
 				return nil, fmt.Errorf("Deployment %q of %s needs a namespace and a serviceAccountName", obj.GetName(), file)
 			}
-			replicas, _, _ := unstructured.NestedInt64(obj.Object, "spec", "replicas")
+			replicas, err := deploymentReplicas(obj)
+			if err != nil {
+				return nil, fmt.Errorf("Deployment %q of %s: %w", obj.GetName(), file, err)
+			}
 			found = &WebhookDeployment{Name: obj.GetName(), ServiceAccount: ServiceAccount{Namespace: obj.GetNamespace(), Name: sa}, Replicas: replicas}
 		}
 	}
@@ -92,6 +95,24 @@ func LoadWebhookDeployment(repoRoot string) (*WebhookDeployment, error) {
 		return nil, fmt.Errorf("no Deployment of %s runs %q", OperatorManifestsDir, WebhookSubcommand)
 	}
 	return found, nil
+}
+
+// deploymentReplicas returns spec.replicas of a decoded Deployment, 1 when unset as the API server defaults it.
+// Decoded manifests hold numbers as float64.
+func deploymentReplicas(obj *unstructured.Unstructured) (int64, error) {
+	v, found, err := unstructured.NestedFieldNoCopy(obj.Object, "spec", "replicas")
+	if err != nil || !found {
+		return 1, err
+	}
+	switch n := v.(type) {
+	case int64:
+		return n, nil
+	case float64:
+		if n == float64(int64(n)) {
+			return int64(n), nil
+		}
+	}
+	return 0, fmt.Errorf("spec.replicas %v is not a whole number", v)
 }
 
 // FreePort returns a TCP port that was free on 127.0.0.1 a moment ago.

@@ -13,8 +13,8 @@
 //     and the caBundle verifies the new certificate;
 //   - with the webhook stopped, creates fail closed with the API server's "failed calling webhook" error, and succeed
 //     again once it is back;
-//   - two replicas share one Secret: one of them creates it, the caBundle is written once, and neither writes
-//     anything once they have settled.
+//   - as many replicas as the Deployment runs (two) share one Secret: one of them creates it, the caBundle is
+//     written once, and none writes anything once they have settled.
 //
 // The tests need a local control plane and run with the e2e build tag, one e2e package at a time:
 //

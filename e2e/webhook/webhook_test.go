@@ -357,49 +357,55 @@ func checkFailedCallingWebhook(err error, w *webhookProcess) error {
 	return nil
 }
 
-// restPeriod is how long two settled replicas are watched for writes.
+// restPeriod is how long settled replicas are watched for writes.
 const restPeriod = 10 * time.Second
 
-// TestTwoReplicasShareOneSecret starts two webhook replicas at once, from no Secret: they end up serving the same
-// certificate from one Secret, which one of them created; the caBundle is written once; and once settled, neither
-// writes anything.
-func TestTwoReplicasShareOneSecret(t *testing.T) {
+// TestReplicasShareOneSecret starts as many webhook replicas as the Deployment runs (at least two) at once, from no
+// Secret: they end up serving the same certificate from one Secret, which one of them created; the caBundle is
+// written once; and once settled, none writes anything.
+func TestReplicasShareOneSecret(t *testing.T) {
 	e := newEnv(t)
-	a, b := e.newWebhook("webhook-replica-a"), e.newWebhook("webhook-replica-b")
-	e.pointWebhooksAt(a.port)
+	if e.deployment.Replicas < 2 {
+		t.Fatalf("the webhook Deployment %s runs %d replicas: want at least 2 for the webhook to stay up while one restarts", e.deployment.Name, e.deployment.Replicas)
+	}
+	var replicas []*webhookProcess
+	for i := range e.deployment.Replicas {
+		replicas = append(replicas, e.newWebhook(fmt.Sprintf("webhook-replica-%d", i)))
+	}
+	e.pointWebhooksAt(replicas[0].port)
 	audit := e.cluster.ControlPlane.Audit
 	start, err := audit.Mark()
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.start(a)
-	e.start(b)
-	e.waitUntilAdmitting(a)
-	e.f.WaitFor(time.Minute, "both replicas to serve the same certificate", func(ctx context.Context) (bool, error) {
-		serialA, err := e.servedCertificate(ctx, a)
-		if err != nil {
-			return false, err
+	for _, w := range replicas {
+		e.start(w)
+	}
+	e.waitUntilAdmitting(replicas[0])
+	e.f.WaitFor(time.Minute, "every replica to serve the same certificate", func(ctx context.Context) (bool, error) {
+		serials := map[string][]string{}
+		for _, w := range replicas {
+			serial, err := e.servedCertificate(ctx, w)
+			if err != nil {
+				return false, err
+			}
+			serials[serial] = append(serials[serial], w.name)
 		}
-		serialB, err := e.servedCertificate(ctx, b)
-		if err != nil {
-			return false, err
-		}
-		return serialA == serialB, fmt.Errorf("replica a serves %s, replica b %s", serialA, serialB)
+		return len(serials) == 1, fmt.Errorf("the replicas serve different certificates: %v", serials)
 	})
 
 	events, err := audit.EventsSince(start)
 	if err != nil {
 		t.Fatal(err)
 	}
-	replicas := []*webhookProcess{a, b}
 	secretWrites := countSucceeded(events, replicas, framework.OnResource("secrets", ""), framework.Writes())
 	secretCreates := countSucceeded(events, replicas, framework.OnResource("secrets", ""), verbIs("create"))
 	caBundleWrites := countSucceeded(events, replicas, framework.OnResource("validatingwebhookconfigurations", ""), framework.Writes())
 	if secretWrites.Total() != 1 || secretCreates.Total() != 1 {
-		t.Errorf("want the Secret created once by the two replicas and not written otherwise, got:\n%s", secretWrites)
+		t.Errorf("want the Secret created once by the replicas and not written otherwise, got:\n%s", secretWrites)
 	}
 	if caBundleWrites.Total() != 1 {
-		t.Errorf("want the caBundle written once by the two replicas, got:\n%s", caBundleWrites)
+		t.Errorf("want the caBundle written once by the replicas, got:\n%s", caBundleWrites)
 	}
 	t.Logf("while starting, the replicas wrote the Secret and the caBundle:\n%s\n%s", secretWrites, caBundleWrites)
 	secrets, err := e.f.Clients().Kube.CoreV1().Secrets(e.deployment.ServiceAccount.Namespace).List(t.Context(), metav1.ListOptions{})
