@@ -115,6 +115,22 @@ func deploymentReplicas(obj *unstructured.Unstructured) (int64, error) {
 	return 0, fmt.Errorf("spec.replicas %v is not a whole number", v)
 }
 
+// WebhookKubeconfig writes <cp.Dir>/<name>.kubeconfig for one webhook process, with a fresh token of the
+// ServiceAccount the webhook Deployment of the install manifests runs as. Like the other programs' (ProgramKubeconfig),
+// the credential is checked when the suite ends: a request RBAC refused it fails the suite.
+func (s *Suite) WebhookKubeconfig(ctx context.Context, cp *ControlPlane, name string) (*ServiceAccountCredential, error) {
+	d, err := LoadWebhookDeployment(s.RepoRoot)
+	if err != nil {
+		return nil, err
+	}
+	cred, err := cp.WriteServiceAccountKubeconfig(ctx, d.ServiceAccount, name)
+	if err != nil {
+		return nil, err
+	}
+	s.addCredential(cred)
+	return cred, nil
+}
+
 // FreePort returns a TCP port that was free on 127.0.0.1 a moment ago.
 func FreePort() (int, error) {
 	ports, err := freePorts(1)

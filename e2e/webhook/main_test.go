@@ -232,11 +232,12 @@ func (e *env) newWebhook(name string, extraArgs ...string) *webhookProcess {
 	return w
 }
 
-// start starts w's process as the webhook's ServiceAccount, with a fresh token.
+// start starts w's process as the webhook's ServiceAccount, with a fresh token; the suite fails if RBAC refuses it
+// anything.
 func (e *env) start(w *webhookProcess) {
 	e.t.Helper()
 	cp := e.cluster.ControlPlane
-	cred, err := cp.WriteServiceAccountKubeconfig(e.t.Context(), e.deployment.ServiceAccount, w.name)
+	cred, err := e.f.Suite().WebhookKubeconfig(e.t.Context(), cp, w.name)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -86,7 +86,12 @@ func TestWebhookAnswersThroughTheAPIServer(t *testing.T) {
 	})
 
 	t.Run("the webhook runs with its ServiceAccount's permissions only", func(t *testing.T) {
-		config, err := w.cred.RESTConfig("e2e-test/" + t.Name())
+		// A token of its own: the webhook's is checked for refused requests when the suite ends.
+		cred, err := e.cluster.ControlPlane.ServiceAccountKubeconfig(t.Context(), w.cred.ServiceAccount)
+		if err != nil {
+			t.Fatal(err)
+		}
+		config, err := cred.RESTConfig("e2e-test/" + t.Name())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +102,7 @@ func TestWebhookAnswersThroughTheAPIServer(t *testing.T) {
 		// Its Role grants the Secrets of its own namespace only.
 		_, err = kube.CoreV1().Secrets(e.f.Namespace()).List(t.Context(), metav1.ListOptions{})
 		if !apierrors.IsForbidden(err) {
-			t.Fatalf("want listing Secrets of namespace %s as %s forbidden, got %v", e.f.Namespace(), w.cred.ServiceAccount, err)
+			t.Fatalf("want listing Secrets of namespace %s as %s forbidden, got %v", e.f.Namespace(), cred.ServiceAccount, err)
 		}
 	})
 
