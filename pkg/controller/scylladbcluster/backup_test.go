@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 )
 
 const (
@@ -232,11 +234,16 @@ func TestBucketCredentialsFollowChangesAndConvergeWithoutWrites(t *testing.T) {
 
 	t.Log("At rest: no writes anywhere, and the cluster is looked at again for its credentials")
 	f.clearActions()
+	queue := &delayRecordingQueue{TypedRateLimitingInterface: f.controller.queue, after: map[string]time.Duration{}}
+	f.controller.queue = queue
 	if err := f.sync(); err != nil {
 		t.Fatal(err)
 	}
 	if w := f.writes(); len(w) != 0 {
 		t.Errorf("want no writes at rest, got %v", w)
+	}
+	if got := queue.delay(testKey); got != referencedObjectsPeriod {
+		t.Errorf("want the cluster synced again after %v to follow its credentials Secret, got %v", referencedObjectsPeriod, got)
 	}
 	gets := 0
 	for _, a := range f.kubeClient.Actions() {
@@ -290,6 +297,26 @@ func TestBucketCredentialsFollowChangesAndConvergeWithoutWrites(t *testing.T) {
 			t.Errorf("%s: want no s3 section without backups, got %+v", rkc, s3)
 		}
 	}
+}
+
+// delayRecordingQueue is the controller's queue with its delayed additions recorded.
+type delayRecordingQueue struct {
+	workqueue.TypedRateLimitingInterface[string]
+	mu    sync.Mutex
+	after map[string]time.Duration
+}
+
+func (q *delayRecordingQueue) AddAfter(key string, d time.Duration) {
+	q.mu.Lock()
+	q.after[key] = d
+	q.mu.Unlock()
+	q.TypedRateLimitingInterface.AddAfter(key, d)
+}
+
+func (q *delayRecordingQueue) delay(key string) time.Duration {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.after[key]
 }
 
 func TestBackupEventsEnqueueTheClustersThatUseTheBucket(t *testing.T) {
