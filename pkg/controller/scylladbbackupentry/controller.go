@@ -1,7 +1,7 @@
 // Package scylladbbackupentry holds the manager-controller's controller of ScyllaDBBackupEntries: one ScyllaDB
 // cluster's directory in one shared ScyllaDBBackupBucket. It holds a deleted cluster's entry with a finalizer for the
-// bucket's deletion grace period, then purges the directory in resumable batches, or lets it go untouched when the
-// entry is annotated keep (design/backup-storage.md).
+// bucket's deletion grace period, inventorying the directory once meanwhile (sync_inventory.go), then purges it in
+// resumable batches, or lets it go untouched when the entry is annotated keep (design/backup-storage.md).
 package scylladbbackupentry
 
 import (
