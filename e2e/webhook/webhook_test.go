@@ -413,6 +413,10 @@ func TestReplicasShareOneSecret(t *testing.T) {
 		t.Errorf("want the caBundle written once by the replicas, got:\n%s", caBundleWrites)
 	}
 	t.Logf("while starting, the replicas wrote the Secret and the caBundle:\n%s\n%s", secretWrites, caBundleWrites)
+	if failed := countFailedWrites(events, replicas); failed.Total() != 0 {
+		// Conflicts are how replicas settle a race; they are not wrong, but each costs a request.
+		t.Logf("writes of the replicas the API server refused while they started:\n%s", failed)
+	}
 	secrets, err := e.f.Clients().Kube.CoreV1().Secrets(e.deployment.ServiceAccount.Namespace).List(t.Context(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -452,6 +456,23 @@ func countSucceeded(events []auditv1.Event, replicas []*webhookProcess, filters 
 	for _, w := range replicas {
 		for k, n := range framework.CountRequests(events, append([]framework.AuditFilter{framework.Credential(w.cred), framework.Succeeded()}, filters...)...) {
 			counts[framework.RequestKey{UserAgent: w.name + " " + k.UserAgent, Verb: k.Verb}] += n
+		}
+	}
+	return counts
+}
+
+// countFailedWrites counts the writes of the replicas' credentials that did not succeed, by resource and response
+// code.
+func countFailedWrites(events []auditv1.Event, replicas []*webhookProcess) framework.RequestCounts {
+	counts := framework.RequestCounts{}
+	for _, w := range replicas {
+		for i := range events {
+			ev := &events[i]
+			if !framework.Credential(w.cred)(ev) || !framework.IsWriteVerb(ev.Verb) || framework.Succeeded()(ev) || ev.ObjectRef == nil || ev.ResponseStatus == nil {
+				continue
+			}
+			key := framework.RequestKey{UserAgent: fmt.Sprintf("%s %s code %d", w.name, ev.ObjectRef.Resource, ev.ResponseStatus.Code), Verb: ev.Verb}
+			counts[key]++
 		}
 	}
 	return counts
