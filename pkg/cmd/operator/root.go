@@ -35,6 +35,7 @@ func NewScyllaOperatorCommand(streams genericclioptions.IOStreams) *cobra.Comman
 	cmd.AddCommand(NewOperatorCommand())
 	cmd.AddCommand(NewManagerControllerCommand())
 	cmd.AddCommand(NewSidecarCommand())
+	cmd.AddCommand(NewWebhookCommand())
 
 	return cmd
 }
