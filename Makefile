@@ -11,6 +11,7 @@ VERSION_PKG := github.com/scyllakube/scylla-operator/pkg/version
 LDFLAGS := -X $(VERSION_PKG).gitVersion=$(GIT_VERSION) -X $(VERSION_PKG).gitCommit=$(GIT_COMMIT) -X $(VERSION_PKG).buildDate=$(BUILD_DATE)
 GO_TEST_FLAGS ?=
 E2E_TIMEOUT ?= 45m
+FUZZ_TIME ?= 20s
 
 .PHONY: help
 help: ## Show this help.
@@ -21,11 +22,15 @@ build: ## Build the scylla-operator binary into _output/bin.
 	go build -ldflags '$(LDFLAGS)' -o $(OUTPUT_DIR)/bin/scylla-operator ./cmd/scylla-operator
 
 .PHONY: test
-test: test-unit test-e2e ## Run every test: unit tests, then e2e tests on a local control plane.
+test: test-unit test-fuzz test-e2e ## Run every test: unit tests, fuzz tests, then e2e tests on a local control plane.
 
 .PHONY: test-unit
 test-unit: ## Run the unit tests of every module.
 	hack/test-unit.sh $(GO_TEST_FLAGS)
+
+.PHONY: test-fuzz
+test-fuzz: ## Run every fuzz test for FUZZ_TIME (default 20s) each; an input that panics fails.
+	FUZZ_TIME=$(FUZZ_TIME) hack/test-fuzz.sh $(GO_TEST_FLAGS)
 
 .PHONY: test-e2e
 test-e2e: ## Build the local control plane (cached) and run the e2e tests against it.
