@@ -77,7 +77,9 @@ func FuzzValidateScyllaDBManagerTask(f *testing.F) {
 func FuzzValidateScyllaDBBackupBucket(f *testing.F) {
 	fuzzKind(f,
 		func(o *scyllav1alpha1.ScyllaDBBackupBucket) any { return ValidateScyllaDBBackupBucket(o) },
-		func(o, old *scyllav1alpha1.ScyllaDBBackupBucket) any { return ValidateScyllaDBBackupBucketUpdate(o, old) },
+		func(o, old *scyllav1alpha1.ScyllaDBBackupBucket) any {
+			return ValidateScyllaDBBackupBucketUpdate(o, old)
+		},
 		WarningsForScyllaDBBackupBucket)
 }
 
@@ -91,7 +93,9 @@ func FuzzValidateScyllaDBBackupEntry(f *testing.F) {
 func FuzzValidateRemoteKubernetesCluster(f *testing.F) {
 	fuzzKind(f,
 		func(o *scyllav1alpha1.RemoteKubernetesCluster) any { return ValidateRemoteKubernetesCluster(o) },
-		func(o, old *scyllav1alpha1.RemoteKubernetesCluster) any { return ValidateRemoteKubernetesClusterUpdate(o, old) },
+		func(o, old *scyllav1alpha1.RemoteKubernetesCluster) any {
+			return ValidateRemoteKubernetesClusterUpdate(o, old)
+		},
 		WarningsForRemoteKubernetesCluster)
 }
 
