@@ -21,6 +21,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -302,19 +303,21 @@ func (e *env) waitUntilAdmitting(w *webhookProcess) {
 	})
 }
 
-// dryRunCreate sends obj as a dry-run create in the test's namespace: the API server admits it exactly as a real
-// create, webhook included, and stores nothing.
+// dryRunCreate sends obj as a dry-run create (see create): the API server admits it exactly as a real create,
+// webhook included, and stores nothing.
 func (e *env) dryRunCreate(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	return e.create(ctx, obj, []string{metav1.DryRunAll})
 }
 
-// create creates obj in the test's namespace with strict field validation.
+// create creates obj with strict field validation, in the test's namespace if its kind is namespaced.
 func (e *env) create(ctx context.Context, obj *unstructured.Unstructured, dryRun []string) (*unstructured.Unstructured, error) {
 	obj = obj.DeepCopy()
-	obj.SetNamespace(e.f.Namespace())
-	ri, err := e.resource(obj.GroupVersionKind())
+	ri, namespaced, err := e.resource(obj.GroupVersionKind())
 	if err != nil {
 		return nil, err
+	}
+	if namespaced {
+		obj.SetNamespace(e.f.Namespace())
 	}
 	return ri.Create(ctx, obj, metav1.CreateOptions{
 		DryRun:          dryRun,
@@ -323,19 +326,22 @@ func (e *env) create(ctx context.Context, obj *unstructured.Unstructured, dryRun
 	})
 }
 
-// resource returns the client of a namespaced kind in the test's namespace.
-func (e *env) resource(gvk schema.GroupVersionKind) (dynamic.ResourceInterface, error) {
+// resource returns the client of a kind, in the test's namespace if the kind is namespaced.
+func (e *env) resource(gvk schema.GroupVersionKind) (dynamic.ResourceInterface, bool, error) {
 	mapping, err := e.f.Clients().Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
-		return nil, fmt.Errorf("can't map kind %s: %w", gvk, err)
+		return nil, false, fmt.Errorf("can't map kind %s: %w", gvk, err)
 	}
-	return e.dynamic.Resource(mapping.Resource).Namespace(e.f.Namespace()), nil
+	if mapping.Scope.Name() != meta.RESTScopeNameNamespace {
+		return e.dynamic.Resource(mapping.Resource), false, nil
+	}
+	return e.dynamic.Resource(mapping.Resource).Namespace(e.f.Namespace()), true, nil
 }
 
 // scyllaClusters returns the client of ScyllaClusters in the test's namespace.
 func (e *env) scyllaClusters() dynamic.ResourceInterface {
 	e.t.Helper()
-	ri, err := e.resource(scyllav1.SchemeGroupVersion.WithKind("ScyllaCluster"))
+	ri, _, err := e.resource(scyllav1.SchemeGroupVersion.WithKind("ScyllaCluster"))
 	if err != nil {
 		e.t.Fatal(err)
 	}

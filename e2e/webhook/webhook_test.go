@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	scyllav1 "github.com/scyllakube/api/scylla/v1"
 	"github.com/scyllakube/scylla-operator/e2e/framework"
 	"github.com/scyllakube/scylla-operator/pkg/crdvalidation"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -106,6 +107,10 @@ func TestWebhookAnswersThroughTheAPIServer(t *testing.T) {
 		}
 	})
 
+	t.Run("every example of deploy/examples is admitted", func(t *testing.T) {
+		checkExamplesAdmitted(t, e)
+	})
+
 	t.Run("a valid ScyllaCluster is created", func(t *testing.T) {
 		if _, err := e.create(t.Context(), validScyllaCluster("valid"), nil); err != nil {
 			t.Fatalf("can't create a valid ScyllaCluster: %v", err)
@@ -165,6 +170,57 @@ func TestWebhookAnswersThroughTheAPIServer(t *testing.T) {
 			t.Fatalf("want a warning containing %q, got %q", want, got)
 		}
 	})
+}
+
+// taskTargetKinds are the kinds a ScyllaDBManagerTask refers to; the webhook checks that the target exists.
+var taskTargetKinds = []string{"ScyllaDBCluster", "ScyllaDBDatacenter"}
+
+// example is an object of a file of deploy/examples.
+type example struct {
+	file string
+	obj  *unstructured.Unstructured
+}
+
+// checkExamplesAdmitted sends every scylla.scylladb.com object of deploy/examples through the webhook: the task
+// targets are created for real (namespaced objects in the test's namespace, which stands for the examples' own),
+// everything else as a dry run after them. None may be refused.
+func checkExamplesAdmitted(t *testing.T, e *env) {
+	t.Helper()
+	paths, err := framework.ManifestFiles(filepath.Join(e.f.Suite().RepoRoot, "deploy", "examples"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var targets, others []example
+	for _, path := range paths {
+		objs, err := framework.DecodeManifestFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, obj := range objs {
+			ex := example{file: filepath.Base(path), obj: obj}
+			switch {
+			case obj.GroupVersionKind().Group != scyllav1.SchemeGroupVersion.Group:
+			case slices.Contains(taskTargetKinds, obj.GetKind()):
+				targets = append(targets, ex)
+			default:
+				others = append(others, ex)
+			}
+		}
+	}
+	if len(targets) == 0 || len(others) == 0 {
+		t.Fatalf("deploy/examples has %d task targets and %d other scylla.scylladb.com objects: want some of each", len(targets), len(others))
+	}
+	for _, ex := range targets {
+		if _, err := e.create(t.Context(), ex.obj, nil); err != nil {
+			t.Errorf("%s %q of %s is refused: %v", ex.obj.GetKind(), ex.obj.GetName(), ex.file, err)
+		}
+	}
+	for _, ex := range others {
+		if _, err := e.dryRunCreate(t.Context(), ex.obj); err != nil {
+			t.Errorf("%s %q of %s is refused: %v", ex.obj.GetKind(), ex.obj.GetName(), ex.file, err)
+		}
+	}
+	t.Logf("the webhook admitted %d objects of %d examples (%d created, the rest as dry runs)", len(targets)+len(others), len(paths), len(targets))
 }
 
 // checkRefused sends the case's manifest as a dry-run create and checks the webhook refused it as expected.
