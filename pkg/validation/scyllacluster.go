@@ -24,6 +24,9 @@ func ValidateScyllaCluster(sc *scyllav1.ScyllaCluster) field.ErrorList {
 	allErrs = append(allErrs, validateReadinessGates(spec.ReadinessGates, specPath.Child("readinessGates"))...)
 	allErrs = append(allErrs, validateScyllaClusterExposeOptions(sc)...)
 	allErrs = append(allErrs, validateSysctls(spec.Sysctls, specPath.Child("sysctls"))...)
+	if a := spec.Alternator; a != nil && (a.Port < 0 || a.Port > 65535) {
+		allErrs = append(allErrs, field.Invalid(specPath.Child("alternator", "port"), a.Port, "must be a port number between 1 and 65535, or 0 for the default"))
+	}
 	if args, err := SplitArguments(spec.ScyllaArgs); err != nil {
 		allErrs = append(allErrs, field.Invalid(specPath.Child("scyllaArgs"), spec.ScyllaArgs, fmt.Sprintf("must split into arguments as a POSIX shell would: %v", err)))
 	} else {
@@ -38,6 +41,7 @@ func ValidateScyllaCluster(sc *scyllav1.ScyllaCluster) field.ErrorList {
 		p := racksPath.Index(i)
 		allErrs = append(allErrs, validateResources(&rack.Resources, p.Child("resources"))...)
 		allErrs = append(allErrs, validateResources(&rack.AgentResources, p.Child("agentResources"))...)
+		allErrs = append(allErrs, validateCapacity(rack.Storage.Capacity, rack.Name, p.Child("storage", "capacity"))...)
 		if m := rack.Storage.Metadata; m != nil {
 			allErrs = append(allErrs, validateMetadata(m.Labels, m.Annotations, p.Child("storage", "metadata"))...)
 		}

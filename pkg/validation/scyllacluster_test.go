@@ -252,6 +252,16 @@ func TestValidateScyllaClusterRefuses(t *testing.T) {
 			want:   field.ErrorList{field.Invalid(field.NewPath("spec", "scyllaArgs"), "::1", "--listen-address must be an IPv4 address: the cluster's primary IP family is IPv4")},
 		},
 		{
+			name:   "a rack storage capacity that is not a positive quantity",
+			modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.Datacenter.Racks[0].Storage.Capacity = "-1Gi" },
+			want:   field.ErrorList{field.Invalid(racks.Index(0).Child("storage", "capacity"), "-1Gi", "must be a positive quantity, e.g. 10Gi")},
+		},
+		{
+			name:   "an alternator port beyond 65535",
+			modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.Alternator = &scyllav1.AlternatorSpec{Port: 70000} },
+			want:   field.ErrorList{field.Invalid(field.NewPath("spec", "alternator", "port"), int32(70000), "must be a port number between 1 and 65535, or 0 for the default")},
+		},
+		{
 			name:   "arguments with an unterminated quote",
 			modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.ScyllaArgs = `--smp '2` },
 			want:   field.ErrorList{field.Invalid(field.NewPath("spec", "scyllaArgs"), `--smp '2`, `must split into arguments as a POSIX shell would: "--smp '2" has an unterminated quote`)},

@@ -114,14 +114,21 @@ func validateRackTemplate(t *scyllav1alpha1.RackTemplate, path *field.Path) fiel
 // validateMergedStorage checks that a rack, with every template it inherits from merged in, has storage of a
 // positive capacity.
 func validateMergedStorage(merged *scyllav1alpha1.RackTemplate, rackName string, path *field.Path) field.ErrorList {
-	p := path.Child("scyllaDB", "storage", "capacity")
-	if merged == nil || merged.ScyllaDB == nil || merged.ScyllaDB.Storage == nil || len(merged.ScyllaDB.Storage.Capacity) == 0 {
-		return field.ErrorList{field.Required(p, fmt.Sprintf("rack %q has no storage capacity: set scyllaDB.storage.capacity on the rack or in a template it inherits from", rackName))}
+	var capacity string
+	if merged != nil && merged.ScyllaDB != nil && merged.ScyllaDB.Storage != nil {
+		capacity = merged.ScyllaDB.Storage.Capacity
 	}
-	capacity := merged.ScyllaDB.Storage.Capacity
+	return validateCapacity(capacity, rackName, path.Child("scyllaDB", "storage", "capacity"))
+}
+
+// validateCapacity checks that a rack's storage capacity is set and a positive quantity.
+func validateCapacity(capacity, rackName string, path *field.Path) field.ErrorList {
+	if len(capacity) == 0 {
+		return field.ErrorList{field.Required(path, fmt.Sprintf("rack %q has no storage capacity: set scyllaDB.storage.capacity on the rack or in a template it inherits from", rackName))}
+	}
 	q, err := resource.ParseQuantity(capacity)
 	if err != nil || q.Sign() <= 0 {
-		return field.ErrorList{field.Invalid(p, capacity, "must be a positive quantity, e.g. 10Gi")}
+		return field.ErrorList{field.Invalid(path, capacity, "must be a positive quantity, e.g. 10Gi")}
 	}
 	return nil
 }
