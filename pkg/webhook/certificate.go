@@ -172,7 +172,13 @@ func (m *CertificateManager) processNextWorkItem(ctx context.Context) bool {
 	}
 	defer m.queue.Done(key)
 	recheckIn, err := m.sync(ctx)
-	if err != nil {
+	switch {
+	case apierrors.IsConflict(err):
+		// Another replica, or this one just before, changed the object since the cache saw it.
+		klog.FromContext(ctx).V(2).Info("The cache is behind the API server; syncing the serving certificate again", "err", err)
+		m.queue.AddRateLimited(key)
+		return true
+	case err != nil:
 		klog.FromContext(ctx).Error(err, "Can't sync the serving certificate; retrying")
 		m.queue.AddRateLimited(key)
 		return true
