@@ -31,12 +31,14 @@ type OperatorOptions struct {
 	ControllerProgramOptions
 
 	OperatorImage string
+	TLS           TLSOptions
 }
 
 // NewOperatorOptions returns OperatorOptions with their defaults.
 func NewOperatorOptions() *OperatorOptions {
 	return &OperatorOptions{
 		ControllerProgramOptions: NewControllerProgramOptions("operator", "scylla-operator-lock"),
+		TLS:                      NewTLSOptions(),
 	}
 }
 
@@ -44,6 +46,7 @@ func NewOperatorOptions() *OperatorOptions {
 func (o *OperatorOptions) AddFlags(cmd *cobra.Command) {
 	o.ControllerProgramOptions.AddFlags(cmd, "How often every object is synced again even when nothing changed.")
 	cmd.Flags().StringVar(&o.OperatorImage, "image", o.OperatorImage, "The operator's own image; its binary is copied into ScyllaDB pods to run the sidecar.")
+	o.TLS.AddFlags(cmd)
 }
 
 // Validate rejects options the operator can't run with.
@@ -51,6 +54,9 @@ func (o *OperatorOptions) Validate() error {
 	errs := o.ControllerProgramOptions.Validate()
 	if len(o.OperatorImage) == 0 {
 		errs = append(errs, errors.New("--image must name the operator image"))
+	}
+	if err := o.TLS.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -149,6 +155,9 @@ func (o *OperatorOptions) newControllers() (*controllerSet, error) {
 		o.OperatorImage,
 	)
 	if err != nil {
+		return nil, fmt.Errorf("can't create the ScyllaDBDatacenter controller: %w", err)
+	}
+	if err := o.TLS.apply(sdcController); err != nil {
 		return nil, fmt.Errorf("can't create the ScyllaDBDatacenter controller: %w", err)
 	}
 
