@@ -107,11 +107,14 @@ func readFile(t *testing.T, path string) []byte {
 }
 
 // expandEnv replaces $(NAME) in a container argument the way the kubelet does, with the values the container's env
-// sets literally; values from elsewhere (fieldRef) become "<NAME>".
-func expandEnv(arg string, env []corev1.EnvVar) string {
+// sets literally or from the pod's metadata.namespace (podNamespace); values from elsewhere become "<NAME>".
+func expandEnv(arg string, env []corev1.EnvVar, podNamespace string) string {
 	for _, e := range env {
 		value := e.Value
-		if e.ValueFrom != nil {
+		switch {
+		case e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace":
+			value = podNamespace
+		case e.ValueFrom != nil:
 			value = "<" + e.Name + ">"
 		}
 		arg = strings.ReplaceAll(arg, "$("+e.Name+")", value)
@@ -134,6 +137,12 @@ var programFlags = map[string]func() (*cobra.Command, func() error){
 		o.AddFlags(cmd)
 		return cmd, o.Validate
 	},
+	"webhook": func() (*cobra.Command, func() error) {
+		o := operator.NewWebhookOptions()
+		cmd := &cobra.Command{Use: "webhook"}
+		o.AddFlags(cmd)
+		return cmd, o.Validate
+	},
 }
 
 // The Deployments run a subcommand of scylla-operator with flags it accepts and values it validates.
@@ -144,6 +153,7 @@ func TestDeploymentArgsAreFlagsTheProgramAccepts(t *testing.T) {
 	}{
 		{file: "operator/30-deployment.yaml", subcommand: "operator"},
 		{file: "manager/20-manager-controller-deployment.yaml", subcommand: "manager-controller"},
+		{file: "operator/50-webhook.yaml", subcommand: "webhook"},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			t.Parallel()
@@ -169,7 +179,7 @@ func TestDeploymentArgsAreFlagsTheProgramAccepts(t *testing.T) {
 			cmd, validate := programFlags[tc.subcommand]()
 			var args []string
 			for _, a := range c.Args[1:] {
-				args = append(args, expandEnv(a, c.Env))
+				args = append(args, expandEnv(a, c.Env, d.Namespace))
 			}
 			if err := cmd.ParseFlags(args); err != nil {
 				t.Fatalf("%s does not accept %q: %v", tc.subcommand, args, err)
@@ -178,7 +188,8 @@ func TestDeploymentArgsAreFlagsTheProgramAccepts(t *testing.T) {
 				t.Errorf("%s rejects %q: %v", tc.subcommand, args, err)
 			}
 
-			// Without --leader-election-namespace the lease is in the pod's namespace, from POD_NAMESPACE.
+			// Without --leader-election-namespace the lease is in the pod's namespace, from POD_NAMESPACE; the webhook
+			// keeps its Secret there.
 			if !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool {
 				return e.Name == "POD_NAMESPACE" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace"
 			}) {

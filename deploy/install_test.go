@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	cmdoperator "github.com/scyllakube/scylla-operator/pkg/cmd/operator"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 )
 
@@ -284,8 +285,8 @@ func TestWebhookIsReachableAndCoversEveryKind(t *testing.T) {
 	if diff := cmp.Diff(wantArgs, c.Args); diff != "" {
 		t.Errorf("webhook args differ (-want +got):\n%s", diff)
 	}
-	if got := expandEnv("$(POD_NAMESPACE)", c.Env); got != "<POD_NAMESPACE>" {
-		t.Errorf("the webhook's POD_NAMESPACE is %q, want it from the downward API", got)
+	if got := expandEnv("$(POD_NAMESPACE)", c.Env, "<pod namespace>"); got != "<pod namespace>" {
+		t.Errorf("the webhook's POD_NAMESPACE is %q, want the pod's namespace from the downward API", got)
 	}
 	for _, probe := range []struct {
 		name  string
@@ -363,25 +364,29 @@ func TestWebhookIsReachableAndCoversEveryKind(t *testing.T) {
 		t.Errorf("webhook %s does not validate exactly the kinds of the CRDs on create and update (-want +got):\n%s", w.Name, diff)
 	}
 
-	// The webhook's own permissions on its Secret and its configuration are limited by name.
-	sa := webhook.Namespace + "/" + webhook.Spec.Template.Spec.ServiceAccountName
-	for _, r := range installedRoles(objs) {
-		for _, rule := range r.rules {
-			for _, v := range rule.Verbs {
-				if (v == "get" || v == "update" || v == "patch") && len(rule.ResourceNames) == 0 &&
-					(slices.Contains(rule.Resources, "validatingwebhookconfigurations") || (r.kind == "Role" && r.namespace == ns && slices.Contains(rule.Resources, "secrets"))) {
-					t.Errorf("%s grants %s on %q of every name", r, v, rule.Resources)
-				}
-			}
-		}
+	// Exactly the permissions the webhook program uses (pkg/cmd/operator tests them on fake API servers): cluster-wide
+	// through its ClusterRole, its Secret through a Role of its namespace, both bound to its ServiceAccount.
+	wantSubjects := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: webhook.Spec.Template.Spec.ServiceAccountName}}
+	clusterRole := installedObject[*rbacv1.ClusterRole](t, objs, "", naming.WebhookServiceName)
+	if diff := cmp.Diff(cmdoperator.WebhookClusterRoleRules(naming.WebhookConfigurationName, ""), clusterRole.Rules); diff != "" {
+		t.Errorf("ClusterRole %s rules differ (-code +manifest):\n%s", clusterRole.Name, diff)
+	}
+	crb := installedObject[*rbacv1.ClusterRoleBinding](t, objs, "", clusterRole.Name)
+	if diff := cmp.Diff(rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRole.Name}, crb.RoleRef); diff != "" {
+		t.Errorf("ClusterRoleBinding %s roleRef differs (-want +got):\n%s", crb.Name, diff)
+	}
+	if diff := cmp.Diff(wantSubjects, crb.Subjects); diff != "" {
+		t.Errorf("ClusterRoleBinding %s subjects differ (-want +got):\n%s", crb.Name, diff)
 	}
 	webhookRole := installedObject[*rbacv1.Role](t, objs, ns, naming.WebhookServiceName)
-	if diff := cmp.Diff([]string{"create", "get(" + naming.WebhookServingCertSecretName + ")", "list", "patch(" + naming.WebhookServingCertSecretName + ")", "update(" + naming.WebhookServingCertSecretName + ")", "watch"},
-		secretVerbs(role{kind: "Role", namespace: ns, name: webhookRole.Name, rules: webhookRole.Rules})); diff != "" {
-		t.Errorf("Role %s grants other verbs on Secrets than the webhook's certificate needs (-want +got):\n%s", webhookRole.Name, diff)
+	if diff := cmp.Diff(cmdoperator.WebhookNamespaceRules(naming.WebhookServingCertSecretName), webhookRole.Rules); diff != "" {
+		t.Errorf("Role %s rules differ (-code +manifest):\n%s", webhookRole.Name, diff)
 	}
 	rb := installedObject[*rbacv1.RoleBinding](t, objs, ns, webhookRole.Name)
-	if diff := cmp.Diff([]rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: webhook.Spec.Template.Spec.ServiceAccountName}}, rb.Subjects); diff != "" {
-		t.Errorf("RoleBinding %s does not grant the webhook's Role to %s (-want +got):\n%s", rb.Name, sa, diff)
+	if diff := cmp.Diff(rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: webhookRole.Name}, rb.RoleRef); diff != "" {
+		t.Errorf("RoleBinding %s roleRef differs (-want +got):\n%s", rb.Name, diff)
+	}
+	if diff := cmp.Diff(wantSubjects, rb.Subjects); diff != "" {
+		t.Errorf("RoleBinding %s subjects differ (-want +got):\n%s", rb.Name, diff)
 	}
 }
