@@ -24,6 +24,7 @@ type ScyllaDBSettings struct {
 	IPFamily      IPFamily
 	CPUCount      int
 	DeveloperMode bool
+	TLS           TLSSettings
 }
 
 // SeedProviderClass is the seed provider ScyllaDB is configured with.
@@ -43,7 +44,7 @@ var ownedConfigKeys = []string{
 
 // OwnedConfig returns the scylla.yaml keys and values the sidecar sets.
 func OwnedConfig(s ScyllaDBSettings) map[string]any {
-	return map[string]any{
+	config := map[string]any{
 		"cluster_name":          s.ClusterName,
 		"endpoint_snitch":       EndpointSnitch,
 		"listen_address":        s.Addresses.ListenAddress,
@@ -59,6 +60,8 @@ func OwnedConfig(s ScyllaDBSettings) map[string]any {
 		"workdir":                s.Workdir,
 		"enable_ipv6_dns_lookup": s.IPFamily == IPv6,
 	}
+	maps.Copy(config, TLSConfig(s.TLS))
+	return config
 }
 
 func parseYAMLMap(name string, data []byte) (map[string]any, error) {
@@ -84,16 +87,17 @@ func MergeConfig(base, custom []byte, s ScyllaDBSettings) ([]byte, []string, err
 	if err != nil {
 		return nil, nil, err
 	}
+	owned := append(slices.Clone(ownedConfigKeys), ownedTLSKeys(s.TLS)...)
 	var ignored []string
 	for k, v := range user {
-		if slices.Contains(ownedConfigKeys, k) {
+		if slices.Contains(owned, k) {
 			ignored = append(ignored, k)
 			continue
 		}
 		merged[k] = v
 	}
 	slices.Sort(ignored)
-	for _, k := range ownedConfigKeys {
+	for _, k := range owned {
 		delete(merged, k)
 	}
 	maps.Copy(merged, OwnedConfig(s))

@@ -83,6 +83,15 @@
 //	                                                      or another node's address; default 10m
 //	--kubeconfig, --qps, --burst                          Kubernetes client; no kubeconfig: in-cluster
 //
+// TLS (each certificate with its key; absolute paths; none set: no TLS; scylla.yaml's TLS keys are then the sidecar's):
+//
+//	--cql-tls-certificate-file, --cql-tls-key-file               CQL over TLS on 9142 (shard-aware 19142), next
+//	                                                             to the plain ports: client_encryption_options
+//	--cql-tls-client-ca-file                                     CAs client certificates must chain to; clients
+//	                                                             over TLS must present one (require_client_auth)
+//	--alternator-tls-certificate-file, --alternator-tls-key-file Alternator over HTTPS on 8043:
+//	                                                             alternator_https_port, alternator_encryption_options
+//
 // # What the operator must provide
 //
 // The member Service carries scylla/cluster and scylla/datacenter labels; the datacenter's member Services carry the

@@ -80,9 +80,11 @@ type Options struct {
 	// on the Pod IP from the whole Pod network, and the profiles expose the sidecar's memory and command line.
 	Profiling      bool
 	StartupTimeout time.Duration
+	TLS            TLSFlags
 
 	// Set by Validate.
 	addressOptions AddressOptions
+	tlsSettings    TLSSettings
 	extraArgs      []string
 	apiHost        string
 	apiPort        int
@@ -176,6 +178,7 @@ func (o *Options) AddFlags(cmd *cobra.Command) {
 	fs.StringVar(&o.ProbesAddress, "probes-address", o.ProbesAddress, "host:port serving /healthz and /readyz.")
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "Also serve net/http/pprof's profiles under /debug/pprof/ on --probes-address; they expose the sidecar's memory to whoever reaches that address.")
 	fs.DurationVar(&o.StartupTimeout, "startup-timeout", o.StartupTimeout, "How long to wait at start for what the configuration needs (a Pod IP, a load balancer ingress, another node's address).")
+	o.TLS.addFlags(cmd)
 }
 
 // SetSignals sets the channel of signals the sidecar receives. Before ScyllaDB starts SIGTERM and SIGINT stop the
@@ -314,5 +317,8 @@ func (o *Options) Validate() error {
 	if o.StartupTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("--startup-timeout must be positive, got %v", o.StartupTimeout))
 	}
+	var tlsErrs []error
+	o.tlsSettings, tlsErrs = o.TLS.settings()
+	errs = append(errs, tlsErrs...)
 	return utilerrors.NewAggregate(errs)
 }

@@ -133,6 +133,7 @@ func (o *Options) settings(nc NodeConfig) ScyllaDBSettings {
 		IPFamily:      o.addressOptions.IPFamily,
 		CPUCount:      o.CPUCount,
 		DeveloperMode: o.DeveloperMode,
+		TLS:           o.tlsSettings,
 	}
 }
 

@@ -1,0 +1,144 @@
+package sidecar
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
+)
+
+func TestTLSFlagsAreCheckedTogether(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		args     []string
+		want     TLSSettings
+		wantErrs []string
+	}{
+		{name: "no TLS"},
+		{
+			name: "CQL with client certificates and Alternator",
+			args: []string{"--cql-tls-certificate-file=/s/tls.crt", "--cql-tls-key-file=/s/tls.key", "--cql-tls-client-ca-file=/c/ca-bundle.crt",
+				"--alternator-tls-certificate-file=/a/tls.crt", "--alternator-tls-key-file=/a/tls.key"},
+			want: TLSSettings{
+				CQL:        &CQLTLS{CertificateFile: "/s/tls.crt", KeyFile: "/s/tls.key", ClientCAFile: "/c/ca-bundle.crt"},
+				Alternator: &AlternatorTLS{CertificateFile: "/a/tls.crt", KeyFile: "/a/tls.key"},
+			},
+		},
+		{
+			name:     "a certificate without its key",
+			args:     []string{"--cql-tls-certificate-file=/s/tls.crt"},
+			wantErrs: []string{"--cql-tls-certificate-file and --cql-tls-key-file must be set together for CQL"},
+		},
+		{
+			name:     "a key without its certificate",
+			args:     []string{"--alternator-tls-key-file=/a/tls.key"},
+			wantErrs: []string{"--alternator-tls-certificate-file and --alternator-tls-key-file must be set together for Alternator"},
+		},
+		{
+			name:     "a client CA without a serving certificate",
+			args:     []string{"--cql-tls-client-ca-file=/c/ca-bundle.crt"},
+			wantErrs: []string{"--cql-tls-client-ca-file needs --cql-tls-certificate-file and --cql-tls-key-file"},
+		},
+		{
+			name:     "a relative path",
+			args:     []string{"--cql-tls-certificate-file=tls.crt", "--cql-tls-key-file=/s/tls.key"},
+			wantErrs: []string{`--cql-tls-certificate-file must be an absolute path, got "tls.crt"`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var f TLSFlags
+			cmd := &cobra.Command{}
+			f.addFlags(cmd)
+			if err := cmd.ParseFlags(tt.args); err != nil {
+				t.Fatal(err)
+			}
+			got, errs := f.settings()
+			var gotErrs []string
+			for _, err := range errs {
+				gotErrs = append(gotErrs, err.Error())
+			}
+			if diff := cmp.Diff(tt.wantErrs, gotErrs); diff != "" {
+				t.Errorf("errors differ (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("settings differ (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestOptionsValidateRejectsHalfConfiguredTLS(t *testing.T) {
+	t.Parallel()
+	o := validOptions()
+	o.TLS.CQLCertificateFile = "/s/tls.crt"
+	err := o.Validate()
+	if err == nil || !strings.Contains(err.Error(), "--cql-tls-certificate-file and --cql-tls-key-file must be set together") {
+		t.Errorf("want the half-configured CQL TLS rejected, got %v", err)
+	}
+}
+
+func TestMergeConfigServesTLSNextToThePlainPortsAndOwnsItsKeys(t *testing.T) {
+	t.Parallel()
+	custom := []byte(`
+client_encryption_options:
+  enabled: false
+alternator_https_port: 9999
+num_tokens: 16
+`)
+	s := testSettings()
+	s.TLS = TLSSettings{
+		CQL:        &CQLTLS{CertificateFile: "/s/tls.crt", KeyFile: "/s/tls.key", ClientCAFile: "/c/ca-bundle.crt"},
+		Alternator: &AlternatorTLS{CertificateFile: "/a/tls.crt", KeyFile: "/a/tls.key"},
+	}
+	out, ignored, err := MergeConfig(nil, custom, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := yaml.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"client_encryption_options": map[string]any{
+			"enabled": true, "certificate": "/s/tls.crt", "keyfile": "/s/tls.key",
+			"truststore": "/c/ca-bundle.crt", "require_client_auth": true,
+		},
+		"native_transport_port_ssl":             9142,
+		"native_shard_aware_transport_port_ssl": 19142,
+		"alternator_https_port":                 8043,
+		"alternator_encryption_options":         map[string]any{"certificate": "/a/tls.crt", "keyfile": "/a/tls.key"},
+		"num_tokens":                            16,
+	}
+	for k, v := range want {
+		if diff := cmp.Diff(v, got[k]); diff != "" {
+			t.Errorf("key %q differs (-want +got):\n%s", k, diff)
+		}
+	}
+	if diff := cmp.Diff([]string{"alternator_https_port", "client_encryption_options"}, ignored); diff != "" {
+		t.Errorf("ignored keys differ (-want +got):\n%s", diff)
+	}
+}
+
+func TestMergeConfigWithoutTLSKeepsTheUsersTLSSettings(t *testing.T) {
+	t.Parallel()
+	custom := []byte("client_encryption_options:\n  enabled: true\n  certificate: /mine.crt\n")
+	out, ignored, err := MergeConfig(nil, custom, testSettings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := yaml.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]any{"enabled": true, "certificate": "/mine.crt"}, got["client_encryption_options"]); diff != "" {
+		t.Errorf("the user's client_encryption_options differ (-want +got):\n%s", diff)
+	}
+	if _, ok := got["native_transport_port_ssl"]; ok || len(ignored) != 0 {
+		t.Errorf("TLS keys set (%v) or user keys ignored (%q) without TLS", got["native_transport_port_ssl"], ignored)
+	}
+}
