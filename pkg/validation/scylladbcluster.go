@@ -5,6 +5,7 @@ import (
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/merge"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -33,6 +34,7 @@ func ValidateScyllaDBCluster(sc *scyllav1alpha1.ScyllaDBCluster) field.ErrorList
 			allErrs = append(allErrs, field.Invalid(f.path, f.value, msg))
 		}
 	}
+	allErrs = append(allErrs, validateManagerClusterIDAnnotation(sc.Annotations, naming.ScyllaDBManagerClusterIDAnnotation)...)
 	if spec.Metadata != nil {
 		allErrs = append(allErrs, validateMetadata(spec.Metadata.Labels, spec.Metadata.Annotations, specPath.Child("metadata"))...)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -24,6 +25,13 @@ func TestValidateScyllaDBClusterRefuses(t *testing.T) {
 			name:   "a name too long for a label value",
 			modify: func(sc *scyllav1alpha1.ScyllaDBCluster) { sc.Name = strings.Repeat("a", 64) },
 			want:   field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), strings.Repeat("a", 64), "must be no more than 63 bytes")},
+		},
+		{
+			name: "a ScyllaDB Manager cluster ID annotation that is not a UUID",
+			modify: func(sc *scyllav1alpha1.ScyllaDBCluster) {
+				sc.Annotations = map[string]string{naming.ScyllaDBManagerClusterIDAnnotation: "dev"}
+			},
+			want: field.ErrorList{field.Invalid(field.NewPath("metadata", "annotations").Key(naming.ScyllaDBManagerClusterIDAnnotation), "dev", "must be a ScyllaDB Manager cluster ID (a UUID)")},
 		},
 		{
 			name:   "no namespace",

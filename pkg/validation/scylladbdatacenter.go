@@ -5,10 +5,12 @@ import (
 	"strconv"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/managerclient"
 	"github.com/scyllakube/scylla-operator/pkg/merge"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -66,7 +68,22 @@ func validateTranslatedAnnotations(annotations map[string]string) field.ErrorLis
 			allErrs = append(allErrs, field.Invalid(path.Key(naming.AlternatorPortAnnotation), v, "must be a port number between 1 and 65535"))
 		}
 	}
+	if v, ok := annotations[naming.ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot]; ok {
+		for _, msg := range validation.IsDNS1123Subdomain(v) {
+			allErrs = append(allErrs, field.Invalid(path.Key(naming.ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot), v, "must name a Secret: "+msg))
+		}
+	}
+	allErrs = append(allErrs, validateManagerClusterIDAnnotation(annotations, naming.ScyllaDBManagerClusterIDAnnotation)...)
 	return allErrs
+}
+
+// validateManagerClusterIDAnnotation checks that annotation key, when set, holds a ScyllaDB Manager cluster ID:
+// ScyllaDB Manager would take anything else for a cluster name.
+func validateManagerClusterIDAnnotation(annotations map[string]string, key string) field.ErrorList {
+	if v := annotations[key]; len(v) != 0 && !managerclient.IsUUID(v) {
+		return field.ErrorList{field.Invalid(field.NewPath("metadata", "annotations").Key(key), v, "must be a ScyllaDB Manager cluster ID (a UUID)")}
+	}
+	return nil
 }
 
 // validateImages checks that both images are set: nothing can run without them.

@@ -76,6 +76,7 @@ func validateTaskAnnotations(annotations map[string]string) field.ErrorList {
 			allErrs = append(allErrs, field.Invalid(path.Key(naming.ScyllaDBManagerTaskRepairSmallTableThresholdAnnot), v, "must be a size such as 1GiB or 512MiB"))
 		}
 	}
+	allErrs = append(allErrs, validateManagerClusterIDAnnotation(annotations, naming.ScyllaDBManagerTaskClusterIDAnnotation)...)
 	if v := annotations[naming.ScyllaDBManagerTaskNameOverrideAnnotation]; len(v) != 0 {
 		for _, msg := range validation.IsDNS1123Subdomain(v) {
 			allErrs = append(allErrs, field.Invalid(path.Key(naming.ScyllaDBManagerTaskNameOverrideAnnotation), v, msg))

@@ -70,6 +70,7 @@ func TestValidateScyllaDBManagerTaskRefuses(t *testing.T) {
 					naming.ScyllaDBManagerTaskRepairIntensityOverrideAnnot:   "NaN",
 					naming.ScyllaDBManagerTaskRepairSmallTableThresholdAnnot: "1 GB",
 					naming.ScyllaDBManagerTaskNameOverrideAnnotation:         "Daily Backup",
+					naming.ScyllaDBManagerTaskClusterIDAnnotation:            "not-a-uuid",
 				}
 			},
 			want: field.ErrorList{
@@ -78,6 +79,7 @@ func TestValidateScyllaDBManagerTaskRefuses(t *testing.T) {
 				field.Invalid(annotations.Key(naming.ScyllaDBManagerTaskScheduleStartDateOverrideAnnot), "now-1d", "must be now, now+<duration> (e.g. now+3d2h) or an RFC 3339 time"),
 				field.Invalid(annotations.Key(naming.ScyllaDBManagerTaskRepairIntensityOverrideAnnot), "NaN", "must be a non-negative number, e.g. 1 or 0.5"),
 				field.Invalid(annotations.Key(naming.ScyllaDBManagerTaskRepairSmallTableThresholdAnnot), "1 GB", "must be a size such as 1GiB or 512MiB"),
+				field.Invalid(annotations.Key(naming.ScyllaDBManagerTaskClusterIDAnnotation), "not-a-uuid", "must be a ScyllaDB Manager cluster ID (a UUID)"),
 				field.Invalid(annotations.Key(naming.ScyllaDBManagerTaskNameOverrideAnnotation), "Daily Backup", "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"),
 			},
 		},
