@@ -231,8 +231,7 @@ func TestPEMDecodingRejectsBadInput(t *testing.T) {
 func TestNeedsRenewal(t *testing.T) {
 	t.Parallel()
 	ca := mustCA(t, 100*time.Hour, testNow)
-	c := ca.Certificate // valid from testNow-1m to testNow+100h
-	lifetime := c.NotAfter.Sub(c.NotBefore)
+	c := ca.Certificate // issued at testNow, valid from testNow-1m (backdated) to testNow+100h
 	for _, tc := range []struct {
 		desc     string
 		at       time.Time
@@ -240,13 +239,22 @@ func TestNeedsRenewal(t *testing.T) {
 		want     bool
 	}{
 		{desc: "just issued", at: testNow, fraction: 0.8, want: false},
-		{desc: "just before the fraction", at: c.NotBefore.Add(time.Duration(float64(lifetime)*0.8) - time.Second), fraction: 0.8, want: false},
-		{desc: "at the fraction", at: c.NotBefore.Add(time.Duration(float64(lifetime) * 0.8)), fraction: 0.8, want: true},
+		{desc: "just before the fraction of the validity from its issuing", at: testNow.Add(80*time.Hour - time.Second), fraction: 0.8, want: false},
+		{desc: "at the fraction", at: testNow.Add(80 * time.Hour), fraction: 0.8, want: true},
 		{desc: "expired", at: c.NotAfter.Add(time.Second), fraction: 0.8, want: true},
 		{desc: "a smaller fraction renews earlier", at: testNow.Add(50 * time.Hour), fraction: 0.5, want: true},
 	} {
 		if got := NeedsRenewal(c, tc.at, tc.fraction); got != tc.want {
 			t.Errorf("%s: NeedsRenewal = %v, want %v", tc.desc, got, tc.want)
 		}
+	}
+
+	// The backdating does not shorten a short-lived certificate: five minutes at 0.2 renew after one minute.
+	short, err := ca.Sign(CertificateRequest{CommonName: "x", Usage: ServingUsage, Validity: 5 * time.Minute}, testNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := RenewalTime(short.Certificate, 0.2), testNow.Add(time.Minute); !got.Equal(want) {
+		t.Errorf("RenewalTime of a 5m certificate at 0.2 = %v, want %v", got, want)
 	}
 }

@@ -14,10 +14,15 @@ import (
 	"time"
 )
 
-// RenewalTime returns when refreshFraction of cert's validity has passed.
+// RenewalTime returns when refreshFraction of cert's validity has passed. Validity counts from the issuing time,
+// NotBefore + Backdate, so that the backdating doesn't shorten a short-lived certificate's life; for a certificate
+// another issuer did not backdate, renewal comes at most Backdate late.
 func RenewalTime(cert *x509.Certificate, refreshFraction float64) time.Time {
-	lifetime := cert.NotAfter.Sub(cert.NotBefore)
-	return cert.NotBefore.Add(time.Duration(float64(lifetime) * refreshFraction))
+	issued := cert.NotBefore.Add(Backdate)
+	if !issued.Before(cert.NotAfter) {
+		issued = cert.NotBefore
+	}
+	return issued.Add(time.Duration(float64(cert.NotAfter.Sub(issued)) * refreshFraction))
 }
 
 // NeedsRenewal reports whether refreshFraction of cert's validity has passed at now, or the certificate expired.
