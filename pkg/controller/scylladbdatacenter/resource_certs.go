@@ -389,3 +389,78 @@ func validateUserManagedServingSecret(secret *corev1.Secret, now time.Time) erro
 	}
 	return nil
 }
+
+// Flags of the sidecar's TLS files (pkg/sidecar TLSFlags).
+const (
+	sidecarFlagCQLTLSCertificateFile        = "--cql-tls-certificate-file"
+	sidecarFlagCQLTLSKeyFile                = "--cql-tls-key-file"
+	sidecarFlagCQLTLSClientCAFile           = "--cql-tls-client-ca-file"
+	sidecarFlagAlternatorTLSCertificateFile = "--alternator-tls-certificate-file"
+	sidecarFlagAlternatorTLSKeyFile         = "--alternator-tls-key-file"
+)
+
+// alternatorServingSecretName returns the Secret with the certificate Alternator serves over HTTPS, "" for none: the
+// user's for a UserManaged certificate, the operator's when automatic TLS is on. Alternator must be on.
+func alternatorServingSecretName(sdc *scyllav1alpha1.ScyllaDBDatacenter, automaticTLS bool) string {
+	tlsCert := alternatorCertificate(sdc)
+	switch {
+	case tlsCert == nil:
+		return ""
+	case tlsCert.Type == scyllav1alpha1.TLSCertificateTypeUserManaged && tlsCert.UserManagedOptions != nil:
+		return tlsCert.UserManagedOptions.SecretName
+	case tlsCert.Type == scyllav1alpha1.TLSCertificateTypeOperatorManaged && automaticTLS:
+		return naming.AlternatorServingCertsName(sdc.Name)
+	default:
+		return ""
+	}
+}
+
+// addTLSToPod returns a rack's pod volumes, ScyllaDB mounts and sidecar arguments with what serving TLS takes: with
+// automatic TLS on, the CQL serving certificate and the client CA bundle; with Alternator on (alternatorEnabled),
+// its serving certificate (alternatorServingSecretName). The files are mounted from the Secrets and ConfigMaps
+// themselves, without subPath, so that the kubelet updates them in place when a certificate is renewed and ScyllaDB
+// reads them again: no restart. A user volume or mount in the way is a spec error.
+func addTLSToPod(sdc *scyllav1alpha1.ScyllaDBDatacenter, rack *scyllav1alpha1.RackSpec, automaticTLS, alternatorEnabled bool, volumes []corev1.Volume, mounts []corev1.VolumeMount, args []string) ([]corev1.Volume, []corev1.VolumeMount, []string, error) {
+	type tlsVolume struct {
+		volume corev1.Volume
+		mount  corev1.VolumeMount
+	}
+	secretVolume := func(name, secret, dir string) tlsVolume {
+		return tlsVolume{
+			volume: corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: secret}}},
+			mount:  corev1.VolumeMount{Name: name, MountPath: dir, ReadOnly: true},
+		}
+	}
+	var add []tlsVolume
+	if automaticTLS {
+		add = append(add,
+			secretVolume(naming.ScyllaDBServingCertsVolumeName, naming.ServingCertsName(sdc.Name), naming.ScyllaDBServingCertsDir),
+			tlsVolume{
+				volume: corev1.Volume{Name: naming.ScyllaDBClientCAVolumeName, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+					LocalObjectReference: corev1.LocalObjectReference{Name: naming.ClientCAName(sdc.Name)},
+				}}},
+				mount: corev1.VolumeMount{Name: naming.ScyllaDBClientCAVolumeName, MountPath: naming.ScyllaDBClientCADir, ReadOnly: true},
+			})
+		args = append(args,
+			sidecarFlag(sidecarFlagCQLTLSCertificateFile, naming.ScyllaDBServingCertsDir+"/"+corev1.TLSCertKey),
+			sidecarFlag(sidecarFlagCQLTLSKeyFile, naming.ScyllaDBServingCertsDir+"/"+corev1.TLSPrivateKeyKey),
+			sidecarFlag(sidecarFlagCQLTLSClientCAFile, naming.ScyllaDBClientCADir+"/"+naming.CABundleKey))
+	}
+	if secret := alternatorServingSecretName(sdc, automaticTLS); alternatorEnabled && len(secret) != 0 {
+		add = append(add, secretVolume(naming.AlternatorServingCertsVolumeName, secret, naming.AlternatorServingCertsDir))
+		args = append(args,
+			sidecarFlag(sidecarFlagAlternatorTLSCertificateFile, naming.AlternatorServingCertsDir+"/"+corev1.TLSCertKey),
+			sidecarFlag(sidecarFlagAlternatorTLSKeyFile, naming.AlternatorServingCertsDir+"/"+corev1.TLSPrivateKeyKey))
+	}
+	for _, v := range add {
+		if slices.ContainsFunc(volumes, func(o corev1.Volume) bool { return o.Name == v.volume.Name }) {
+			return nil, nil, nil, newSpecError("rack %q: volume name %q is reserved by the operator", rack.Name, v.volume.Name)
+		}
+		if slices.ContainsFunc(mounts, func(o corev1.VolumeMount) bool { return o.MountPath == v.mount.MountPath }) {
+			return nil, nil, nil, newSpecError("rack %q: scyllaDB volume mount path %q is reserved by the operator", rack.Name, v.mount.MountPath)
+		}
+		volumes = append(volumes, v.volume)
+		mounts = append(mounts, v.mount)
+	}
+	return volumes, mounts, args, nil
+}

@@ -534,3 +534,91 @@ func TestCertificateOptionsRejectUnsafeRotation(t *testing.T) {
 		})
 	}
 }
+
+func TestPodsMountTheTLSFilesTheSidecarIsGiven(t *testing.T) {
+	t.Parallel()
+	userManaged := func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+		sdc.Spec.ScyllaDB.AlternatorOptions = &scyllav1alpha1.AlternatorOptions{ServingCertificate: &scyllav1alpha1.TLSCertificate{
+			Type: scyllav1alpha1.TLSCertificateTypeUserManaged, UserManagedOptions: &scyllav1alpha1.UserManagedTLSCertificateOptions{SecretName: "mine"},
+		}}
+	}
+	operatorManaged := func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+		sdc.Spec.ScyllaDB.AlternatorOptions = &scyllav1alpha1.AlternatorOptions{}
+	}
+	cqlArgs := []string{
+		"--cql-tls-certificate-file=" + naming.ScyllaDBServingCertsDir + "/tls.crt",
+		"--cql-tls-key-file=" + naming.ScyllaDBServingCertsDir + "/tls.key",
+		"--cql-tls-client-ca-file=" + naming.ScyllaDBClientCADir + "/ca-bundle.crt",
+	}
+	alternatorArgs := []string{
+		"--alternator-tls-certificate-file=" + naming.AlternatorServingCertsDir + "/tls.crt",
+		"--alternator-tls-key-file=" + naming.AlternatorServingCertsDir + "/tls.key",
+	}
+	tests := []struct {
+		name          string
+		mutate        func(*scyllav1alpha1.ScyllaDBDatacenter)
+		automaticTLS  bool
+		alternatorOn  bool
+		wantSources   []string
+		wantArgs      []string
+		wantSpecError string
+	}{
+		{name: "automatic TLS off: nothing"},
+		{name: "automatic TLS: serving certificate and client CA", automaticTLS: true,
+			wantSources: []string{"secret basic-local-serving-certs", "configmap basic-local-client-ca"}, wantArgs: cqlArgs},
+		{name: "Alternator with the operator's certificate", mutate: operatorManaged, automaticTLS: true, alternatorOn: true,
+			wantSources: []string{"secret basic-local-serving-certs", "configmap basic-local-client-ca", "secret basic-alternator-local-serving-certs"},
+			wantArgs:    append(slices.Clone(cqlArgs), alternatorArgs...)},
+		{name: "Alternator with the user's certificate, automatic TLS off", mutate: userManaged, alternatorOn: true,
+			wantSources: []string{"secret mine"}, wantArgs: alternatorArgs},
+		{name: "Alternator with the operator's certificate, automatic TLS off: no HTTPS", mutate: operatorManaged, alternatorOn: true},
+		{name: "Alternator configured but off: no HTTPS", mutate: userManaged, automaticTLS: true,
+			wantSources: []string{"secret basic-local-serving-certs", "configmap basic-local-client-ca"}, wantArgs: cqlArgs},
+		{name: "a user volume in the way", automaticTLS: true, mutate: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+			sdc.Spec.Racks = []scyllav1alpha1.RackSpec{{Name: "a"}}
+		}, wantSpecError: `rack "a": volume name "scylladb-serving-certs" is reserved by the operator`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			sdc := certTestDatacenter(tt.mutate)
+			rack := &scyllav1alpha1.RackSpec{Name: "a"}
+			volumes := []corev1.Volume{{Name: "data"}}
+			if len(tt.wantSpecError) != 0 {
+				volumes = append(volumes, corev1.Volume{Name: naming.ScyllaDBServingCertsVolumeName})
+			}
+			gotVolumes, mounts, args, err := addTLSToPod(sdc, rack, tt.automaticTLS, tt.alternatorOn, volumes, nil, []string{"--rack=a"})
+			if len(tt.wantSpecError) != 0 {
+				var se *specError
+				if err == nil || err.Error() != tt.wantSpecError || !errors.As(err, &se) {
+					t.Fatalf("error is %v, want the spec error %q", err, tt.wantSpecError)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sources []string
+			for _, v := range gotVolumes[len(volumes):] {
+				switch {
+				case v.Secret != nil:
+					sources = append(sources, "secret "+v.Secret.SecretName)
+				case v.ConfigMap != nil:
+					sources = append(sources, "configmap "+v.ConfigMap.Name)
+				}
+				i := slices.IndexFunc(mounts, func(m corev1.VolumeMount) bool { return m.Name == v.Name })
+				if i < 0 || !mounts[i].ReadOnly || len(mounts[i].SubPath) != 0 {
+					t.Errorf("volume %q is not mounted read-only without subPath: %+v", v.Name, mounts)
+				}
+			}
+			if diff := cmp.Diff(tt.wantSources, sources); diff != "" {
+				t.Errorf("TLS volumes differ (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantArgs, args[1:], cmpEmptyIsNil); diff != "" {
+				t.Errorf("sidecar TLS arguments differ (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+var cmpEmptyIsNil = cmp.Comparer(func(a, b []string) bool { return slices.Equal(a, b) })

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/certs"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -52,6 +53,12 @@ func TestCertificateSyncCreatesEveryTLSObjectThenWritesNothing(t *testing.T) {
 	}
 	if !slices.Contains(f.writes(), "create statefulsets basic-dc1-a") {
 		t.Errorf("the StatefulSets were not created once the TLS objects were: %q", f.writes())
+	}
+	sts := f.written("statefulsets", "basic-dc1-a").(*appsv1.StatefulSet)
+	if !slices.ContainsFunc(sts.Spec.Template.Spec.Volumes, func(v corev1.Volume) bool {
+		return v.Secret != nil && v.Secret.SecretName == "basic-local-serving-certs"
+	}) {
+		t.Errorf("the pods do not mount the serving certificate: %+v", sts.Spec.Template.Spec.Volumes)
 	}
 
 	for _, later := range []time.Duration{0, 24 * time.Hour} {
