@@ -613,6 +613,8 @@ type statefulSetInputs struct {
 	rackOrdinal       int
 	managedConfigHash string
 	authTokenHash     string
+	// automaticTLS: the pods serve TLS with the operator's certificates (addTLSToPod).
+	automaticTLS bool
 }
 
 // makeStatefulSet returns the StatefulSet of one rack (merged with the rack template, see effectiveRacks).
@@ -648,6 +650,10 @@ func makeStatefulSet(sdc *scyllav1alpha1.ScyllaDBDatacenter, rack *scyllav1alpha
 		return nil, err
 	}
 	sidecarArgs, err := makeSidecarArgs(sdc, rack)
+	if err != nil {
+		return nil, err
+	}
+	volumes, scyllaMounts, sidecarArgs, err = addTLSToPod(sdc, rack, in.automaticTLS, alternator.enabled, volumes, scyllaMounts, sidecarArgs)
 	if err != nil {
 		return nil, err
 	}
