@@ -153,6 +153,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			return c.syncStatefulSets(ctx, sdc, owned, racks, plans, managedConfig, statefulSetInputs{
 				operatorImage: c.operatorImage,
 				authTokenHash: authTokenHash,
+				automaticTLS:  c.tlsEnabled(),
 			}, statefulSets)
 		}},
 		{Name: pdbControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
