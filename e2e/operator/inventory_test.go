@@ -43,18 +43,20 @@ type inventory map[string][]string
 
 // expectedInventory is what a rolled-out ScyllaCluster has in its namespace: every object the operator creates
 // (one ScyllaDBDatacenter; a StatefulSet per rack; the client Service and a member Service per node; the PDB, the
-// member ServiceAccount and RoleBinding, the managed config and the agent auth-token Secret), and the pods and data
-// claims of its nodes.
+// member ServiceAccount and RoleBinding, the managed config and the agent auth-token Secret, and with automatic TLS, on
+// by default, the serving and client CAs, the serving and admin certificates and the admin connection config), and
+// the pods and data claims of its nodes.
 func expectedInventory(sc *scyllav1.ScyllaCluster) inventory {
 	sdcName := naming.ScyllaDBDatacenterNameForScyllaCluster(sc.Name)
 	inv := inventory{
-		kindScyllaDBDatacenter:    {sdcName},
-		kindService:               {naming.ClientServiceName(sdcName)},
-		kindPodDisruptionBudget:   {naming.PodDisruptionBudgetName(sdcName)},
-		kindServiceAccount:        {naming.MemberServiceAccountName(sdcName)},
-		kindRoleBinding:           {naming.MemberRoleBindingName(sdcName)},
-		kindConfigMap:             {naming.ManagedConfigName(sdcName)},
-		kindSecret:                {naming.AgentAuthTokenSecretName(sdcName)},
+		kindScyllaDBDatacenter:  {sdcName},
+		kindService:             {naming.ClientServiceName(sdcName)},
+		kindPodDisruptionBudget: {naming.PodDisruptionBudgetName(sdcName)},
+		kindServiceAccount:      {naming.MemberServiceAccountName(sdcName)},
+		kindRoleBinding:         {naming.MemberRoleBindingName(sdcName)},
+		kindConfigMap:           {naming.ManagedConfigName(sdcName), naming.ServingCAName(sdcName), naming.ClientCAName(sdcName)},
+		kindSecret: {naming.AgentAuthTokenSecretName(sdcName), naming.ServingCAName(sdcName), naming.ServingCertsName(sdcName),
+			naming.ClientCAName(sdcName), naming.AdminClientCertName(sdcName), naming.AdminCQLConnectionConfigsName(sdcName)},
 		kindStatefulSet:           nil,
 		kindPod:                   nil,
 		kindPersistentVolumeClaim: nil,

@@ -44,6 +44,14 @@ func inventoryFixture() (*scyllav1.ScyllaCluster, []ownedObject) {
 		{kind: kindPod, name: "basic-dc-a-1", owners: bySts},
 		{kind: kindPersistentVolumeClaim, name: "data-basic-dc-a-0"},
 		{kind: kindPersistentVolumeClaim, name: "data-basic-dc-a-1"},
+		// Automatic TLS.
+		{kind: kindConfigMap, name: "basic-local-serving-ca", owners: bySDC},
+		{kind: kindConfigMap, name: "basic-local-client-ca", owners: bySDC},
+		{kind: kindSecret, name: "basic-local-serving-ca", owners: bySDC},
+		{kind: kindSecret, name: "basic-local-serving-certs", owners: bySDC},
+		{kind: kindSecret, name: "basic-local-client-ca", owners: bySDC},
+		{kind: kindSecret, name: "basic-local-user-admin", owners: bySDC},
+		{kind: kindSecret, name: "basic-local-cql-connection-configs-admin", owners: bySDC},
 	}
 }
 
