@@ -237,12 +237,12 @@ func checkRefused(t *testing.T, e *env, c crdvalidation.Case) {
 	}
 }
 
-// Short serving certificates for TestServingCertificateRotatesWithoutFailedAdmission. A certificate is backdated by
-// a minute (certs.Backdate), so one issued at T for 5m is renewed at T-60s + 0.2×6m = T+12s. The webhook's
-// --serving-validity × (1 - --refresh-fraction) must be at least twice its trust propagation delay of 2 minutes.
+// Short serving certificates for TestServingCertificateRotatesWithoutFailedAdmission: one issued at T is renewed at
+// T + 0.05×5m = T+15s. The webhook requires --serving-validity × (1 - --refresh-fraction) to be at least twice its
+// trust propagation delay of 2 minutes.
 const (
 	rotationValidity        = 5 * time.Minute
-	rotationRefreshFraction = 0.2
+	rotationRefreshFraction = 0.05
 	rotationTimeout         = 45 * time.Second
 )
 
@@ -252,7 +252,7 @@ const (
 // A new CA signs nothing until it has been in the caBundle for the webhook's trust propagation delay (2 minutes),
 // so renewing a certificate of a CA the test just made would take that long. The test starts the webhook as if it
 // had run for a few minutes instead: it seeds the Secret with a CA and certificate generated minutes ago, which the
-// webhook takes over; it reissues the certificate at once (it is due), and again 12s later, under load.
+// webhook takes over; it reissues the certificate at once (it is due), and again 15s later, under load.
 func TestServingCertificateRotatesWithoutFailedAdmission(t *testing.T) {
 	e := newEnv(t)
 	e.seedServingCertificate(3 * time.Minute)
