@@ -6,6 +6,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/init.sh"
 source "${REPO_ROOT}/hack/lib/modules.sh"
 
 FUZZ_TIME="${FUZZ_TIME:-20s}"
+# Minimizing each new interesting input may take up to a minute by default, leaving no time to fuzz.
+FUZZ_MINIMIZE_TIME="${FUZZ_MINIMIZE_TIME:-5s}"
 
 ret=0
 ran=0
@@ -15,7 +17,7 @@ while read -r mod; do
 		dir="$(dirname "${file}")"
 		while read -r name; do
 			echo "fuzzing ${name} in ${mod}/${dir} for ${FUZZ_TIME}"
-			(cd "${mod}" && go test -run '^$' -fuzz "^${name}\$" -fuzztime "${FUZZ_TIME}" "$@" "./${dir}") || ret=1
+			(cd "${mod}" && go test -run '^$' -fuzz "^${name}\$" -fuzztime "${FUZZ_TIME}" -fuzzminimizetime "${FUZZ_MINIMIZE_TIME}" "$@" "./${dir}") || ret=1
 			ran=$((ran + 1))
 		done < <(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(f \*testing\.F) {$/\1/p' "${mod}/${file}")
 	done < <(cd "${mod}" && grep -rl --include='*_test.go' --exclude-dir=staging --exclude-dir=_output --exclude-dir=e2e '^func Fuzz' . | sed 's|^\./||' | sort)
