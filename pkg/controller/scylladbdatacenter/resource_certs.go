@@ -291,7 +291,8 @@ func alternatorServingNames(names servingNames, tlsCert *scyllav1alpha1.TLSCerti
 }
 
 // makeCertificateSets returns the certificate sets of a datacenter: the CQL serving set, the client set with the
-// admin certificate and, when Alternator is on with an operator-managed certificate, the Alternator serving set.
+// admin certificate and, when Alternator is on with an operator-managed certificate, the Alternator serving set. A
+// spec error of the Alternator certificate comes with the CQL sets, which don't depend on it.
 func makeCertificateSets(sdc *scyllav1alpha1.ScyllaDBDatacenter, options CertificateOptions, names servingNames) ([]*certificateSet, error) {
 	servingRequest := certs.CertificateRequest{
 		CommonName:  naming.ClientServiceName(sdc.Name) + "." + sdc.Namespace + ".svc",
@@ -316,12 +317,12 @@ func makeCertificateSets(sdc *scyllav1alpha1.ScyllaDBDatacenter, options Certifi
 	}
 	if tlsCert := alternatorCertificate(sdc); tlsCert != nil && tlsCert.Type != scyllav1alpha1.TLSCertificateTypeUserManaged {
 		if tlsCert.Type != scyllav1alpha1.TLSCertificateTypeOperatorManaged {
-			return nil, newSpecError("spec.scyllaDB.alternatorOptions.servingCertificate.type %q is not one of %s, %s",
+			return sets, newSpecError("spec.scyllaDB.alternatorOptions.servingCertificate.type %q is not one of %s, %s",
 				tlsCert.Type, scyllav1alpha1.TLSCertificateTypeOperatorManaged, scyllav1alpha1.TLSCertificateTypeUserManaged)
 		}
 		alternatorNames, err := alternatorServingNames(names, tlsCert)
 		if err != nil {
-			return nil, err
+			return sets, err
 		}
 		req := servingRequest
 		req.DNSNames, req.IPAddresses = alternatorNames.dnsNames, alternatorNames.ipAddresses

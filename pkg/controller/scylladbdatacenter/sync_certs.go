@@ -80,9 +80,9 @@ func (c *Controller) syncCertificates(ctx context.Context, sdc *scyllav1alpha1.S
 	if err != nil {
 		return nil, err
 	}
-	sets, err := makeCertificateSets(sdc, *c.certOptions, names)
-	if err != nil {
-		return nil, err
+	sets, setsErr := makeCertificateSets(sdc, *c.certOptions, names)
+	if len(sets) == 0 {
+		return nil, setsErr
 	}
 
 	var required certificateObjects
@@ -123,17 +123,21 @@ func (c *Controller) syncCertificates(ctx context.Context, sdc *scyllav1alpha1.S
 	}
 	if len(errs) != 0 {
 		// Pruning from a partial list would delete what could not be rebuilt.
-		return nil, utilerrors.NewAggregate(errs)
+		return nil, utilerrors.NewAggregate(append(errs, setsErr))
 	}
 
 	secrets, secretsProgressing, secretsErr := applyAll(ctx, c, owned, c.kubeClient.CoreV1().Secrets(sdc.Namespace), c.secretLister.Secrets(sdc.Namespace), required.secrets)
 	configMaps, configMapsProgressing, configMapsErr := applyAll(ctx, c, owned, c.kubeClient.CoreV1().ConfigMaps(sdc.Namespace), c.configMapLister.ConfigMaps(sdc.Namespace), required.configMaps)
-	errs = append(errs, secretsErr, configMapsErr,
-		prune(ctx, c, sdc, c.kubeClient.CoreV1().Secrets(sdc.Namespace), existing.secrets, required.secrets),
-		prune(ctx, c, sdc, c.kubeClient.CoreV1().ConfigMaps(sdc.Namespace), existing.configMaps, required.configMaps))
-	for name := range existing.secrets {
-		if !slices.ContainsFunc(required.secrets, func(s *corev1.Secret) bool { return s.Name == name }) {
-			metrics.DeleteCertificateExpiry(sdc.Namespace, name)
+	errs = append(errs, secretsErr, configMapsErr, setsErr)
+	if setsErr == nil {
+		// With the Alternator set in error, its objects are kept as they are until the spec is fixed.
+		errs = append(errs,
+			prune(ctx, c, sdc, c.kubeClient.CoreV1().Secrets(sdc.Namespace), existing.secrets, required.secrets),
+			prune(ctx, c, sdc, c.kubeClient.CoreV1().ConfigMaps(sdc.Namespace), existing.configMaps, required.configMaps))
+		for name := range existing.secrets {
+			if !slices.ContainsFunc(required.secrets, func(s *corev1.Secret) bool { return s.Name == name }) {
+				metrics.DeleteCertificateExpiry(sdc.Namespace, name)
+			}
 		}
 	}
 	*applied = len(secrets.byName) == len(required.secrets) && len(configMaps.byName) == len(required.configMaps)

@@ -249,3 +249,28 @@ func BenchmarkCertificateGeneration(b *testing.B) {
 		}
 	}
 }
+
+func TestAnInvalidAlternatorNameDoesNotHoldBackCQLTLS(t *testing.T) {
+	t.Parallel()
+	sdc := newBasicSDC()
+	sdc.Spec.ScyllaDB.AlternatorOptions = &scyllav1alpha1.AlternatorOptions{ServingCertificate: &scyllav1alpha1.TLSCertificate{
+		Type:                   scyllav1alpha1.TLSCertificateTypeOperatorManaged,
+		OperatorManagedOptions: &scyllav1alpha1.OperatorManagedTLSCertificateOptions{AdditionalIPAddresses: []string{"not-an-ip"}},
+	}}
+	f := newTLSFixture(t, world{sdc: sdc})
+	if err := f.sync(); err != nil {
+		t.Fatalf("a spec error must not be retried, got %v", err)
+	}
+	if diff := cmp.Diff(tlsCreates, certWrites(f)); diff != "" {
+		t.Errorf("TLS writes differ (-want +got):\n%s", diff)
+	}
+	if !slices.Contains(f.writes(), "create statefulsets basic-dc1-a") {
+		t.Errorf("the StatefulSets wait for the Alternator certificate: %q", f.writes())
+	}
+	status := f.written("scylladbdatacenters", "basic").(*scyllav1alpha1.ScyllaDBDatacenter).Status
+	if !slices.ContainsFunc(status.Conditions, func(c metav1.Condition) bool {
+		return c.Type == certificateControllerName+"Degraded" && c.Status == metav1.ConditionTrue && strings.Contains(c.Message, `"not-an-ip" is not an IP address`)
+	}) {
+		t.Errorf("no %sDegraded condition names the bad address: %+v", certificateControllerName, status.Conditions)
+	}
+}
