@@ -1,0 +1,240 @@
+//go:build e2e
+
+package operator
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	scyllaclientset "github.com/scyllakube/client/scylla/clientset/versioned"
+	"github.com/scyllakube/scylla-operator/e2e/framework"
+	"github.com/scyllakube/scylla-operator/e2e/nodesim"
+	"github.com/scyllakube/scylla-operator/pkg/certs"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// tlsArgs make certificates short-lived, so that the test sees a renewal: a certificate lives 3 minutes and is
+// renewed after half of it.
+var tlsArgs = []string{
+	"--tls-certificate-validity=3m",
+	"--tls-ca-validity=1h",
+	"--tls-refresh-fraction=0.5",
+	"--tls-trust-propagation-delay=20s",
+}
+
+// TestAutomaticTLS checks that a ScyllaCluster gets its CAs, certificates and admin connection config; that its
+// ScyllaDB is started with CQL over TLS configured from the mounted files; that a Go TLS client holding the published
+// CA and admin certificate completes a handshake with a server configured from those mounted files, and a client
+// without a certificate does not; and that a certificate near expiry is renewed without replacing any pod.
+func TestAutomaticTLS(t *testing.T) {
+	f := framework.NewFramework(t)
+	c := f.Cluster()
+	sim := startNodeSimulator(t, f, c)
+	scylla, err := scyllaclientset.NewForConfig(c.Clients.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &testEnv{t: t, f: f, c: c, ns: c.Namespace, kube: c.Clients.Kube, scylla: scylla}
+	startOperator(t, f, c, "operator-tls", operatorOptions{leaseName: e.ns, verbosity: 2, extraArgs: tlsArgs})
+
+	sc := e.createScyllaCluster(e.newScyllaCluster(1, 2))
+	sc = e.waitForRollout(sc.Name, "the cluster with automatic TLS")
+	sdcName := naming.ScyllaDBDatacenterNameForScyllaCluster(sc.Name)
+	ctx := t.Context()
+
+	secrets := map[string]*corev1.Secret{}
+	for _, name := range []string{naming.ServingCAName(sdcName), naming.ServingCertsName(sdcName), naming.ClientCAName(sdcName),
+		naming.AdminClientCertName(sdcName), naming.AdminCQLConnectionConfigsName(sdcName)} {
+		s, err := e.kube.CoreV1().Secrets(e.ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("can't get Secret %q: %v", name, err)
+		}
+		secrets[name] = s
+	}
+	for _, name := range []string{naming.ServingCAName(sdcName), naming.ClientCAName(sdcName)} {
+		if _, err := e.kube.CoreV1().ConfigMaps(e.ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
+			t.Fatalf("can't get ConfigMap %q: %v", name, err)
+		}
+	}
+	for _, name := range []string{naming.AlternatorServingCAName(sdcName), naming.AlternatorServingCertsName(sdcName)} {
+		if _, err := e.kube.CoreV1().Secrets(e.ns).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("Secret %q exists without Alternator: %v", name, err)
+		}
+	}
+
+	pod := memberName(sc, sc.Spec.Datacenter.Racks[0].Name, 0)
+	server := mountedServerConfig(t, sim, e.ns, pod)
+	config := secrets[naming.AdminCQLConnectionConfigsName(sdcName)]
+	serverName := cqlshrcValue(t, string(config.Data[naming.CQLConnectionConfigKey]), "hostname")
+	if want := naming.ClientServiceName(sdcName) + "." + e.ns + ".svc"; serverName != want {
+		t.Errorf("the cqlshrc connects to %q, want %q", serverName, want)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(config.Data[naming.CQLConnectionConfigCAKey]) {
+		t.Fatalf("key %q of the connection config holds no certificate", naming.CQLConnectionConfigCAKey)
+	}
+	admin, err := tls.X509KeyPair(config.Data[naming.CQLConnectionConfigCertKey], config.Data[naming.CQLConnectionConfigKeyKey])
+	if err != nil {
+		t.Fatalf("the admin key pair of the connection config is unusable: %v", err)
+	}
+	if err := handshake(server, &tls.Config{RootCAs: roots, ServerName: serverName, Certificates: []tls.Certificate{admin}, MinVersion: tls.VersionTLS12}); err != nil {
+		t.Errorf("the admin can't complete a TLS handshake with the node's mounted certificate: %v", err)
+	}
+	if err := handshake(server, &tls.Config{RootCAs: roots, ServerName: serverName, MinVersion: tls.VersionTLS12}); err == nil {
+		t.Errorf("a client without a certificate completed a TLS handshake, but client certificates are required")
+	}
+
+	// Near expiry: the serving certificate is renewed in place; no pod is replaced.
+	pods := e.podUIDs(ctx, sc.Name)
+	servingName := naming.ServingCertsName(sdcName)
+	issued := secrets[servingName].Data[corev1.TLSCertKey]
+	var renewed *corev1.Secret
+	e.f.WaitFor(4*time.Minute, "the serving certificate to be renewed", func(ctx context.Context) (bool, error) {
+		s, err := e.kube.CoreV1().Secrets(e.ns).Get(ctx, servingName, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		renewed = s
+		return !bytes.Equal(s.Data[corev1.TLSCertKey], issued), nil
+	})
+	bundle, err := e.kube.CoreV1().ConfigMaps(e.ns).Get(ctx, naming.ServingCAName(sdcName), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	trusted, err := certs.DecodeCertificatesPEM([]byte(bundle.Data[naming.CABundleKey]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := certs.DecodeCertificatesPEM(renewed.Data[corev1.TLSCertKey])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := certs.Verify(leaf[0], trusted, certs.ServingUsage, serverName, time.Now()); err != nil {
+		t.Errorf("the renewed certificate does not verify against the published bundle: %v", err)
+	}
+	if after := e.podUIDs(ctx, sc.Name); !maps.Equal(pods, after) {
+		t.Errorf("pods were replaced by the renewal: before %v, after %v", pods, after)
+	}
+}
+
+// mountedServerConfig returns a TLS server configuration made the way the node's ScyllaDB is configured: from
+// client_encryption_options of its last start, with the files of the pod's volumes they name.
+func mountedServerConfig(t *testing.T, sim *nodesim.Simulator, namespace, pod string) *tls.Config {
+	t.Helper()
+	inv, err := sim.LastInvocation(namespace, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(inv.Config["native_transport_port_ssl"]); got != "9142" {
+		t.Errorf("native_transport_port_ssl is %s, want 9142", got)
+	}
+	options, ok := inv.Config["client_encryption_options"].(map[string]any)
+	if !ok {
+		t.Fatalf("ScyllaDB was started without client_encryption_options: %v", inv.Config)
+	}
+	if options["enabled"] != true || options["require_client_auth"] != true {
+		t.Errorf("client_encryption_options are %v, want enabled with required client certificates", options)
+	}
+	node, ok := sim.Node(namespace, pod)
+	if !ok {
+		t.Fatalf("no simulated node for Pod %s", pod)
+	}
+	file := func(key string) []byte {
+		path, _ := options[key].(string)
+		host, err := hostPath(node.Dir, path)
+		if err != nil {
+			t.Fatalf("client_encryption_options.%s: %v", key, err)
+		}
+		data, err := os.ReadFile(host)
+		if err != nil {
+			t.Fatalf("client_encryption_options.%s: %v", key, err)
+		}
+		return data
+	}
+	cert, err := tls.X509KeyPair(file("certificate"), file("keyfile"))
+	if err != nil {
+		t.Fatalf("the mounted serving certificate is unusable: %v", err)
+	}
+	clientCAs := x509.NewCertPool()
+	if !clientCAs.AppendCertsFromPEM(file("truststore")) {
+		t.Fatal("the mounted client CA bundle holds no certificate")
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, ClientCAs: clientCAs, ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12}
+}
+
+// hostPath maps a file of a TLS volume in the ScyllaDB container to where the node simulator wrote it.
+func hostPath(podDir, containerPath string) (string, error) {
+	for dir, volume := range map[string]string{
+		naming.ScyllaDBServingCertsDir: naming.ScyllaDBServingCertsVolumeName,
+		naming.ScyllaDBClientCADir:     naming.ScyllaDBClientCAVolumeName,
+	} {
+		if rel, ok := strings.CutPrefix(containerPath, dir+"/"); ok {
+			return filepath.Join(podDir, "volumes", volume, rel), nil
+		}
+	}
+	return "", fmt.Errorf("%q is on none of the TLS volumes", containerPath)
+}
+
+// handshake runs a TLS handshake between a server with config server and a client with config client over
+// loopback, and returns the server's error, else the client's.
+func handshake(server, client *tls.Config) error {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	serverErr := make(chan error, 1)
+	go func() {
+		conn, err := l.Accept()
+		if err != nil {
+			serverErr <- err
+			return
+		}
+		defer conn.Close()
+		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+		serverErr <- tls.Server(conn, server).Handshake()
+	}()
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 10 * time.Second}, "tcp", l.Addr().String(), client)
+	var clientErr error
+	if err != nil {
+		clientErr = err
+	} else {
+		// With TLS 1.3 the client is done before the server checked its certificate: a read sees the verdict, an
+		// alert, or the end of a connection the server closed after a successful handshake.
+		_ = conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+		if _, err := conn.Read(make([]byte, 1)); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) && !errors.Is(err, io.EOF) {
+			clientErr = err
+		}
+		conn.Close()
+	}
+	if err := <-serverErr; err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	return clientErr
+}
+
+// cqlshrcValue returns the value of key in a cqlshrc.
+func cqlshrcValue(t *testing.T, cqlshrc, key string) string {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(key) + ` = (.*)$`).FindStringSubmatch(cqlshrc)
+	if m == nil {
+		t.Fatalf("the cqlshrc sets no %s:\n%s", key, cqlshrc)
+	}
+	return m[1]
+}
