@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 )
 
 // rbacReportFile is the file in the suite's directory that lists what the programs' credentials asked the API
@@ -21,10 +22,16 @@ const (
 	authorizationForbid      = "forbid"
 )
 
+// programUserAgentPrefix starts the user agent of every program of ./cmd/scylla-operator
+// ("scylla-operator-<subcommand>/<version>").
+const programUserAgentPrefix = "scylla-operator-"
+
 // permissionKey is one permission a request needed, as RBAC rules name it.
 type permissionKey struct {
-	ServiceAccount ServiceAccount
-	Verb           string
+	// Who is the ServiceAccount ("namespace/name") of a program's credential, or, for a program that got its token
+	// elsewhere (the node simulator's sidecars, with their Pods' ServiceAccounts), "<program> (any ServiceAccount)".
+	Who  string
+	Verb string
 	// Resource is "<resource>[/<subresource>].<group>", or the non-resource URL.
 	Resource string
 	// Scope is "cluster" for cluster-scoped or all-namespace requests, else "namespaced".
@@ -38,8 +45,9 @@ type permissionUse struct {
 	example string
 }
 
-// rbacUsage sums, per permission, the requests made with credentials. Requests of other credentials are left out,
-// so are the 429s the API server answers while a new CRD starts being served.
+// rbacUsage sums, per permission, the requests made with credentials, and those a program of the project made with
+// any other ServiceAccount token (the sidecars'). Requests of other users (tests, admins) are left out, so are the
+// 429s the API server answers while a new CRD starts being served.
 func rbacUsage(events []auditv1.Event, credentials []*ServiceAccountCredential) map[permissionKey]*permissionUse {
 	byID := map[string]ServiceAccount{}
 	for _, c := range credentials {
@@ -51,17 +59,11 @@ func rbacUsage(events []auditv1.Event, credentials []*ServiceAccountCredential) 
 		if e.ResponseStatus != nil && e.ResponseStatus.Code == http.StatusTooManyRequests {
 			continue
 		}
-		var sa ServiceAccount
-		found := false
-		for _, id := range e.User.Extra[credentialIDKey] {
-			if sa, found = byID[id]; found {
-				break
-			}
-		}
-		if !found || e.User.Username != sa.Username() {
+		who := programServiceAccount(e, byID)
+		if who == "" {
 			continue
 		}
-		key := permissionKey{ServiceAccount: sa, Verb: e.Verb, Resource: e.RequestURI, Scope: "cluster"}
+		key := permissionKey{Who: who, Verb: e.Verb, Resource: e.RequestURI, Scope: "cluster"}
 		if ref := e.ObjectRef; ref != nil {
 			key.Resource = ref.Resource
 			if ref.Subresource != "" {
@@ -91,11 +93,25 @@ func rbacUsage(events []auditv1.Event, credentials []*ServiceAccountCredential) 
 	return usage
 }
 
+// programServiceAccount returns permissionKey.Who for a request of a program, or "" for anyone else's.
+func programServiceAccount(e *auditv1.Event, byID map[string]ServiceAccount) string {
+	for _, id := range e.User.Extra[credentialIDKey] {
+		if sa, ok := byID[id]; ok && e.User.Username == sa.Username() {
+			return sa.String()
+		}
+	}
+	if !strings.HasPrefix(e.User.Username, serviceaccount.ServiceAccountUsernamePrefix) || !strings.HasPrefix(e.UserAgent, programUserAgentPrefix) {
+		return ""
+	}
+	program, _, _ := strings.Cut(e.UserAgent, "/")
+	return program + " (any ServiceAccount)"
+}
+
 // describeRBACUsage lists the permissions one per line, sorted, with their counts.
 func describeRBACUsage(usage map[permissionKey]*permissionUse) string {
 	lines := make([]string, 0, len(usage))
 	for k, u := range usage {
-		line := fmt.Sprintf("%s\t%s\t%s\t%s\trequests=%d", k.ServiceAccount, k.Verb, k.Resource, k.Scope, u.requests)
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\trequests=%d", k.Who, k.Verb, k.Resource, k.Scope, u.requests)
 		if u.forbidden != 0 {
 			line += fmt.Sprintf("\tFORBIDDEN=%d (e.g. %s)", u.forbidden, u.example)
 		}
@@ -116,9 +132,9 @@ func forbiddenRequests(usage map[permissionKey]*permissionUse) string {
 	return describeRBACUsage(refused)
 }
 
-// checkProgramPermissions reads every control plane's audit log, writes what the programs' credentials
-// (ProgramKubeconfig, RemoteKubeconfig) asked for to rbacReportFile, and returns an error listing the requests RBAC
-// refused them: the install manifests lack a rule the programs need.
+// checkProgramPermissions reads every control plane's audit log, writes what the programs asked for with their
+// ServiceAccounts' tokens (ProgramKubeconfig, RemoteKubeconfig, and the sidecars' Pods') to rbacReportFile, and
+// returns an error listing the requests RBAC refused them: the install manifests lack a rule the programs need.
 func (s *Suite) checkProgramPermissions() error {
 	s.mu.Lock()
 	credentials := append([]*ServiceAccountCredential(nil), s.credentials...)

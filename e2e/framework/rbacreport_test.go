@@ -56,22 +56,32 @@ func TestRBACUsageCountsTheRequestsOfProgramCredentials(t *testing.T) {
 		event(mc, "d", "list", nodes, 403),
 		event(ServiceAccount{Namespace: "x", Name: "y"}, "c", "list", nodes, 403),
 	}
+	// Sidecars use their Pods' ServiceAccounts; a test's request with such a token is not a program's.
+	member := event(ServiceAccount{Namespace: "dc1", Name: "basic-member"}, "e", "patch", &auditv1.ObjectReference{Resource: "services", Namespace: "dc1"}, 403)
+	member.UserAgent = "scylla-operator-sidecar/v1.2.3"
+	otherMember := event(ServiceAccount{Namespace: "dc2", Name: "basic-member"}, "f", "patch", &auditv1.ObjectReference{Resource: "services", Namespace: "dc2"}, 200)
+	otherMember.UserAgent = "scylla-operator-sidecar/v1.2.3"
+	test := event(ServiceAccount{Namespace: "dc1", Name: "basic-member"}, "g", "list", nodes, 403)
+	test.UserAgent = "e2e-test/TestX"
+	events = append(events, member, otherMember, test)
 	usage := rbacUsage(events, credentials)
 	got := map[permissionKey]permissionUse{}
 	for k, u := range usage {
 		got[k] = *u
 	}
 	want := map[permissionKey]permissionUse{
-		{operator, "create", "statefulsets.apps", "namespaced"}:                       {requests: 3},
-		{operator, "list", "nodes", "cluster"}:                                        {requests: 1, forbidden: 1, example: "/uri/list"},
-		{operator, "get", "namespaces", "cluster"}:                                    {requests: 1},
-		{operator, "get", "/uri/get", "cluster"}:                                      {requests: 1},
-		{mc, "patch", "scylladbdatacenters/status.scylla.scylladb.com", "namespaced"}: {requests: 1},
+		{"op/operator", "create", "statefulsets.apps", "namespaced"}:                        {requests: 3},
+		{"op/operator", "list", "nodes", "cluster"}:                                         {requests: 1, forbidden: 1, example: "/uri/list"},
+		{"op/operator", "get", "namespaces", "cluster"}:                                     {requests: 1},
+		{"op/operator", "get", "/uri/get", "cluster"}:                                       {requests: 1},
+		{"mgr/mc", "patch", "scylladbdatacenters/status.scylla.scylladb.com", "namespaced"}: {requests: 1},
+		{"scylla-operator-sidecar (any ServiceAccount)", "patch", "services", "namespaced"}: {requests: 2, forbidden: 1, example: "/uri/patch"},
 	}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(permissionUse{})); diff != "" {
 		t.Errorf("usage differs (-want +got):\n%s", diff)
 	}
-	wantRefused := "op/operator\tlist\tnodes\tcluster\trequests=1\tFORBIDDEN=1 (e.g. /uri/list)"
+	wantRefused := "op/operator\tlist\tnodes\tcluster\trequests=1\tFORBIDDEN=1 (e.g. /uri/list)\n" +
+		"scylla-operator-sidecar (any ServiceAccount)\tpatch\tservices\tnamespaced\trequests=2\tFORBIDDEN=1 (e.g. /uri/patch)"
 	if got := forbiddenRequests(usage); got != wantRefused {
 		t.Errorf("forbiddenRequests() = %q, want %q", got, wantRefused)
 	}
