@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Generates one CustomResourceDefinition file per kind into deploy/crds/ with controller-gen, at the version pinned
-# by go.mod.
+# by go.mod. hack/update-deploy.sh (run after this by make update) copies them into the Helm chart's crds/ and
+# deploy/operator/05-crds.yaml.
 source "$(dirname "${BASH_SOURCE[0]}")/lib/init.sh"
 
 cd "${REPO_ROOT}"
