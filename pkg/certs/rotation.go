@@ -91,6 +91,11 @@ func (p *Policy) Validate() error {
 		return fmt.Errorf("the CA's validity left at renewal (%v = CA validity %v × (1 - refresh fraction %v)) must be at least the certificate validity %v plus the trust propagation delay %v",
 			caRemaining, p.CAValidity, p.RefreshFraction, p.Certificate.Validity, p.TrustPropagationDelay)
 	}
+	// A new CA must be trusted everywhere, and sign, before it is replaced in turn.
+	if caInterval := time.Duration(float64(p.CAValidity) * p.RefreshFraction); caInterval < 2*p.TrustPropagationDelay {
+		return fmt.Errorf("the CA's validity before renewal (%v = CA validity %v × refresh fraction %v) must be at least twice the trust propagation delay %v",
+			caInterval, p.CAValidity, p.RefreshFraction, p.TrustPropagationDelay)
+	}
 	// A certificate due for renewal must outlive the wait for a new CA to be trusted.
 	if certRemaining := time.Duration(float64(p.Certificate.Validity) * (1 - p.RefreshFraction)); certRemaining < 2*p.TrustPropagationDelay {
 		return fmt.Errorf("the certificate's validity left at renewal (%v) must be at least twice the trust propagation delay %v", certRemaining, p.TrustPropagationDelay)
@@ -101,10 +106,11 @@ func (p *Policy) Validate() error {
 // Reconcile returns the state that policy wants at now, starting from current (nil or partly empty on first use),
 // whether it differs from current, and when Reconcile must run again at the latest. Nothing still good is
 // regenerated:
+//   - the certificate is reissued when it is due for renewal, expired, no longer signed by a trusted CA, or no
+//     longer matches policy.Certificate, always by a CA that has been trusted for the trust propagation delay: the
+//     current CA if it has, even when it is itself due (it is replaced right after); otherwise the reissue waits for
+//     the new CA while the old certificate is still valid;
 //   - the CA is replaced when it is due for renewal; the replaced CA stays in the trust bundle;
-//   - the certificate is reissued, by the current CA, when it is due for renewal, expired, no longer signed by a
-//     trusted CA, or no longer matches policy.Certificate; while the current CA is newer than the trust propagation
-//     delay and the old certificate is still valid, the reissue waits;
 //   - a replaced CA leaves the trust bundle once no certificate it signed has been served for the trust
 //     propagation delay, or once it expired.
 func Reconcile(current *State, policy *Policy, now time.Time) (*State, bool, time.Time, error) {
@@ -122,6 +128,29 @@ func Reconcile(current *State, policy *Policy, now time.Time) (*State, bool, tim
 		}
 	}
 
+	trustedAt := func(ca *KeyPair) time.Time {
+		return ca.Certificate.NotBefore.Add(Backdate + policy.TrustPropagationDelay)
+	}
+	bundle := func() []*x509.Certificate {
+		return append([]*x509.Certificate{next.CA.Certificate}, previousCAs...)
+	}
+	issue := func() error {
+		issued, err := next.CA.Sign(policy.Certificate, now)
+		if err != nil {
+			return fmt.Errorf("can't issue a certificate: %w", err)
+		}
+		next.Certificate = issued
+		return nil
+	}
+
+	// A certificate that needs reissuing is issued by a CA every peer trusts already, before that CA is replaced.
+	if ca := next.CA; ca != nil && !now.Before(trustedAt(ca)) && now.Before(ca.Certificate.NotAfter) &&
+		!certificateIsCurrent(next.Certificate, policy, bundle(), now) {
+		if err := issue(); err != nil {
+			return nil, false, time.Time{}, err
+		}
+	}
+
 	if next.CA == nil || NeedsRenewal(next.CA.Certificate, now, policy.RefreshFraction) {
 		if next.CA != nil && now.Before(next.CA.Certificate.NotAfter) {
 			previousCAs = append([]*x509.Certificate{next.CA.Certificate}, previousCAs...)
@@ -134,21 +163,16 @@ func Reconcile(current *State, policy *Policy, now time.Time) (*State, bool, tim
 	}
 	recheck := RenewalTime(next.CA.Certificate, policy.RefreshFraction)
 
-	trusted := append([]*x509.Certificate{next.CA.Certificate}, previousCAs...)
-	caTrustedAt := next.CA.Certificate.NotBefore.Add(Backdate + policy.TrustPropagationDelay)
-	if cert := next.Certificate; !certificateIsCurrent(cert, policy, trusted, now) {
-		if certificateIsUsable(cert, previousCAs, now) && now.Before(caTrustedAt) {
+	if cert := next.Certificate; !certificateIsCurrent(cert, policy, bundle(), now) {
+		if caTrustedAt := trustedAt(next.CA); certificateIsUsable(cert, previousCAs, now) && now.Before(caTrustedAt) {
+			// The old certificate is served until the new CA is trusted everywhere.
 			recheck = earliest(recheck, caTrustedAt)
-		} else {
-			issued, err := next.CA.Sign(policy.Certificate, now)
-			if err != nil {
-				return nil, false, time.Time{}, fmt.Errorf("can't issue a certificate: %w", err)
-			}
-			next.Certificate = issued
-			recheck = earliest(recheck, RenewalTime(issued.Certificate, policy.RefreshFraction))
+		} else if err := issue(); err != nil {
+			return nil, false, time.Time{}, err
 		}
-	} else {
-		recheck = earliest(recheck, RenewalTime(cert.Certificate, policy.RefreshFraction))
+	}
+	if next.Certificate != current.Certificate || certificateIsCurrent(next.Certificate, policy, bundle(), now) {
+		recheck = earliest(recheck, RenewalTime(next.Certificate.Certificate, policy.RefreshFraction))
 	}
 
 	// Replicas may serve the replaced certificate until they see the new one; keep its CA trusted meanwhile.

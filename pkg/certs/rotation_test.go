@@ -125,57 +125,62 @@ func TestReconcileReplacesAnExpiredCertificateAtOnce(t *testing.T) {
 }
 
 // TestReconcileCARolloverKeepsEveryServedCertificateTrusted steps through two CA lifetimes the way the webhook
-// does (at every recheck time and on a timer) and checks, at every step, that a peer holding any trust bundle
-// published within the propagation delay accepts the certificate now served, and that the certificate served
-// within the propagation delay is accepted with the bundle now published.
+// does (at every recheck time and on a timer) and checks, at every step, that the certificate served is valid, that
+// a peer holding any trust bundle it may still hold (published within the propagation delay) accepts it, and that
+// the certificate served within the propagation delay is accepted with the bundle now published.
 func TestReconcileCARolloverKeepsEveryServedCertificateTrusted(t *testing.T) {
 	t.Parallel()
-	p := testPolicy()
-	type published struct {
-		at    time.Time
-		state *State
-	}
-	now := testNow
-	s, _, recheck := mustReconcile(t, nil, p, now)
-	history := []published{{at: now, state: s}}
-	var rollovers, maxBundle int
-	end := testNow.Add(2 * p.CAValidity)
-	for now.Before(end) {
-		now = earliest(recheck, now.Add(6*time.Hour))
-		var changed bool
-		prev := s
-		s, changed, recheck = mustReconcile(t, s, p, now)
-		if !changed {
-			continue
-		}
-		if s.CA != prev.CA {
-			rollovers++
-			if s.Certificate != prev.Certificate {
-				t.Errorf("at %v the certificate was reissued by a CA no peer trusts yet", now)
+	short := testPolicy()
+	short.CAValidity, short.Certificate.Validity, short.RefreshFraction, short.TrustPropagationDelay = 30*time.Minute, 5*time.Minute, 0.2, 2*time.Minute
+	late := testPolicy()
+	late.CAValidity, late.Certificate.Validity, late.RefreshFraction = 100*24*time.Hour, 30*24*time.Hour, 0.6
+	for name, p := range map[string]*Policy{"defaults": testPolicy(), "short-lived, renewed early": short, "renewed late": late} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			type published struct {
+				at    time.Time
+				state *State
 			}
-		}
-		maxBundle = max(maxBundle, len(s.TrustBundle))
-		history = append(history, published{at: now, state: s})
-		for _, h := range history {
-			if h.at.Before(now.Add(-p.TrustPropagationDelay)) && h != history[len(history)-2] {
-				continue
+			now := testNow
+			s, _, recheck := mustReconcile(t, nil, p, now)
+			history := []published{{at: now, state: s}}
+			var rollovers, maxBundle int
+			for end := testNow.Add(2 * p.CAValidity); now.Before(end); {
+				now = earliest(recheck, now.Add(p.CAValidity/100))
+				prev := s
+				var changed bool
+				s, changed, recheck = mustReconcile(t, s, p, now)
+				if err := Verify(s.Certificate.Certificate, s.TrustBundle, ServingUsage, "webhook", now); err != nil {
+					t.Fatalf("at %v the served certificate is not valid: %v", now, err)
+				}
+				if !changed {
+					continue
+				}
+				if s.CA != prev.CA {
+					rollovers++
+				}
+				maxBundle = max(maxBundle, len(s.TrustBundle))
+				history = append(history, published{at: now, state: s})
+				for i, h := range history {
+					// Peers may hold any bundle published since the one in effect a propagation delay ago.
+					if i+1 < len(history) && !history[i+1].at.After(now.Add(-p.TrustPropagationDelay)) {
+						continue
+					}
+					if err := Verify(s.Certificate.Certificate, h.state.TrustBundle, ServingUsage, "webhook", now); err != nil {
+						t.Fatalf("at %v the served certificate is refused with the bundle of %v: %v", now, h.at, err)
+					}
+					if err := Verify(h.state.Certificate.Certificate, s.TrustBundle, ServingUsage, "webhook", now); err != nil {
+						t.Fatalf("at %v the certificate served since %v is refused with the new bundle: %v", now, h.at, err)
+					}
+				}
 			}
-			if err := Verify(s.Certificate.Certificate, h.state.TrustBundle, ServingUsage, "webhook", now); err != nil {
-				t.Fatalf("at %v the served certificate is refused with the bundle of %v: %v", now, h.at, err)
+			if rollovers < 2 {
+				t.Errorf("%d CA rollovers in two CA lifetimes, want at least 2", rollovers)
 			}
-			if err := Verify(h.state.Certificate.Certificate, s.TrustBundle, ServingUsage, "webhook", now); err != nil {
-				t.Fatalf("at %v the certificate served since %v is refused with the new bundle: %v", now, h.at, err)
+			if maxBundle < 2 {
+				t.Errorf("largest trust bundle had %d CAs, want the old and the new CA while they overlap", maxBundle)
 			}
-		}
-	}
-	if rollovers < 2 {
-		t.Errorf("%d CA rollovers in two CA lifetimes, want at least 2", rollovers)
-	}
-	if maxBundle != 2 {
-		t.Errorf("largest trust bundle had %d CAs, want 2 while overlapping", maxBundle)
-	}
-	if len(s.TrustBundle) != 1 {
-		t.Errorf("trust bundle has %d CAs at rest, want the replaced CA dropped", len(s.TrustBundle))
+		})
 	}
 }
 
@@ -184,40 +189,44 @@ func TestReconcileCARolloverSteps(t *testing.T) {
 	p := testPolicy()
 	s, _, _ := mustReconcile(t, nil, p, testNow)
 	oldCA := s.CA
-	// Issue a certificate just before the CA is due, so that both are due together later.
+	// Renew the certificate until it is due no earlier than the CA, so that both are due together.
 	caDue := RenewalTime(oldCA.Certificate, p.RefreshFraction)
-	s, _, _ = mustReconcile(t, s, p, s.Certificate.Certificate.NotAfter.Add(time.Hour))
 	for RenewalTime(s.Certificate.Certificate, p.RefreshFraction).Before(caDue) {
 		s, _, _ = mustReconcile(t, s, p, RenewalTime(s.Certificate.Certificate, p.RefreshFraction))
 	}
 	oldCert := s.Certificate
 	at := RenewalTime(oldCert.Certificate, p.RefreshFraction)
 
-	// 1: a new CA joins the bundle; the due certificate is kept until the new CA is trusted everywhere.
-	s1, changed, recheck := mustReconcile(t, s, p, at)
-	if !changed || s1.CA == oldCA || s1.Certificate != oldCert {
-		t.Fatalf("step 1: changed=%v newCA=%v sameCert=%v; want a new CA and the certificate kept", changed, s1.CA != oldCA, s1.Certificate == oldCert)
+	// 1: the due certificate is reissued by the old CA, which every peer trusts; then a new CA joins the bundle.
+	s1, changed, _ := mustReconcile(t, s, p, at)
+	if !changed || s1.CA == oldCA || s1.Certificate == oldCert || !IsSignedBy(s1.Certificate.Certificate, oldCA.Certificate) {
+		t.Fatalf("step 1: changed=%v newCA=%v newCert=%v; want a new CA and a certificate from the old one", changed, s1.CA != oldCA, s1.Certificate != oldCert)
 	}
 	if len(s1.TrustBundle) != 2 || !bytes.Equal(s1.TrustBundle[1].Raw, oldCA.Certificate.Raw) {
 		t.Fatalf("step 1: trust bundle has %d CAs, want the new CA then the old one", len(s1.TrustBundle))
 	}
-	if want := s1.CA.Certificate.NotBefore.Add(Backdate + p.TrustPropagationDelay); !recheck.Equal(want) {
-		t.Errorf("step 1: recheck = %v, want when the new CA is trusted everywhere (%v)", recheck, want)
+
+	// 2: a certificate that must change while the new CA is not trusted everywhere yet waits for it.
+	p.Certificate.DNSNames = append(p.Certificate.DNSNames, "new.ns.svc")
+	caTrustedAt := s1.CA.Certificate.NotBefore.Add(Backdate + p.TrustPropagationDelay)
+	s2, changed, recheck := mustReconcile(t, s1, p, at.Add(time.Minute))
+	if changed || s2.Certificate != s1.Certificate {
+		t.Fatal("step 2: the certificate was reissued by a CA not every peer trusts yet")
 	}
-	if _, changed, _ := mustReconcile(t, s1, p, recheck.Add(-time.Second)); changed {
-		t.Error("step 1: changed before the new CA is trusted everywhere")
+	if !recheck.Equal(caTrustedAt) {
+		t.Errorf("step 2: recheck = %v, want when the new CA is trusted everywhere (%v)", recheck, caTrustedAt)
 	}
 
-	// 2: the new CA issues the certificate; the old CA stays while replicas may still serve the old certificate.
-	s2, changed, recheck := mustReconcile(t, s1, p, recheck)
-	if !changed || s2.Certificate == oldCert || !IsSignedBy(s2.Certificate.Certificate, s2.CA.Certificate) || len(s2.TrustBundle) != 2 {
-		t.Fatalf("step 2: changed=%v, bundle of %d; want a certificate from the new CA and both CAs trusted", changed, len(s2.TrustBundle))
+	// 3: then the new CA issues it; the old CA stays while replicas may still serve the old certificate.
+	s3, changed, recheck := mustReconcile(t, s2, p, recheck)
+	if !changed || s3.Certificate == s2.Certificate || !IsSignedBy(s3.Certificate.Certificate, s3.CA.Certificate) || len(s3.TrustBundle) != 2 {
+		t.Fatalf("step 3: changed=%v, bundle of %d; want a certificate from the new CA and both CAs trusted", changed, len(s3.TrustBundle))
 	}
 
-	// 3: the old CA leaves the bundle.
-	s3, changed, _ := mustReconcile(t, s2, p, recheck)
-	if !changed || len(s3.TrustBundle) != 1 || !bytes.Equal(s3.TrustBundle[0].Raw, s2.CA.Certificate.Raw) || s3.Certificate != s2.Certificate {
-		t.Fatalf("step 3: changed=%v, bundle of %d; want only the new CA left", changed, len(s3.TrustBundle))
+	// 4: the old CA leaves the bundle.
+	s4, changed, _ := mustReconcile(t, s3, p, recheck)
+	if !changed || len(s4.TrustBundle) != 1 || !bytes.Equal(s4.TrustBundle[0].Raw, s3.CA.Certificate.Raw) || s4.Certificate != s3.Certificate {
+		t.Fatalf("step 4: changed=%v, bundle of %d; want only the new CA left", changed, len(s4.TrustBundle))
 	}
 }
 
@@ -236,6 +245,9 @@ func TestPolicyValidationRejectsPoliciesThatCantKeepACertificateServed(t *testin
 		{desc: "negative delay", mutate: func(p *Policy) { p.TrustPropagationDelay = -time.Second }, wantErr: "must not be negative"},
 		{desc: "bad key algorithm", mutate: func(p *Policy) { p.CAKeyAlgorithm = "ed25519" }, wantErr: `unknown key algorithm "ed25519"`},
 		{desc: "CA too short for the certificate", mutate: func(p *Policy) { p.CAValidity = 60 * 24 * time.Hour }, wantErr: "the CA's validity left at renewal"},
+		{desc: "CA renewed before it is trusted", mutate: func(p *Policy) {
+			p.CAValidity, p.Certificate.Validity, p.RefreshFraction, p.TrustPropagationDelay = 10*time.Minute, 5*time.Minute, 0.2, 2*time.Minute
+		}, wantErr: "the CA's validity before renewal (2m0s = CA validity 10m0s × refresh fraction 0.2) must be at least twice the trust propagation delay 2m0s"},
 		{desc: "certificate too short for the delay", mutate: func(p *Policy) { p.Certificate.Validity = 10 * time.Minute }, wantErr: "the certificate's validity left at renewal"},
 	} {
 		p := testPolicy()
