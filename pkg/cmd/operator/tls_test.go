@@ -17,6 +17,7 @@ func TestTLSFlagsAreValidated(t *testing.T) {
 		{name: "defaults"},
 		{name: "RSA keys", args: []string{"--tls-key-algorithm=RSA-2048"}},
 		{name: "short-lived certificates for tests", args: []string{"--tls-certificate-validity=1h", "--tls-ca-validity=24h", "--tls-trust-propagation-delay=10s"}},
+		{name: "e2e/operator's 3-minute certificates", args: []string{"--tls-certificate-validity=3m", "--tls-ca-validity=1h", "--tls-refresh-fraction=0.5", "--tls-trust-propagation-delay=20s"}},
 		{name: "off: nothing is checked", args: []string{"--automatic-tls=false", "--tls-refresh-fraction=2"}},
 		{name: "an unknown algorithm", args: []string{"--tls-key-algorithm=DSA"}, wantErr: `--tls-key-algorithm: unknown key algorithm "DSA"`},
 		{name: "an empty algorithm", args: []string{"--tls-key-algorithm="}, wantErr: "--tls-key-algorithm must not be empty"},
