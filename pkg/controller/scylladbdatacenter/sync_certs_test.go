@@ -157,22 +157,27 @@ func basicMemberServices() map[string]*corev1.Service {
 	return services
 }
 
+// basicCertificateSets are the certificate sets of newBasicSDC with its member Services (basicMemberServices), as
+// every sync builds them.
+func basicCertificateSets(tb testing.TB, sdc *scyllav1alpha1.ScyllaDBDatacenter) []*certificateSet {
+	names, err := makeServingNames(sdc, basicMemberServices(), nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sets, err := makeCertificateSets(sdc, testCertOptions(), names)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return sets
+}
+
 // BenchmarkNoOpCertificateReconcile measures what the certificate sub-sync computes for a datacenter of 6 nodes whose
 // certificates are all current, before applying objects that compare equal: the names to cover, then every set's
 // decision and objects. It is what every sync of a steady cluster pays for automatic TLS; no key is generated.
 func BenchmarkNoOpCertificateReconcile(b *testing.B) {
 	sdc := newBasicSDC()
-	services := basicMemberServices()
-	names, err := makeServingNames(sdc, services, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	sets, err := makeCertificateSets(sdc, testCertOptions(), names)
-	if err != nil {
-		b.Fatal(err)
-	}
 	store := newCertStore()
-	for _, set := range sets {
+	for _, set := range basicCertificateSets(b, sdc) {
 		objects, _, _, _, err := reconcileCertificateSet(sdc, set, store.secrets, store.configMaps, certTestNow)
 		if err != nil {
 			b.Fatal(err)
@@ -180,15 +185,7 @@ func BenchmarkNoOpCertificateReconcile(b *testing.B) {
 		store.put(objects)
 	}
 	for b.Loop() {
-		names, err := makeServingNames(sdc, services, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		sets, err := makeCertificateSets(sdc, testCertOptions(), names)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, set := range sets {
+		for _, set := range basicCertificateSets(b, sdc) {
 			_, _, changed, _, err := reconcileCertificateSet(sdc, set, store.secrets, store.configMaps, certTestNow.Add(time.Hour))
 			if err != nil || changed {
 				b.Fatalf("a no-op reconcile changed %v: %v", changed, err)
@@ -201,20 +198,11 @@ func BenchmarkNoOpCertificateReconcile(b *testing.B) {
 // its last decisions (certificateDecisions), as syncs run it.
 func BenchmarkNoOpCertificateReconcileRemembered(b *testing.B) {
 	sdc := newBasicSDC()
-	services := basicMemberServices()
 	decisions := newCertificateDecisions()
 	store := newCertStore()
 	reconcileAll := func(now time.Time) bool {
-		names, err := makeServingNames(sdc, services, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		sets, err := makeCertificateSets(sdc, testCertOptions(), names)
-		if err != nil {
-			b.Fatal(err)
-		}
 		anyChanged := false
-		for _, set := range sets {
+		for _, set := range basicCertificateSets(b, sdc) {
 			objects, _, changed, _, err := decisions.reconcile(sdc, set, store.secrets, store.configMaps, now)
 			if err != nil {
 				b.Fatal(err)
