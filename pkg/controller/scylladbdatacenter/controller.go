@@ -195,8 +195,8 @@ func NewController(
 		// The disruption controller updates a PodDisruptionBudget's status at every change of its pods; the operator
 		// never reads it.
 		{"PodDisruptionBudget", pdbInformer.Informer(), controllerhelpers.IgnoringStatusUpdates(c.handlers.OwnedHandlerFuncs())},
-		// Removing a node waits for its pod and data claim to be gone.
-		{"Pod", podInformer.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueByClusterLabel}},
+		// Removing a node waits for its pod and data claim to be gone; a pod's new IPs may be serving certificate names.
+		{"Pod", podInformer.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueByClusterLabel, UpdateFunc: c.enqueueOnPodIPChange}},
 		{"PersistentVolumeClaim", pvcInformer.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueByClusterLabel}},
 		// Backup tasks and buckets decide the s3 section of the agent configuration (backup.go); the
 		// manager-controller's status writes to either change nothing of it.
