@@ -96,11 +96,6 @@ func (p *Policy) Validate() error {
 		return fmt.Errorf("the CA's validity before renewal (%v = CA validity %v × refresh fraction %v) must be at least twice the trust propagation delay %v",
 			caInterval, p.CAValidity, p.RefreshFraction, p.TrustPropagationDelay)
 	}
-	// A replaced CA leaves the bundle once the certificate replacing the one it signed has been served for the trust
-	// propagation delay; a certificate renewed faster than that would keep it there until it expires.
-	if certInterval := time.Duration(float64(p.Certificate.Validity) * p.RefreshFraction); certInterval <= p.TrustPropagationDelay {
-		return fmt.Errorf("the certificate's validity before renewal (%v) must be longer than the trust propagation delay %v", certInterval, p.TrustPropagationDelay)
-	}
 	// A certificate due for renewal must outlive the wait for a new CA to be trusted.
 	if certRemaining := time.Duration(float64(p.Certificate.Validity) * (1 - p.RefreshFraction)); certRemaining < 2*p.TrustPropagationDelay {
 		return fmt.Errorf("the certificate's validity left at renewal (%v) must be at least twice the trust propagation delay %v", certRemaining, p.TrustPropagationDelay)
