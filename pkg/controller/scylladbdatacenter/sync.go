@@ -123,6 +123,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	certOwned := c.takeCertificateObjects(sdc, owned)
 	certsApplied := !c.tlsEnabled()
 	statefulSets := map[string]*appsv1.StatefulSet{}
+	// The Services as the cache has them, then as syncServices applied them.
+	services := maps.Clone(owned.services)
 	authTokenApplied := false
 	subSyncs := []controllerhelpers.SubSync{
 		{Name: serviceAccountControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
@@ -138,7 +140,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			return c.syncSecrets(ctx, sdc, owned, authTokenSecret, tokenErr, backupErr, &authTokenApplied)
 		}},
 		{Name: serviceControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
-			return c.syncServices(ctx, sdc, owned, racks, plans)
+			return c.syncServices(ctx, sdc, owned, racks, plans, services)
 		}},
 		{Name: statefulSetControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
 			if configErr != nil || !authTokenApplied || !certsApplied {
@@ -163,7 +165,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if c.tlsEnabled() {
 		// Right before the StatefulSets, which wait for what their pods mount.
 		subSyncs = slices.Insert(subSyncs, 5, controllerhelpers.SubSync{Name: certificateControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
-			return c.syncCertificates(ctx, sdc, owned, certOwned, &certsApplied)
+			return c.syncCertificates(ctx, sdc, owned, services, certOwned, &certsApplied)
 		}})
 	}
 	conditions, syncErr := controllerhelpers.RunSubSyncs(ctx, sdc.Generation, subSyncs...)

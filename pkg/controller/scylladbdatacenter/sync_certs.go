@@ -72,11 +72,12 @@ func (c *Controller) tlsEnabled() bool {
 // syncCertificates keeps the datacenter's certificate sets current (makeCertificateSets, reconcileCertificateSet):
 // generating keys only where a CA or certificate is missing, due for renewal or no longer covers the datacenter's
 // addresses, and applying the objects, which writes nothing when nothing changed. It checks the user's Alternator
-// certificate Secret, exports every certificate's expiry, and requeues the datacenter for the next renewal. applied
-// reports whether every Secret and ConfigMap the pods mount is as required.
-func (c *Controller) syncCertificates(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, owned *ownedObjects, existing *certificateOwned, applied *bool) ([]metav1.Condition, error) {
+// certificate Secret, exports every certificate's expiry, and requeues the datacenter for the next renewal. services
+// are the datacenter's Services as this sync applied them (a new one with its ClusterIPs), so that a first certificate
+// already names them. applied reports whether every Secret and ConfigMap the pods mount is as required.
+func (c *Controller) syncCertificates(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, owned *ownedObjects, services map[string]*corev1.Service, existing *certificateOwned, applied *bool) ([]metav1.Condition, error) {
 	now := c.now().Time
-	names, err := makeServingNames(sdc, owned.services, owned.pods)
+	names, err := makeServingNames(sdc, services, owned.pods)
 	if err != nil {
 		return nil, err
 	}

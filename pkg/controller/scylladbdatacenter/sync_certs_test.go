@@ -13,6 +13,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clienttesting "k8s.io/client-go/testing"
 )
 
 // newTLSFixture is newFixture with automatic TLS on.
@@ -97,6 +99,44 @@ func TestCertificateSyncRenewsOnlyTheServingCertificateWhenAnAddressAppears(t *t
 	}
 	if !slices.Contains(ipStrings(cert[0].IPAddresses), "10.96.0.42") {
 		t.Errorf("the renewed certificate lacks the new address: %v", cert[0].IPAddresses)
+	}
+}
+
+func TestFirstCertificateNamesTheClusterIPsOfServicesCreatedInTheSameSync(t *testing.T) {
+	t.Parallel()
+	f := newTLSFixture(t, world{sdc: newBasicSDC()})
+	// The API server allocates a ClusterIP when it creates a Service; the create response carries it.
+	allocated := 0
+	f.kubeClient.PrependReactor("create", "services", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		svc := action.(clienttesting.CreateAction).GetObject().(*corev1.Service)
+		allocated++
+		svc.Spec.ClusterIPs = []string{fmt.Sprintf("10.96.0.%d", allocated)}
+		svc.Spec.ClusterIP = svc.Spec.ClusterIPs[0]
+		return false, nil, nil
+	})
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	served := f.written("secrets", "basic-local-serving-certs").(*corev1.Secret)
+	cert, err := certs.DecodeCertificatesPEM(served.Data[corev1.TLSCertKey])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for i := 1; i <= allocated; i++ {
+		want = append(want, fmt.Sprintf("10.96.0.%d", i))
+	}
+	if allocated == 0 || !cmp.Equal(want, ipStrings(cert[0].IPAddresses)) {
+		t.Errorf("the first certificate names %v, expected the %d ClusterIPs allocated in the same sync %v", cert[0].IPAddresses, allocated, want)
+	}
+
+	// Once the cache shows those Services, the certificate covers them already: nothing is reissued.
+	next := newTLSFixture(t, f.world())
+	if err := next.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string(nil), certWrites(next)); diff != "" {
+		t.Errorf("TLS writes of the next sync (-want +got):\n%s", diff)
 	}
 }
 

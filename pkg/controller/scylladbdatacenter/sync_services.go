@@ -21,7 +21,7 @@ import (
 // its pod no longer exists, its Service is deleted, after its data claim when the node was decommissioned, so that a
 // node added later under the same name starts afresh. The member Services of a rack removed from the spec but still
 // running, and of nodes that left without decommission and kept their data, are left alone.
-func (c *Controller) syncServices(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, owned *ownedObjects, racks []*rackObjects, plans []rackPlan) ([]metav1.Condition, error) {
+func (c *Controller) syncServices(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, owned *ownedObjects, racks []*rackObjects, plans []rackPlan, current map[string]*corev1.Service) ([]metav1.Condition, error) {
 	clientService, err := makeClientService(sdc)
 	if err != nil {
 		return nil, err
@@ -55,6 +55,8 @@ func (c *Controller) syncServices(ctx context.Context, sdc *scyllav1alpha1.Scyll
 	}
 
 	applied, progressing, applyErr := applyAll(ctx, c, owned, c.kubeClient.CoreV1().Services(sdc.Namespace), c.serviceLister.Services(sdc.Namespace), required)
+	// What the API server returned: a Service created now has its ClusterIPs, which the certificates name.
+	maps.Copy(current, applied.byName)
 	errs := []error{applyErr}
 	key := cache.MetaObjectToName(sdc).String()
 	for _, svc := range applied.written {
