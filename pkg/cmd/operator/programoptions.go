@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	scyllaclientset "github.com/scyllakube/client/scylla/clientset/versioned"
 
@@ -75,15 +76,21 @@ func (o *ControllerProgramOptions) Complete() error {
 		return err
 	}
 	var err error
-	o.kubeClient, err = kubernetes.NewForConfig(o.RestConfig)
+	o.kubeClient, o.scyllaClient, err = newClients(o.RestConfig)
+	return err
+}
+
+// newClients builds the Kubernetes and scylla.scylladb.com clients of a program.
+func newClients(config *rest.Config) (kubernetes.Interface, scyllaclientset.Interface, error) {
+	kubeClient, err := kubernetes.NewForConfig(config)
 	if err != nil {
-		return fmt.Errorf("can't build the Kubernetes client: %w", err)
+		return nil, nil, fmt.Errorf("can't build the Kubernetes client: %w", err)
 	}
-	o.scyllaClient, err = scyllaclientset.NewForConfig(o.RestConfig)
+	scyllaClient, err := scyllaclientset.NewForConfig(config)
 	if err != nil {
-		return fmt.Errorf("can't build the scylla.scylladb.com client: %w", err)
+		return nil, nil, fmt.Errorf("can't build the scylla.scylladb.com client: %w", err)
 	}
-	return nil
+	return kubeClient, scyllaClient, nil
 }
 
 // controllerProgramOptions are what newControllerProgramCommand runs: a program's options in the kubectl shape.

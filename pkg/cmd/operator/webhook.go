@@ -190,15 +190,8 @@ func (o *WebhookOptions) Complete() error {
 		return err
 	}
 	var err error
-	o.kubeClient, err = kubernetes.NewForConfig(o.RestConfig)
-	if err != nil {
-		return fmt.Errorf("can't build the Kubernetes client: %w", err)
-	}
-	o.scyllaClient, err = scyllaclientset.NewForConfig(o.RestConfig)
-	if err != nil {
-		return fmt.Errorf("can't build the scylla.scylladb.com client: %w", err)
-	}
-	return nil
+	o.kubeClient, o.scyllaClient, err = newClients(o.RestConfig)
+	return err
 }
 
 // webhookProgram is what the webhook runs: its informer factories, the certificate manager and the HTTP handler.
