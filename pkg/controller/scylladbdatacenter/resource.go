@@ -45,6 +45,7 @@ const (
 	cqlSSLPort           = 9142
 	cqlShardAwarePort    = 19042
 	cqlSSLShardAwarePort = 19142
+	alternatorHTTPSPort  = 8043
 	prometheusPort       = 9180
 	agentAPIPort         = 10001
 	agentPrometheusPort  = 5090
@@ -141,21 +142,31 @@ func podObjectMeta(sdc *scyllav1alpha1.ScyllaDBDatacenter, labels, annotations m
 // alternatorSettings are the Alternator settings that reach ScyllaDB, from spec.scyllaDB.alternatorOptions and the
 // annotations the ScyllaCluster translator sets.
 type alternatorSettings struct {
-	enabled              bool
-	httpPort             int32
+	enabled bool
+	// httpPort is the plain HTTP port (alternator_port), 0 for none.
+	httpPort int32
+	// httpsSecret is the kubernetes.io/tls Secret with the certificate Alternator serves HTTPS with on
+	// alternatorHTTPSPort (the sidecar sets alternator_https_port from its --alternator-tls-* flags), "" for no HTTPS.
+	httpsSecret          string
 	writeIsolation       scyllav1alpha1.AlternatorWriteIsolation
 	enforceAuthorization bool
 }
 
-// makeAlternatorSettings returns the Alternator settings of sdc: enabled, with an HTTP port, when
-// spec.scyllaDB.alternatorOptions is set and plain HTTP is turned on (naming.AlternatorInsecureEnableHTTPAnnotation or
-// naming.AlternatorPortAnnotation); off otherwise.
-func makeAlternatorSettings(sdc *scyllav1alpha1.ScyllaDBDatacenter) (alternatorSettings, error) {
+// makeAlternatorSettings returns the Alternator settings of sdc when spec.scyllaDB.alternatorOptions is set: HTTPS
+// whenever a serving certificate exists for it (alternatorServingSecretName: the user's, or the operator's with
+// automatic TLS on), plain HTTP when it is turned on (naming.AlternatorInsecureEnableHTTPAnnotation or
+// naming.AlternatorPortAnnotation). With neither, Alternator is off and unservableAlternatorError says why.
+func makeAlternatorSettings(sdc *scyllav1alpha1.ScyllaDBDatacenter, automaticTLS bool) (alternatorSettings, error) {
 	options := sdc.Spec.ScyllaDB.AlternatorOptions
 	if options == nil {
 		return alternatorSettings{}, nil
 	}
-	s := alternatorSettings{enabled: true, writeIsolation: options.WriteIsolation, enforceAuthorization: true}
+	s := alternatorSettings{
+		enabled:              true,
+		httpsSecret:          alternatorServingSecretName(sdc, automaticTLS),
+		writeIsolation:       options.WriteIsolation,
+		enforceAuthorization: true,
+	}
 
 	disableAuthorization, err := boolAnnotation(sdc, naming.AlternatorInsecureDisableAuthorizationAnnotation)
 	if err != nil {
@@ -176,33 +187,58 @@ func makeAlternatorSettings(sdc *scyllav1alpha1.ScyllaDBDatacenter) (alternatorS
 	} else if enableHTTP {
 		s.httpPort = defaultAlternatorHTTPPort
 	}
-	if s.httpPort == 0 {
-		// Only plain HTTP is served; unservableAlternatorError reports the rest.
+	if s.httpPort == 0 && len(s.httpsSecret) == 0 {
 		return alternatorSettings{}, nil
+	}
+	if s.httpPort != 0 {
+		// The plain port must not take one the pod serves already: Services and containers refuse duplicates.
+		for _, p := range podPorts(alternatorSettings{httpsSecret: s.httpsSecret}) {
+			if p.port == s.httpPort {
+				return alternatorSettings{}, newSpecError("annotation %q: port %d is the pod's %q port; Alternator needs another one for plain HTTP",
+					naming.AlternatorPortAnnotation, s.httpPort, p.name)
+			}
+		}
 	}
 	return s, nil
 }
 
-// unservableAlternatorError returns a spec error when spec.scyllaDB.alternatorOptions asks for Alternator without
-// plain HTTP: HTTPS needs serving certificates, which the operator does not manage yet, so Alternator stays off.
-// Retrying does not help; the rest of the datacenter is reconciled as usual.
-func unservableAlternatorError(sdc *scyllav1alpha1.ScyllaDBDatacenter) error {
-	if sdc.Spec.ScyllaDB.AlternatorOptions == nil {
+// unservableAlternatorError returns a spec error when spec.scyllaDB.alternatorOptions asks for Alternator and neither
+// HTTPS nor plain HTTP can be served, so Alternator stays off: HTTPS needs a certificate. Retrying does not help;
+// the rest of the datacenter is reconciled as usual. With automatic TLS on, the certificate sub-sync reports a
+// UserManaged certificate without a Secret name and an unknown certificate type, so they are not reported twice.
+func unservableAlternatorError(sdc *scyllav1alpha1.ScyllaDBDatacenter, automaticTLS bool) error {
+	tlsCert := alternatorCertificate(sdc)
+	if tlsCert == nil {
 		return nil
 	}
-	if s, err := makeAlternatorSettings(sdc); err != nil || s.enabled {
+	if s, err := makeAlternatorSettings(sdc, automaticTLS); err != nil || s.enabled {
 		// An invalid annotation is reported by every builder already.
 		return nil
 	}
-	return newSpecError("spec.scyllaDB.alternatorOptions: Alternator over HTTPS needs serving certificates, which this operator "+
-		"does not manage yet; set insecureEnableHTTP (ScyllaCluster spec.alternator.insecureEnableHTTP, or annotation %q: \"true\"). "+
-		"Alternator stays off until then", naming.AlternatorInsecureEnableHTTPAnnotation)
+	const field = "spec.scyllaDB.alternatorOptions"
+	orHTTP := fmt.Sprintf("or set insecureEnableHTTP (ScyllaCluster spec.alternator.insecureEnableHTTP, or annotation %q: \"true\") "+
+		"to serve plain HTTP. Alternator stays off until then", naming.AlternatorInsecureEnableHTTPAnnotation)
+	switch {
+	case tlsCert.Type == scyllav1alpha1.TLSCertificateTypeOperatorManaged:
+		return newSpecError("%s: Alternator serves HTTPS only and its servingCertificate is %s, but the operator issues no "+
+			"certificates: automatic TLS is off (--automatic-tls=false). Turn automatic TLS on, use a %s certificate from a "+
+			"kubernetes.io/tls Secret (servingCertificate.userManagedOptions.secretName), %s", field,
+			scyllav1alpha1.TLSCertificateTypeOperatorManaged, scyllav1alpha1.TLSCertificateTypeUserManaged, orHTTP)
+	case automaticTLS:
+		return nil
+	case tlsCert.Type == scyllav1alpha1.TLSCertificateTypeUserManaged:
+		return newSpecError("%s: Alternator serves HTTPS only and servingCertificate.userManagedOptions.secretName, required for "+
+			"type %s, is not set. Name the kubernetes.io/tls Secret with its certificate, %s", field, scyllav1alpha1.TLSCertificateTypeUserManaged, orHTTP)
+	default:
+		return newSpecError("%s.servingCertificate.type %q is not one of %s, %s; Alternator serves HTTPS only: fix the type, %s", field,
+			tlsCert.Type, scyllav1alpha1.TLSCertificateTypeOperatorManaged, scyllav1alpha1.TLSCertificateTypeUserManaged, orHTTP)
+	}
 }
 
 // managedConfigSettings returns the scylla.yaml settings the operator manages beyond those the sidecar computes per
 // node.
-func managedConfigSettings(sdc *scyllav1alpha1.ScyllaDBDatacenter) (map[string]any, error) {
-	alternator, err := makeAlternatorSettings(sdc)
+func managedConfigSettings(sdc *scyllav1alpha1.ScyllaDBDatacenter, automaticTLS bool) (map[string]any, error) {
+	alternator, err := makeAlternatorSettings(sdc, automaticTLS)
 	if err != nil {
 		return nil, err
 	}
@@ -223,8 +259,8 @@ func managedConfigSettings(sdc *scyllav1alpha1.ScyllaDBDatacenter) (map[string]a
 // rack's custom config (customConfigs holds the scylla.yaml of each ConfigMap a rack names in customConfigMapRef)
 // with the settings the operator manages on top, key by key at the top level. The sidecar lays the keys it owns over
 // it. A rack's pods carry a hash of its key, so that a change of either rolls them.
-func makeManagedConfigMap(sdc *scyllav1alpha1.ScyllaDBDatacenter, customConfigs map[string][]byte) (*corev1.ConfigMap, error) {
-	managed, err := managedConfigSettings(sdc)
+func makeManagedConfigMap(sdc *scyllav1alpha1.ScyllaDBDatacenter, customConfigs map[string][]byte, automaticTLS bool) (*corev1.ConfigMap, error) {
+	managed, err := managedConfigSettings(sdc, automaticTLS)
 	if err != nil {
 		return nil, err
 	}
@@ -409,6 +445,9 @@ func podPorts(alternator alternatorSettings) []podPort {
 	if alternator.httpPort != 0 {
 		ports = append(ports, podPort{name: "alternator", port: alternator.httpPort})
 	}
+	if len(alternator.httpsSecret) != 0 {
+		ports = append(ports, podPort{name: "alternator-tls", port: alternatorHTTPSPort})
+	}
 	return append(ports,
 		podPort{name: "agent-api", port: agentAPIPort, agent: true},
 		podPort{name: "agent-prom", port: agentPrometheusPort, agent: true},
@@ -436,8 +475,8 @@ func servicePorts(alternator alternatorSettings) []corev1.ServicePort {
 }
 
 // makeClientService returns the datacenter's identity Service, which load-balances over every node.
-func makeClientService(sdc *scyllav1alpha1.ScyllaDBDatacenter) (*corev1.Service, error) {
-	alternator, err := makeAlternatorSettings(sdc)
+func makeClientService(sdc *scyllav1alpha1.ScyllaDBDatacenter, automaticTLS bool) (*corev1.Service, error) {
+	alternator, err := makeAlternatorSettings(sdc, automaticTLS)
 	if err != nil {
 		return nil, err
 	}
@@ -541,8 +580,8 @@ func makeExposeSettings(sdc *scyllav1alpha1.ScyllaDBDatacenter) (exposeSettings,
 // spec.exposeOptions.nodeService and the rack's node Service metadata. decommissioned is the value of
 // naming.DecommissionedLabel to carry, "" for none: the controller sets "false" to ask for a decommission and keeps
 // whatever the sidecar set afterwards.
-func makeMemberService(sdc *scyllav1alpha1.ScyllaDBDatacenter, rack *scyllav1alpha1.RackSpec, name, decommissioned string) (*corev1.Service, error) {
-	alternator, err := makeAlternatorSettings(sdc)
+func makeMemberService(sdc *scyllav1alpha1.ScyllaDBDatacenter, rack *scyllav1alpha1.RackSpec, name, decommissioned string, automaticTLS bool) (*corev1.Service, error) {
+	alternator, err := makeAlternatorSettings(sdc, automaticTLS)
 	if err != nil {
 		return nil, err
 	}
@@ -632,7 +671,7 @@ func makeStatefulSet(sdc *scyllav1alpha1.ScyllaDBDatacenter, rack *scyllav1alpha
 	if err != nil {
 		return nil, err
 	}
-	alternator, err := makeAlternatorSettings(sdc)
+	alternator, err := makeAlternatorSettings(sdc, in.automaticTLS)
 	if err != nil {
 		return nil, err
 	}
@@ -653,7 +692,7 @@ func makeStatefulSet(sdc *scyllav1alpha1.ScyllaDBDatacenter, rack *scyllav1alpha
 	if err != nil {
 		return nil, err
 	}
-	volumes, scyllaMounts, sidecarArgs, err = addTLSToPod(sdc, rack, in.automaticTLS, alternator.enabled, volumes, scyllaMounts, sidecarArgs)
+	volumes, scyllaMounts, sidecarArgs, err = addTLSToPod(sdc, rack, in.automaticTLS, alternator, volumes, scyllaMounts, sidecarArgs)
 	if err != nil {
 		return nil, err
 	}

@@ -401,7 +401,7 @@ const (
 )
 
 // alternatorServingSecretName returns the Secret with the certificate Alternator serves over HTTPS, "" for none: the
-// user's for a UserManaged certificate, the operator's when automatic TLS is on. Alternator must be on.
+// user's for a UserManaged certificate, the operator's for an OperatorManaged one when automatic TLS is on.
 func alternatorServingSecretName(sdc *scyllav1alpha1.ScyllaDBDatacenter, automaticTLS bool) string {
 	tlsCert := alternatorCertificate(sdc)
 	switch {
@@ -417,11 +417,11 @@ func alternatorServingSecretName(sdc *scyllav1alpha1.ScyllaDBDatacenter, automat
 }
 
 // addTLSToPod returns a rack's pod volumes, ScyllaDB mounts and sidecar arguments with what serving TLS takes: with
-// automatic TLS on, the CQL serving certificate and the client CA bundle; with Alternator on (alternatorEnabled),
-// its serving certificate (alternatorServingSecretName). The files are mounted from the Secrets and ConfigMaps
+// automatic TLS on, the CQL serving certificate and the client CA bundle; with Alternator serving HTTPS, its serving
+// certificate (alternator.httpsSecret). The files are mounted from the Secrets and ConfigMaps
 // themselves, without subPath, so that the kubelet updates them in place when a certificate is renewed and ScyllaDB
 // reads them again: no restart. A user volume or mount in the way is a spec error.
-func addTLSToPod(sdc *scyllav1alpha1.ScyllaDBDatacenter, rack *scyllav1alpha1.RackSpec, automaticTLS, alternatorEnabled bool, volumes []corev1.Volume, mounts []corev1.VolumeMount, args []string) ([]corev1.Volume, []corev1.VolumeMount, []string, error) {
+func addTLSToPod(sdc *scyllav1alpha1.ScyllaDBDatacenter, rack *scyllav1alpha1.RackSpec, automaticTLS bool, alternator alternatorSettings, volumes []corev1.Volume, mounts []corev1.VolumeMount, args []string) ([]corev1.Volume, []corev1.VolumeMount, []string, error) {
 	type tlsVolume struct {
 		volume corev1.Volume
 		mount  corev1.VolumeMount
@@ -447,8 +447,8 @@ func addTLSToPod(sdc *scyllav1alpha1.ScyllaDBDatacenter, rack *scyllav1alpha1.Ra
 			sidecarFlag(sidecarFlagCQLTLSKeyFile, naming.ScyllaDBServingCertsDir+"/"+corev1.TLSPrivateKeyKey),
 			sidecarFlag(sidecarFlagCQLTLSClientCAFile, naming.ScyllaDBClientCADir+"/"+naming.CABundleKey))
 	}
-	if secret := alternatorServingSecretName(sdc, automaticTLS); alternatorEnabled && len(secret) != 0 {
-		add = append(add, secretVolume(naming.AlternatorServingCertsVolumeName, secret, naming.AlternatorServingCertsDir))
+	if len(alternator.httpsSecret) != 0 {
+		add = append(add, secretVolume(naming.AlternatorServingCertsVolumeName, alternator.httpsSecret, naming.AlternatorServingCertsDir))
 		args = append(args,
 			sidecarFlag(sidecarFlagAlternatorTLSCertificateFile, naming.AlternatorServingCertsDir+"/"+corev1.TLSCertKey),
 			sidecarFlag(sidecarFlagAlternatorTLSKeyFile, naming.AlternatorServingCertsDir+"/"+corev1.TLSPrivateKeyKey))

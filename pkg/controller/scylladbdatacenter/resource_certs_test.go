@@ -558,7 +558,6 @@ func TestPodsMountTheTLSFilesTheSidecarIsGiven(t *testing.T) {
 		name          string
 		mutate        func(*scyllav1alpha1.ScyllaDBDatacenter)
 		automaticTLS  bool
-		alternatorOn  bool
 		wantSources   []string
 		wantArgs      []string
 		wantSpecError string
@@ -566,14 +565,15 @@ func TestPodsMountTheTLSFilesTheSidecarIsGiven(t *testing.T) {
 		{name: "automatic TLS off: nothing"},
 		{name: "automatic TLS: serving certificate and client CA", automaticTLS: true,
 			wantSources: []string{"secret basic-local-serving-certs", "configmap basic-local-client-ca"}, wantArgs: cqlArgs},
-		{name: "Alternator with the operator's certificate", mutate: operatorManaged, automaticTLS: true, alternatorOn: true,
+		{name: "Alternator with the operator's certificate", mutate: operatorManaged, automaticTLS: true,
 			wantSources: []string{"secret basic-local-serving-certs", "configmap basic-local-client-ca", "secret basic-alternator-local-serving-certs"},
 			wantArgs:    append(slices.Clone(cqlArgs), alternatorArgs...)},
-		{name: "Alternator with the user's certificate, automatic TLS off", mutate: userManaged, alternatorOn: true,
+		{name: "Alternator with the user's certificate, automatic TLS off", mutate: userManaged,
 			wantSources: []string{"secret mine"}, wantArgs: alternatorArgs},
-		{name: "Alternator with the operator's certificate, automatic TLS off: no HTTPS", mutate: operatorManaged, alternatorOn: true},
-		{name: "Alternator configured but off: no HTTPS", mutate: userManaged, automaticTLS: true,
-			wantSources: []string{"secret basic-local-serving-certs", "configmap basic-local-client-ca"}, wantArgs: cqlArgs},
+		{name: "Alternator with the user's certificate, automatic TLS on", mutate: userManaged, automaticTLS: true,
+			wantSources: []string{"secret basic-local-serving-certs", "configmap basic-local-client-ca", "secret mine"},
+			wantArgs:    append(slices.Clone(cqlArgs), alternatorArgs...)},
+		{name: "Alternator with the operator's certificate, automatic TLS off: no HTTPS", mutate: operatorManaged},
 		{name: "a user volume in the way", automaticTLS: true, mutate: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
 			sdc.Spec.Racks = []scyllav1alpha1.RackSpec{{Name: "a"}}
 		}, wantSpecError: `rack "a": volume name "scylladb-serving-certs" is reserved by the operator`},
@@ -587,7 +587,11 @@ func TestPodsMountTheTLSFilesTheSidecarIsGiven(t *testing.T) {
 			if len(tt.wantSpecError) != 0 {
 				volumes = append(volumes, corev1.Volume{Name: naming.ScyllaDBServingCertsVolumeName})
 			}
-			gotVolumes, mounts, args, err := addTLSToPod(sdc, rack, tt.automaticTLS, tt.alternatorOn, volumes, nil, []string{"--rack=a"})
+			alternator, err := makeAlternatorSettings(sdc, tt.automaticTLS)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotVolumes, mounts, args, err := addTLSToPod(sdc, rack, tt.automaticTLS, alternator, volumes, nil, []string{"--rack=a"})
 			if len(tt.wantSpecError) != 0 {
 				var se *specError
 				if err == nil || err.Error() != tt.wantSpecError || !errors.As(err, &se) {

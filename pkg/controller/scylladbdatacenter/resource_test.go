@@ -237,7 +237,7 @@ func TestMakeMemberService(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			sdc, rack := newModifiedSDC(tc.modify)
-			got, err := makeMemberService(sdc, rack, "basic-dc1-a-0", tc.decommissioned)
+			got, err := makeMemberService(sdc, rack, "basic-dc1-a-0", tc.decommissioned, false)
 			if checkError(t, err, tc.wantErr, true) {
 				return
 			}
@@ -258,7 +258,7 @@ func TestMakeClientService(t *testing.T) {
 	sdc.Spec.Metadata = &scyllav1alpha1.ObjectTemplateMetadata{Labels: map[string]string{"team": "db"}}
 	sdc.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv6Protocol}
 
-	got, err := makeClientService(sdc)
+	got, err := makeClientService(sdc, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +388,7 @@ func TestMakeManagedConfigMap(t *testing.T) {
 			},
 		},
 		{
-			name: "Alternator without plain HTTP stays off: its HTTPS needs certificates the operator does not manage",
+			name: "Alternator without plain HTTP stays off with automatic TLS off and an OperatorManaged certificate: no certificate for HTTPS",
 			modify: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
 				sdc.Spec.ScyllaDB.AlternatorOptions = &scyllav1alpha1.AlternatorOptions{WriteIsolation: scyllav1alpha1.AlternatorWriteIsolationAlways}
 			},
@@ -425,7 +425,7 @@ func TestMakeManagedConfigMap(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			sdc, _ := newModifiedSDC(tc.modify)
-			got, err := makeManagedConfigMap(sdc, tc.customConfigs)
+			got, err := makeManagedConfigMap(sdc, tc.customConfigs, false)
 			if checkError(t, err, tc.wantErr, tc.wantSpecErr) {
 				return
 			}
@@ -598,9 +598,9 @@ func TestDatacenterMetadataReachesOnlyThePods(t *testing.T) {
 		}
 		return obj
 	}
-	clientService, err := makeClientService(sdc)
-	memberService, memberErr := makeMemberService(sdc, rack, "basic-dc1-a-0", "")
-	configMap, configErr := makeManagedConfigMap(sdc, nil)
+	clientService, err := makeClientService(sdc, false)
+	memberService, memberErr := makeMemberService(sdc, rack, "basic-dc1-a-0", "", false)
+	configMap, configErr := makeManagedConfigMap(sdc, nil, false)
 	secret, secretErr := makeAgentAuthTokenSecret(sdc, testToken, []byte("key"), nil)
 	sts, stsErr := makeStatefulSet(sdc, rack, statefulSetInputs{operatorImage: testOperatorImage, replicas: 3})
 	objects := []metav1.Object{

@@ -101,7 +101,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	var managedConfig *corev1.ConfigMap
 	customConfigs, configErr := c.getCustomConfigs(ctx, sdc)
 	if configErr == nil {
-		managedConfig, configErr = makeManagedConfigMap(sdc, customConfigs)
+		managedConfig, configErr = makeManagedConfigMap(sdc, customConfigs, c.tlsEnabled())
 	}
 	if configErr == nil {
 		keepRemovedRacksConfig(managedConfig, owned.configMaps[managedConfig.Name], racks)

@@ -338,3 +338,78 @@ func TestANewPodIPEnqueuesTheDatacenterOnlyWithTLS(t *testing.T) {
 		})
 	}
 }
+
+// Alternator without plain HTTP, with automatic TLS on: the operator issues its certificate, the sidecar is given it,
+// the Services expose HTTPS alone, nothing is reported, and a second sync writes nothing.
+func TestAlternatorServesHTTPSAloneWithAutomaticTLS(t *testing.T) {
+	t.Parallel()
+	sdc := newBasicSDC()
+	sdc.Spec.ScyllaDB.AlternatorOptions = &scyllav1alpha1.AlternatorOptions{}
+	f := newTLSFixture(t, world{sdc: sdc})
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	want := append(slices.Clone(tlsCreates), "create secrets basic-alternator-local-serving-ca", "create secrets basic-alternator-local-serving-certs",
+		"create configmaps basic-alternator-local-serving-ca")
+	if diff := cmp.Diff(sortedStrings(want), sortedStrings(certWrites(f))); diff != "" {
+		t.Errorf("TLS writes differ (-want +got):\n%s", diff)
+	}
+	for _, name := range []string{"basic-client", "basic-dc1-a-0"} {
+		var alternator []string
+		for _, p := range f.written("services", name).(*corev1.Service).Spec.Ports {
+			if strings.HasPrefix(p.Name, "alternator") {
+				alternator = append(alternator, fmt.Sprintf("%s/%d", p.Name, p.Port))
+			}
+		}
+		if diff := cmp.Diff([]string{"alternator-tls/8043"}, alternator); diff != "" {
+			t.Errorf("Service %s exposes other Alternator ports (-want +got):\n%s", name, diff)
+		}
+	}
+	sts := f.written("statefulsets", "basic-dc1-a").(*appsv1.StatefulSet)
+	if args := strings.Join(scyllaContainer(sts).Command, " "); !strings.Contains(args, "--alternator-tls-certificate-file=") {
+		t.Errorf("the sidecar is not given the Alternator certificate: %s", args)
+	}
+	status := f.written("scylladbdatacenters", "basic").(*scyllav1alpha1.ScyllaDBDatacenter).Status
+	for _, c := range status.Conditions {
+		if strings.HasSuffix(c.Type, "Degraded") && c.Status == metav1.ConditionTrue {
+			t.Errorf("degraded: %+v", c)
+		}
+	}
+
+	next := newTLSFixture(t, f.world())
+	if err := next.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string(nil), next.writes()); diff != "" {
+		t.Errorf("the second sync wrote (-want +got):\n%s", diff)
+	}
+}
+
+// A UserManaged certificate without a Secret name, with automatic TLS on and no plain HTTP, is reported by the
+// certificate sub-sync only.
+func TestAlternatorWithoutItsSecretNameIsReportedOnce(t *testing.T) {
+	t.Parallel()
+	sdc := newBasicSDC()
+	sdc.Spec.ScyllaDB.AlternatorOptions = &scyllav1alpha1.AlternatorOptions{ServingCertificate: &scyllav1alpha1.TLSCertificate{
+		Type: scyllav1alpha1.TLSCertificateTypeUserManaged,
+	}}
+	f := newTLSFixture(t, world{sdc: sdc})
+	if err := f.sync(); err != nil {
+		t.Fatalf("a spec error must not be retried, got %v", err)
+	}
+	status := f.written("scylladbdatacenters", "basic").(*scyllav1alpha1.ScyllaDBDatacenter).Status
+	var degraded []string
+	for _, c := range status.Conditions {
+		if strings.HasSuffix(c.Type, "ControllerDegraded") && c.Status == metav1.ConditionTrue {
+			degraded = append(degraded, c.Type+": "+c.Message)
+		}
+	}
+	want := []string{certificateControllerName + "Degraded: spec.scyllaDB.alternatorOptions.servingCertificate.userManagedOptions.secretName is required for type UserManaged"}
+	if diff := cmp.Diff(want, degraded); diff != "" {
+		t.Errorf("degraded conditions differ (-want +got):\n%s", diff)
+	}
+}
+
+func sortedStrings(s []string) []string {
+	return slices.Sorted(slices.Values(s))
+}

@@ -18,5 +18,5 @@ func (c *Controller) syncConfigMaps(ctx context.Context, sdc *scyllav1alpha1.Scy
 	_, progressing, err := applyAndPrune(ctx, c, sdc,
 		c.kubeClient.CoreV1().ConfigMaps(sdc.Namespace), c.configMapLister.ConfigMaps(sdc.Namespace),
 		owned, owned.configMaps, managedConfig)
-	return progressing, utilerrors.NewAggregate([]error{err, unservableAlternatorError(sdc)})
+	return progressing, utilerrors.NewAggregate([]error{err, unservableAlternatorError(sdc, c.tlsEnabled())})
 }

@@ -22,7 +22,7 @@ import (
 // node added later under the same name starts afresh. The member Services of a rack removed from the spec but still
 // running, and of nodes that left without decommission and kept their data, are left alone.
 func (c *Controller) syncServices(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, owned *ownedObjects, racks []*rackObjects, plans []rackPlan, current map[string]*corev1.Service) ([]metav1.Condition, error) {
-	clientService, err := makeClientService(sdc)
+	clientService, err := makeClientService(sdc, c.tlsEnabled())
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +46,7 @@ func (c *Controller) syncServices(ctx context.Context, sdc *scyllav1alpha1.Scyll
 				keep[name] = true
 				continue
 			}
-			svc, err := makeMemberService(sdc, r.rack, name, plans[i].decommissioned[ordinal])
+			svc, err := makeMemberService(sdc, r.rack, name, plans[i].decommissioned[ordinal], c.tlsEnabled())
 			if err != nil {
 				return nil, err
 			}

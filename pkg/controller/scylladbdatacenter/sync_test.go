@@ -327,15 +327,17 @@ func TestSyncReportsAlternatorItCannotServe(t *testing.T) {
 
 	sdc := newBasicSDC()
 	sdc.Spec.ScyllaDB.AlternatorOptions = &scyllav1alpha1.AlternatorOptions{}
-	f := syncSpecError(t, world{sdc: sdc}, `ConfigMapControllerDegraded: spec.scyllaDB.alternatorOptions: Alternator over HTTPS needs serving certificates, `+
-		`which this operator does not manage yet; set insecureEnableHTTP (ScyllaCluster spec.alternator.insecureEnableHTTP, or annotation `+
-		`"internal.scylla-operator.scylladb.com/alternator-insecure-enable-http": "true"). Alternator stays off until then`)
+	f := syncSpecError(t, world{sdc: sdc}, `ConfigMapControllerDegraded: spec.scyllaDB.alternatorOptions: Alternator serves HTTPS only and its `+
+		`servingCertificate is OperatorManaged, but the operator issues no certificates: automatic TLS is off (--automatic-tls=false). `+
+		`Turn automatic TLS on, use a UserManaged certificate from a kubernetes.io/tls Secret (servingCertificate.userManagedOptions.secretName), `+
+		`or set insecureEnableHTTP (ScyllaCluster spec.alternator.insecureEnableHTTP, or annotation `+
+		`"internal.scylla-operator.scylladb.com/alternator-insecure-enable-http": "true") to serve plain HTTP. Alternator stays off until then`)
 	// Everything else is created, without Alternator.
 	if diff := cmp.Diff(basicCreates, f.writes()); diff != "" {
 		t.Errorf("unexpected writes (-want +got):\n%s", diff)
 	}
 	for _, port := range f.written("services", "basic-client").(*corev1.Service).Spec.Ports {
-		if port.Name == "alternator" {
+		if strings.HasPrefix(port.Name, "alternator") {
 			t.Errorf("the client Service exposes Alternator: %+v", port)
 		}
 	}
