@@ -167,6 +167,10 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		subSyncs = slices.Insert(subSyncs, 5, controllerhelpers.SubSync{Name: certificateControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
 			return c.syncCertificates(ctx, sdc, owned, services, certOwned, &certsApplied)
 		}})
+	} else if alternatorCertificateIsUserManaged(sdc) {
+		subSyncs = slices.Insert(subSyncs, 5, controllerhelpers.SubSync{Name: certificateControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
+			return c.syncUserManagedAlternatorCertificate(ctx, sdc, key)
+		}})
 	}
 	conditions, syncErr := controllerhelpers.RunSubSyncs(ctx, sdc.Generation, subSyncs...)
 	if conditions == nil {

@@ -178,6 +178,16 @@ func (c *Controller) checkUserManagedAlternatorCertificate(ctx context.Context, 
 	return validateUserManagedServingSecret(secret, now)
 }
 
+// syncUserManagedAlternatorCertificate checks the user's Alternator serving certificate Secret with automatic TLS
+// off (syncCertificates does it otherwise): the pods mount it to serve HTTPS, and a missing or invalid one is
+// reported rather than leaving them waiting for it unexplained. The Secret is not watched: it is read again after
+// the recheck interval.
+func (c *Controller) syncUserManagedAlternatorCertificate(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, key string) ([]metav1.Condition, error) {
+	err := c.checkUserManagedAlternatorCertificate(ctx, sdc, c.now().Time)
+	c.queue.AddAfter(key, c.recheckInterval)
+	return nil, err
+}
+
 // alternatorCertificateIsUserManaged tells whether Alternator is on and serves the user's certificate.
 func alternatorCertificateIsUserManaged(sdc *scyllav1alpha1.ScyllaDBDatacenter) bool {
 	tlsCert := alternatorCertificate(sdc)

@@ -413,3 +413,57 @@ func TestAlternatorWithoutItsSecretNameIsReportedOnce(t *testing.T) {
 func sortedStrings(s []string) []string {
 	return slices.Sorted(slices.Values(s))
 }
+
+// With automatic TLS off, a UserManaged Alternator certificate is still served over HTTPS, and its Secret is still
+// checked: a missing or unfit one is reported in CertificateControllerDegraded.
+func TestUserManagedAlternatorCertificateIsCheckedWithoutAutomaticTLS(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		objects []runtime.Object
+		want    string
+	}{
+		{name: "a missing Secret", want: `the Alternator serving certificate Secret "mine" does not exist`},
+		{name: "an Opaque Secret",
+			objects: []runtime.Object{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: testNamespace, Name: "mine"}, Type: corev1.SecretTypeOpaque}},
+			want:    `the Alternator serving certificate Secret "mine" is of type "Opaque", want "kubernetes.io/tls"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			sdc := newBasicSDC()
+			sdc.Spec.ScyllaDB.AlternatorOptions = &scyllav1alpha1.AlternatorOptions{ServingCertificate: &scyllav1alpha1.TLSCertificate{
+				Type:               scyllav1alpha1.TLSCertificateTypeUserManaged,
+				UserManagedOptions: &scyllav1alpha1.UserManagedTLSCertificateOptions{SecretName: "mine"},
+			}}
+			f := newFixture(t, world{sdc: sdc, objects: tt.objects})
+			if err := f.sync(); err != nil {
+				t.Fatalf("a spec error must not be retried, got %v", err)
+			}
+			status := f.written("scylladbdatacenters", "basic").(*scyllav1alpha1.ScyllaDBDatacenter).Status
+			var degraded []string
+			for _, c := range status.Conditions {
+				if strings.HasSuffix(c.Type, "ControllerDegraded") && c.Status == metav1.ConditionTrue {
+					degraded = append(degraded, c.Type+": "+c.Message)
+				}
+			}
+			if diff := cmp.Diff([]string{certificateControllerName + "Degraded: " + tt.want}, degraded); diff != "" {
+				t.Errorf("degraded conditions differ (-want +got):\n%s", diff)
+			}
+			if writes := certWrites(f); len(writes) != 0 {
+				t.Errorf("certificates were written with automatic TLS off: %q", writes)
+			}
+			sts := f.written("statefulsets", "basic-dc1-a").(*appsv1.StatefulSet)
+			if !slices.ContainsFunc(sts.Spec.Template.Spec.Volumes, func(v corev1.Volume) bool {
+				return v.Secret != nil && v.Secret.SecretName == "mine"
+			}) {
+				t.Errorf("the pods do not mount the user's certificate: %+v", sts.Spec.Template.Spec.Volumes)
+			}
+			if !slices.ContainsFunc(f.written("services", "basic-client").(*corev1.Service).Spec.Ports, func(p corev1.ServicePort) bool {
+				return p.Name == "alternator-tls" && p.Port == 8043
+			}) {
+				t.Errorf("the client Service does not expose Alternator HTTPS")
+			}
+		})
+	}
+}
