@@ -397,6 +397,14 @@ func TestAlternatorWithoutItsSecretNameIsReportedOnce(t *testing.T) {
 	if err := f.sync(); err != nil {
 		t.Fatalf("a spec error must not be retried, got %v", err)
 	}
+	want := []string{certificateControllerName + "Degraded: spec.scyllaDB.alternatorOptions.servingCertificate.userManagedOptions.secretName is required for type UserManaged"}
+	if diff := cmp.Diff(want, degradedSubSyncs(f)); diff != "" {
+		t.Errorf("degraded conditions differ (-want +got):\n%s", diff)
+	}
+}
+
+// degradedSubSyncs are the "<type>: <message>" of the sub-syncs' Degraded conditions that are true in the status f wrote.
+func degradedSubSyncs(f *fixture) []string {
 	status := f.written("scylladbdatacenters", "basic").(*scyllav1alpha1.ScyllaDBDatacenter).Status
 	var degraded []string
 	for _, c := range status.Conditions {
@@ -404,10 +412,7 @@ func TestAlternatorWithoutItsSecretNameIsReportedOnce(t *testing.T) {
 			degraded = append(degraded, c.Type+": "+c.Message)
 		}
 	}
-	want := []string{certificateControllerName + "Degraded: spec.scyllaDB.alternatorOptions.servingCertificate.userManagedOptions.secretName is required for type UserManaged"}
-	if diff := cmp.Diff(want, degraded); diff != "" {
-		t.Errorf("degraded conditions differ (-want +got):\n%s", diff)
-	}
+	return degraded
 }
 
 func sortedStrings(s []string) []string {
@@ -440,14 +445,7 @@ func TestUserManagedAlternatorCertificateIsCheckedWithoutAutomaticTLS(t *testing
 			if err := f.sync(); err != nil {
 				t.Fatalf("a spec error must not be retried, got %v", err)
 			}
-			status := f.written("scylladbdatacenters", "basic").(*scyllav1alpha1.ScyllaDBDatacenter).Status
-			var degraded []string
-			for _, c := range status.Conditions {
-				if strings.HasSuffix(c.Type, "ControllerDegraded") && c.Status == metav1.ConditionTrue {
-					degraded = append(degraded, c.Type+": "+c.Message)
-				}
-			}
-			if diff := cmp.Diff([]string{certificateControllerName + "Degraded: " + tt.want}, degraded); diff != "" {
+			if diff := cmp.Diff([]string{certificateControllerName + "Degraded: " + tt.want}, degradedSubSyncs(f)); diff != "" {
 				t.Errorf("degraded conditions differ (-want +got):\n%s", diff)
 			}
 			if writes := certWrites(f); len(writes) != 0 {
