@@ -18,6 +18,9 @@ func ValidateScyllaCluster(sc *scyllav1.ScyllaCluster) field.ErrorList {
 	if spec.PodMetadata != nil {
 		allErrs = append(allErrs, validateMetadata(spec.PodMetadata.Labels, spec.PodMetadata.Annotations, specPath.Child("podMetadata"))...)
 	}
+	if len(spec.Version) == 0 {
+		allErrs = append(allErrs, field.Required(specPath.Child("version"), "the ScyllaDB image tag is required, e.g. 2025.1.2"))
+	}
 	allErrs = append(allErrs, validateParallelNodeOperations(spec.EnableParallelNodeOperations, spec.Version, specPath.Child("enableParallelNodeOperations"), "spec.version")...)
 	allErrs = append(allErrs, validateDNSDomains(spec.DNSDomains, specPath.Child("dnsDomains"))...)
 	allErrs = append(allErrs, validateExternalSeeds(spec.ExternalSeeds, specPath.Child("externalSeeds"))...)

@@ -29,6 +29,12 @@ func TestValidateScyllaClusterRefuses(t *testing.T) {
 				`must be a cron expression with five fields and an optional leading seconds field, or @yearly, @monthly, @weekly, @daily, @hourly or "@every <duration>": expected 5 to 6 fields, found 7: [0 0 2 * * * *]`)},
 		},
 		{
+			// Found by FuzzTranslateScyllaCluster: nothing can run without an image tag.
+			name:   "no version",
+			modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.Version = "" },
+			want:   field.ErrorList{field.Required(field.NewPath("spec", "version"), "the ScyllaDB image tag is required, e.g. 2025.1.2")},
+		},
+		{
 			name:   "a cron with a CRON_TZ prefix",
 			modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.Backups[0].Cron = new("CRON_TZ=UTC 0 2 * * *") },
 			want:   field.ErrorList{field.Invalid(backup0.Child("cron"), "CRON_TZ=UTC 0 2 * * *", "must not start with TZ= or CRON_TZ=: schedules are in UTC or in the task's timezone")},
