@@ -95,11 +95,11 @@ func (f *TLSFlags) settings() (TLSSettings, []error) {
 	return s, nil
 }
 
-// tlsConfigKeys are the scylla.yaml keys TLSConfig may set.
-var tlsConfigKeys = []string{
-	"client_encryption_options", "native_transport_port_ssl", "native_shard_aware_transport_port_ssl",
-	"alternator_https_port", "alternator_encryption_options",
-}
+// The scylla.yaml keys TLSConfig may set, per endpoint.
+var (
+	cqlTLSConfigKeys        = []string{"client_encryption_options", "native_transport_port_ssl", "native_shard_aware_transport_port_ssl"}
+	alternatorTLSConfigKeys = []string{"alternator_https_port", "alternator_encryption_options"}
+)
 
 // TLSConfig returns the scylla.yaml keys and values of s: CQL over TLS on its own ports next to the plain ones
 // (client_encryption_options applies to the _ssl ports only when they are set), and Alternator over HTTPS.
@@ -129,11 +129,16 @@ func TLSConfig(s TLSSettings) map[string]any {
 	return config
 }
 
-// ownedTLSKeys are the keys of tlsConfigKeys the sidecar owns under s: all of them as soon as it serves any TLS, so
-// that a custom config can't half-configure an endpoint the operator serves.
+// ownedTLSKeys are the scylla.yaml keys the sidecar owns under s: every key of each endpoint it serves TLS for, so
+// that a custom config can't half-configure it. The keys of an endpoint it does not serve stay the custom config's:
+// with automatic TLS off and the user's Alternator certificate, a custom config's own CQL TLS is kept.
 func ownedTLSKeys(s TLSSettings) []string {
-	if s.CQL == nil && s.Alternator == nil {
-		return nil
+	var keys []string
+	if s.CQL != nil {
+		keys = append(keys, cqlTLSConfigKeys...)
 	}
-	return tlsConfigKeys
+	if s.Alternator != nil {
+		keys = append(keys, alternatorTLSConfigKeys...)
+	}
+	return keys
 }

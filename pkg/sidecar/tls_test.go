@@ -142,3 +142,73 @@ func TestMergeConfigWithoutTLSKeepsTheUsersTLSSettings(t *testing.T) {
 		t.Errorf("TLS keys set (%v) or user keys ignored (%q) without TLS", got["native_transport_port_ssl"], ignored)
 	}
 }
+
+// The sidecar owns the keys of the endpoints it serves TLS for, and only those: Alternator over HTTPS alone (the
+// user's certificate with automatic TLS off) leaves a custom config's own CQL TLS as it is, and the reverse.
+func TestMergeConfigOwnsTheKeysOfTheEndpointsItServes(t *testing.T) {
+	t.Parallel()
+	custom := []byte(`
+alternator_enforce_authorization: true
+client_encryption_options:
+  enabled: true
+  certificate: /mine.crt
+native_transport_port_ssl: 9143
+alternator_https_port: 9999
+`)
+	tests := []struct {
+		name        string
+		tls         TLSSettings
+		want        map[string]any
+		wantIgnored []string
+	}{
+		{
+			name: "Alternator over HTTPS alone",
+			tls:  TLSSettings{Alternator: &AlternatorTLS{CertificateFile: "/a/tls.crt", KeyFile: "/a/tls.key"}},
+			want: map[string]any{
+				"alternator_enforce_authorization": true,
+				"client_encryption_options":        map[string]any{"enabled": true, "certificate": "/mine.crt"},
+				"native_transport_port_ssl":        9143,
+				"alternator_https_port":            8043,
+				"alternator_encryption_options":    map[string]any{"certificate": "/a/tls.crt", "keyfile": "/a/tls.key"},
+			},
+			wantIgnored: []string{"alternator_https_port"},
+		},
+		{
+			name: "CQL alone",
+			tls:  TLSSettings{CQL: &CQLTLS{CertificateFile: "/s/tls.crt", KeyFile: "/s/tls.key"}},
+			want: map[string]any{
+				"alternator_enforce_authorization": true,
+				"client_encryption_options":        map[string]any{"enabled": true, "certificate": "/s/tls.crt", "keyfile": "/s/tls.key"},
+				"native_transport_port_ssl":        9142,
+				"alternator_https_port":            9999,
+			},
+			wantIgnored: []string{"client_encryption_options", "native_transport_port_ssl"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := testSettings()
+			s.TLS = tt.tls
+			out, ignored, err := MergeConfig(nil, custom, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got map[string]any
+			if err := yaml.Unmarshal(out, &got); err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range tt.want {
+				if diff := cmp.Diff(v, got[k]); diff != "" {
+					t.Errorf("key %q differs (-want +got):\n%s", k, diff)
+				}
+			}
+			if _, ok := got["alternator_port"]; ok {
+				t.Errorf("plain HTTP is configured: %v", got["alternator_port"])
+			}
+			if diff := cmp.Diff(tt.wantIgnored, ignored); diff != "" {
+				t.Errorf("ignored keys differ (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
