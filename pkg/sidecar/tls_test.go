@@ -95,14 +95,7 @@ num_tokens: 16
 		CQL:        &CQLTLS{CertificateFile: "/s/tls.crt", KeyFile: "/s/tls.key", ClientCAFile: "/c/ca-bundle.crt"},
 		Alternator: &AlternatorTLS{CertificateFile: "/a/tls.crt", KeyFile: "/a/tls.key"},
 	}
-	out, ignored, err := MergeConfig(nil, custom, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got map[string]any
-	if err := yaml.Unmarshal(out, &got); err != nil {
-		t.Fatal(err)
-	}
+	got, ignored := mergeCustomConfig(t, custom, s)
 	want := map[string]any{
 		"client_encryption_options": map[string]any{
 			"enabled": true, "certificate": "/s/tls.crt", "keyfile": "/s/tls.key",
@@ -127,14 +120,7 @@ num_tokens: 16
 func TestMergeConfigWithoutTLSKeepsTheUsersTLSSettings(t *testing.T) {
 	t.Parallel()
 	custom := []byte("client_encryption_options:\n  enabled: true\n  certificate: /mine.crt\n")
-	out, ignored, err := MergeConfig(nil, custom, testSettings())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got map[string]any
-	if err := yaml.Unmarshal(out, &got); err != nil {
-		t.Fatal(err)
-	}
+	got, ignored := mergeCustomConfig(t, custom, testSettings())
 	if diff := cmp.Diff(map[string]any{"enabled": true, "certificate": "/mine.crt"}, got["client_encryption_options"]); diff != "" {
 		t.Errorf("the user's client_encryption_options differ (-want +got):\n%s", diff)
 	}
@@ -190,14 +176,7 @@ alternator_https_port: 9999
 			t.Parallel()
 			s := testSettings()
 			s.TLS = tt.tls
-			out, ignored, err := MergeConfig(nil, custom, s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got map[string]any
-			if err := yaml.Unmarshal(out, &got); err != nil {
-				t.Fatal(err)
-			}
+			got, ignored := mergeCustomConfig(t, custom, s)
 			for k, v := range tt.want {
 				if diff := cmp.Diff(v, got[k]); diff != "" {
 					t.Errorf("key %q differs (-want +got):\n%s", k, diff)
@@ -211,4 +190,18 @@ alternator_https_port: 9999
 			}
 		})
 	}
+}
+
+// mergeCustomConfig is MergeConfig of custom over no base, parsed, with the keys it ignored.
+func mergeCustomConfig(t *testing.T, custom []byte, s ScyllaDBSettings) (map[string]any, []string) {
+	t.Helper()
+	out, ignored, err := MergeConfig(nil, custom, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := yaml.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	return got, ignored
 }
