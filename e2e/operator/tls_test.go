@@ -15,15 +15,18 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	scyllav1 "github.com/scyllakube/api/scylla/v1"
 	scyllaclientset "github.com/scyllakube/client/scylla/clientset/versioned"
 	"github.com/scyllakube/scylla-operator/e2e/framework"
 	"github.com/scyllakube/scylla-operator/e2e/nodesim"
 	"github.com/scyllakube/scylla-operator/pkg/certs"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/test/fakescylladb"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -133,6 +136,135 @@ func TestAutomaticTLS(t *testing.T) {
 	}
 }
 
+// TestAlternatorOverTLSAlone checks that a ScyllaCluster with Alternator and no insecureEnableHTTP gets the
+// Alternator CA and certificate; that its ScyllaDB is started by a sidecar given the Alternator TLS flags, with
+// Alternator over HTTPS on 8043 and no plain port; that a Go client trusting the published Alternator CA bundle
+// completes a handshake with a server configured from the mounted files; and that the client and member Services
+// expose alternator-tls 8043 and no plain Alternator port.
+func TestAlternatorOverTLSAlone(t *testing.T) {
+	f := framework.NewFramework(t)
+	c := f.Cluster()
+	sim := startNodeSimulator(t, f, c)
+	scylla, err := scyllaclientset.NewForConfig(c.Clients.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &testEnv{t: t, f: f, c: c, ns: c.Namespace, kube: c.Clients.Kube, scylla: scylla}
+	startOperator(t, f, c, "operator-alternator-tls", operatorOptions{leaseName: e.ns, verbosity: 2})
+
+	sc := e.newScyllaCluster(1, 1)
+	sc.Spec.Alternator = &scyllav1.AlternatorSpec{WriteIsolation: scyllav1.AlternatorWriteIsolationAlways}
+	sc = e.createScyllaCluster(sc)
+	sc = e.waitForRollout(sc.Name, "the cluster with Alternator over HTTPS alone")
+	sdcName := naming.ScyllaDBDatacenterNameForScyllaCluster(sc.Name)
+	ctx := t.Context()
+
+	for _, name := range []string{naming.AlternatorServingCAName(sdcName), naming.AlternatorServingCertsName(sdcName)} {
+		if _, err := e.kube.CoreV1().Secrets(e.ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
+			t.Errorf("can't get Secret %q: %v", name, err)
+		}
+	}
+	bundle, err := e.kube.CoreV1().ConfigMaps(e.ns).Get(ctx, naming.AlternatorServingCAName(sdcName), metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("can't get ConfigMap %q: %v", naming.AlternatorServingCAName(sdcName), err)
+	}
+
+	podName := memberName(sc, sc.Spec.Datacenter.Racks[0].Name, 0)
+	pod, err := e.kube.CoreV1().Pods(e.ns).Get(ctx, podName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flags []string
+	for _, container := range pod.Spec.Containers {
+		for _, arg := range append(slices.Clone(container.Command), container.Args...) {
+			if strings.HasPrefix(arg, "--alternator-tls-") {
+				flags = append(flags, arg)
+			}
+		}
+	}
+	wantFlags := []string{
+		"--alternator-tls-certificate-file=" + naming.AlternatorServingCertsDir + "/" + corev1.TLSCertKey,
+		"--alternator-tls-key-file=" + naming.AlternatorServingCertsDir + "/" + corev1.TLSPrivateKeyKey,
+	}
+	if !slices.Equal(wantFlags, flags) {
+		t.Errorf("the sidecar is started with %q, want %q", flags, wantFlags)
+	}
+
+	inv, err := sim.LastInvocation(e.ns, podName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(inv.Config["alternator_https_port"]); got != "8043" {
+		t.Errorf("alternator_https_port is %s, want 8043", got)
+	}
+	if port, ok := inv.Config["alternator_port"]; ok {
+		t.Errorf("ScyllaDB serves plain HTTP on alternator_port %v without insecureEnableHTTP", port)
+	}
+	if _, ok := inv.Config["alternator_encryption_options"].(map[string]any); !ok {
+		t.Fatalf("ScyllaDB was started without alternator_encryption_options: %v", inv.Config)
+	}
+	node, ok := sim.Node(e.ns, podName)
+	if !ok {
+		t.Fatalf("no simulated node for Pod %s", podName)
+	}
+	cert, err := tls.X509KeyPair(mountedFile(t, node.Dir, inv, "alternator_encryption_options", "certificate"),
+		mountedFile(t, node.Dir, inv, "alternator_encryption_options", "keyfile"))
+	if err != nil {
+		t.Fatalf("the mounted Alternator certificate is unusable: %v", err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM([]byte(bundle.Data[naming.CABundleKey])) {
+		t.Fatalf("ConfigMap %q holds no CA certificate", bundle.Name)
+	}
+	server := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	serverName := naming.ClientServiceName(sdcName) + "." + e.ns + ".svc"
+	if err := handshake(server, &tls.Config{RootCAs: roots, ServerName: serverName, MinVersion: tls.VersionTLS12}); err != nil {
+		t.Errorf("a client trusting the Alternator CA bundle can't complete a TLS handshake with the node's mounted certificate: %v", err)
+	}
+
+	services, err := e.memberServices(ctx, sc.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := e.kube.CoreV1().Services(e.ns).Get(ctx, naming.ClientServiceName(sdcName), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	services[client.Name] = client
+	if _, ok := services[podName]; !ok {
+		t.Errorf("no member Service %q among %v", podName, slices.Collect(maps.Keys(services)))
+	}
+	for name, svc := range services {
+		var alternator []string
+		for _, p := range svc.Spec.Ports {
+			if strings.HasPrefix(p.Name, "alternator") {
+				alternator = append(alternator, fmt.Sprintf("%s/%d->%s", p.Name, p.Port, p.TargetPort.String()))
+			}
+		}
+		if want := []string{"alternator-tls/8043->8043"}; !slices.Equal(want, alternator) {
+			t.Errorf("Service %s exposes Alternator on %q, want %q", name, alternator, want)
+		}
+	}
+}
+
+// mountedFile returns the content of the file that key of a TLS section (client_encryption_options,
+// alternator_encryption_options) of the scylla.yaml of inv names, as the node simulator wrote it for the pod whose
+// directory is podDir.
+func mountedFile(t *testing.T, podDir string, inv *fakescylladb.Invocation, section, key string) []byte {
+	t.Helper()
+	options, _ := inv.Config[section].(map[string]any)
+	path, _ := options[key].(string)
+	host, err := hostPath(podDir, path)
+	if err != nil {
+		t.Fatalf("%s.%s: %v", section, key, err)
+	}
+	data, err := os.ReadFile(host)
+	if err != nil {
+		t.Fatalf("%s.%s: %v", section, key, err)
+	}
+	return data
+}
+
 // mountedServerConfig returns a TLS server configuration made the way the node's ScyllaDB is configured: from
 // client_encryption_options of its last start, with the files of the pod's volumes they name.
 func mountedServerConfig(t *testing.T, sim *nodesim.Simulator, namespace, pod string) *tls.Config {
@@ -156,16 +288,7 @@ func mountedServerConfig(t *testing.T, sim *nodesim.Simulator, namespace, pod st
 		t.Fatalf("no simulated node for Pod %s", pod)
 	}
 	file := func(key string) []byte {
-		path, _ := options[key].(string)
-		host, err := hostPath(node.Dir, path)
-		if err != nil {
-			t.Fatalf("client_encryption_options.%s: %v", key, err)
-		}
-		data, err := os.ReadFile(host)
-		if err != nil {
-			t.Fatalf("client_encryption_options.%s: %v", key, err)
-		}
-		return data
+		return mountedFile(t, node.Dir, inv, "client_encryption_options", key)
 	}
 	cert, err := tls.X509KeyPair(file("certificate"), file("keyfile"))
 	if err != nil {
@@ -181,8 +304,9 @@ func mountedServerConfig(t *testing.T, sim *nodesim.Simulator, namespace, pod st
 // hostPath maps a file of a TLS volume in the ScyllaDB container to where the node simulator wrote it.
 func hostPath(podDir, containerPath string) (string, error) {
 	for dir, volume := range map[string]string{
-		naming.ScyllaDBServingCertsDir: naming.ScyllaDBServingCertsVolumeName,
-		naming.ScyllaDBClientCADir:     naming.ScyllaDBClientCAVolumeName,
+		naming.ScyllaDBServingCertsDir:   naming.ScyllaDBServingCertsVolumeName,
+		naming.ScyllaDBClientCADir:       naming.ScyllaDBClientCAVolumeName,
+		naming.AlternatorServingCertsDir: naming.AlternatorServingCertsVolumeName,
 	} {
 		if rel, ok := strings.CutPrefix(containerPath, dir+"/"); ok {
 			return filepath.Join(podDir, "volumes", volume, rel), nil
