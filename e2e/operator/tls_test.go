@@ -41,11 +41,10 @@ var tlsArgs = []string{
 	"--tls-trust-propagation-delay=20s",
 }
 
-// TestAutomaticTLS checks that a ScyllaCluster gets its CAs, certificates and admin connection config; that its
-// ScyllaDB is started with CQL over TLS configured from the mounted files; that a Go TLS client holding the published
-// CA and admin certificate completes a handshake with a server configured from those mounted files, and a client
-// without a certificate does not; and that a certificate near expiry is renewed without replacing any pod.
-func TestAutomaticTLS(t *testing.T) {
+// startTLSTestEnv creates the test's namespace, starts the node simulator for it and an operator named name with
+// automatic TLS on (the default) and extraArgs.
+func startTLSTestEnv(t *testing.T, name string, extraArgs []string) (*testEnv, *nodesim.Simulator) {
+	t.Helper()
 	f := framework.NewFramework(t)
 	c := f.Cluster()
 	sim := startNodeSimulator(t, f, c)
@@ -54,7 +53,16 @@ func TestAutomaticTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := &testEnv{t: t, f: f, c: c, ns: c.Namespace, kube: c.Clients.Kube, scylla: scylla}
-	startOperator(t, f, c, "operator-tls", operatorOptions{leaseName: e.ns, verbosity: 2, extraArgs: tlsArgs})
+	startOperator(t, f, c, name, operatorOptions{leaseName: e.ns, verbosity: 2, extraArgs: extraArgs})
+	return e, sim
+}
+
+// TestAutomaticTLS checks that a ScyllaCluster gets its CAs, certificates and admin connection config; that its
+// ScyllaDB is started with CQL over TLS configured from the mounted files; that a Go TLS client holding the published
+// CA and admin certificate completes a handshake with a server configured from those mounted files, and a client
+// without a certificate does not; and that a certificate near expiry is renewed without replacing any pod.
+func TestAutomaticTLS(t *testing.T) {
+	e, sim := startTLSTestEnv(t, "operator-tls", tlsArgs)
 
 	sc := e.createScyllaCluster(e.newScyllaCluster(1, 2))
 	sc = e.waitForRollout(sc.Name, "the cluster with automatic TLS")
@@ -142,15 +150,7 @@ func TestAutomaticTLS(t *testing.T) {
 // completes a handshake with a server configured from the mounted files; and that the client and member Services
 // expose alternator-tls 8043 and no plain Alternator port.
 func TestAlternatorOverTLSAlone(t *testing.T) {
-	f := framework.NewFramework(t)
-	c := f.Cluster()
-	sim := startNodeSimulator(t, f, c)
-	scylla, err := scyllaclientset.NewForConfig(c.Clients.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &testEnv{t: t, f: f, c: c, ns: c.Namespace, kube: c.Clients.Kube, scylla: scylla}
-	startOperator(t, f, c, "operator-alternator-tls", operatorOptions{leaseName: e.ns, verbosity: 2})
+	e, sim := startTLSTestEnv(t, "operator-alternator-tls", nil)
 
 	sc := e.newScyllaCluster(1, 1)
 	sc.Spec.Alternator = &scyllav1.AlternatorSpec{WriteIsolation: scyllav1.AlternatorWriteIsolationAlways}
