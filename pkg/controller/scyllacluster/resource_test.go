@@ -282,6 +282,29 @@ func TestMakeScyllaDBDatacenter(t *testing.T) {
 			}(),
 		},
 		{
+			name: "alternator over HTTPS alone keeps its user-managed certificate and turns plain HTTP off",
+			sc: func() *scyllav1.ScyllaCluster {
+				sc := newBasicScyllaCluster()
+				sc.Spec.Alternator = &scyllav1.AlternatorSpec{
+					InsecureEnableHTTP: new(false),
+					ServingCertificate: &scyllav1.TLSCertificate{
+						Type:               scyllav1.UserManagedTLSCertificateType,
+						UserManagedOptions: &scyllav1.UserManagedTLSCertificateOptions{SecretName: "alternator-tls"},
+					},
+				}
+				return sc
+			}(),
+			want: func() *scyllav1alpha1.ScyllaDBDatacenter {
+				sdc := expectedBasicScyllaDBDatacenter()
+				sdc.Annotations["internal.scylla-operator.scylladb.com/alternator-insecure-enable-http"] = "false"
+				sdc.Spec.ScyllaDB.AlternatorOptions = &scyllav1alpha1.AlternatorOptions{ServingCertificate: &scyllav1alpha1.TLSCertificate{
+					Type:               scyllav1alpha1.TLSCertificateTypeUserManaged,
+					UserManagedOptions: &scyllav1alpha1.UserManagedTLSCertificateOptions{SecretName: "alternator-tls"},
+				}}
+				return sdc
+			}(),
+		},
+		{
 			name: "user labels can't opt a ScyllaCluster out of ScyllaDB Manager registration",
 			sc: func() *scyllav1.ScyllaCluster {
 				sc := newBasicScyllaCluster()
