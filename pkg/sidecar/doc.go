@@ -83,7 +83,8 @@
 //	                                                      or another node's address; default 10m
 //	--kubeconfig, --qps, --burst                          Kubernetes client; no kubeconfig: in-cluster
 //
-// TLS (each certificate with its key; absolute paths; none set: no TLS; scylla.yaml's TLS keys are then the sidecar's):
+// TLS (each certificate with its key; absolute paths; none set: no TLS; the scylla.yaml keys of each endpoint served
+// over TLS are then the sidecar's, those of the other endpoint stay the user's):
 //
 //	--cql-tls-certificate-file, --cql-tls-key-file               CQL over TLS on 9142 (shard-aware 19142), next
 //	                                                             to the plain ports: client_encryption_options
