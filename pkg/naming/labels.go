@@ -28,7 +28,13 @@ const (
 	DecommissionedLabel      = "scylla/decommissioned"
 	DecommissionedLabelFalse = "false"
 	DecommissionedLabelTrue  = "true"
-	ReplaceLabel             = "scylla/replace"
+	// ReplaceLabel on a member Service (any value, usually "") asks for the replacement of its node: the user sets
+	// it, or the operator for a node whose Kubernetes node is gone with its data.
+	ReplaceLabel = "scylla/replace"
+	// ReplacingNodeHostIDLabel on a member Service holds the host ID of the node being replaced; the operator sets
+	// it when a replacement starts and removes it, with ReplaceLabel, when the new node runs. The sidecar starts
+	// ScyllaDB with replace_node_first_boot set to it.
+	ReplacingNodeHostIDLabel = "internal.scylla-operator.scylladb.com/replacing-node-hostid"
 	NodeMaintenanceLabel     = "scylla/node-maintenance"
 
 	// RegisterWithScyllaDBManagerLabel marks ScyllaDBDatacenters and ScyllaDBClusters for registration with
@@ -45,6 +51,10 @@ const (
 	ForceRedeploymentReasonAnnotation = "scylla-operator.scylladb.com/force-redeployment-reason"
 
 	HostIDAnnotation = "internal.scylla-operator.scylladb.com/host-id"
+	// ReplacingNodeObjectsAnnotation on a member Service records, while its node is replaced, the UIDs of the data
+	// PersistentVolumeClaim and pod the replacement deletes, so that an operator restarted midway deletes each of
+	// them once: neither skipping one nor deleting their successors.
+	ReplacingNodeObjectsAnnotation = "internal.scylla-operator.scylladb.com/replacing-node-objects"
 
 	ScyllaDBManagerClusterIDAnnotation                  = "internal.scylla-operator.scylladb.com/scylladb-manager-clusterid"
 	ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot = "internal.scylla-operator.scylladb.com/scylladb-manager-agent-auth-token-override-secret-ref"
