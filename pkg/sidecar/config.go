@@ -25,6 +25,9 @@ type ScyllaDBSettings struct {
 	CPUCount      int
 	DeveloperMode bool
 	TLS           TLSSettings
+	// ReplaceNodeFirstBoot is the host ID of the node this one replaces, passed as --replace-node-first-boot;
+	// empty for none. ScyllaDB honours it on the node's first boot only.
+	ReplaceNodeFirstBoot string
 }
 
 // SeedProviderClass is the seed provider ScyllaDB is configured with.
@@ -34,12 +37,14 @@ const SeedProviderClass = "org.apache.cassandra.locator.SimpleSeedProvider"
 const EndpointSnitch = "GossipingPropertyFileSnitch"
 
 // ownedConfigKeys are the scylla.yaml keys the sidecar sets; a user's custom config can't override them.
-// listen_interface and rpc_interface conflict with the addresses and are owned so nobody sets them.
+// listen_interface and rpc_interface conflict with the addresses and are owned so nobody sets them. So are the
+// replace options: a node is replaced through its member Service (ReplaceNodeHostID), and a replace option in the
+// datacenter's shared config would apply to the first boot of every new node.
 var ownedConfigKeys = []string{
 	"api_address", "api_port", "broadcast_address", "broadcast_rpc_address", "cluster_name",
 	"enable_ipv6_dns_lookup", "endpoint_snitch", "listen_address", "listen_interface",
-	"listen_interface_prefer_ipv6", "rpc_address", "rpc_interface", "rpc_interface_prefer_ipv6",
-	"seed_provider", "workdir",
+	"listen_interface_prefer_ipv6", "replace_address", "replace_address_first_boot", "replace_node_first_boot",
+	"rpc_address", "rpc_interface", "rpc_interface_prefer_ipv6", "seed_provider", "workdir",
 }
 
 // OwnedConfig returns the scylla.yaml keys and values the sidecar sets.
@@ -114,12 +119,13 @@ func RackDCProperties(s ScyllaDBSettings) []byte {
 }
 
 // ownedOptions are the command-line options the sidecar sets, or that would override what it set in scylla.yaml,
-// in their dashed spelling. A user argument naming one is dropped.
+// in their dashed spelling. A user argument naming one is dropped. The replace options are owned whether or not the
+// node replaces another (see ownedConfigKeys).
 var ownedOptions = []string{
 	"api-address", "api-port", "broadcast-address", "broadcast-rpc-address", "cluster-name", "developer-mode",
 	"enable-ipv6-dns-lookup", "endpoint-snitch", "listen-address", "listen-interface", "listen-interface-prefer-ipv6",
-	"options-file", "rpc-address", "rpc-interface", "rpc-interface-prefer-ipv6", "seed-provider",
-	"seed-provider-parameters", "seeds", "workdir",
+	"options-file", "replace-address", "replace-address-first-boot", "replace-node-first-boot", "rpc-address",
+	"rpc-interface", "rpc-interface-prefer-ipv6", "seed-provider", "seed-provider-parameters", "seeds", "workdir",
 }
 
 // shortOwnedOptions are one-letter spellings of owned options: Seastar's -c for --smp and ScyllaDB's -W for
@@ -131,6 +137,7 @@ var shortOwnedOptions = map[byte]string{'c': "smp", 'W': "workdir"}
 // may be --name=value or --name value, with dashes or underscores, abbreviated to any prefix of the name (the image
 // entrypoint's argparse and ScyllaDB's option parser both accept unambiguous abbreviations), or a short -c (--smp)
 // or -W (--workdir), with the value attached or next. --smp is owned when CPUCount is set.
+// --replace-node-first-boot is given when ReplaceNodeFirstBoot is set.
 func ScyllaDBArgs(s ScyllaDBSettings, extra []string) (args []string, ignored []string) {
 	args = []string{
 		"--listen-address=" + s.Addresses.ListenAddress,
@@ -146,6 +153,9 @@ func ScyllaDBArgs(s ScyllaDBSettings, extra []string) (args []string, ignored []
 	if s.CPUCount > 0 {
 		args = append(args, "--smp="+strconv.Itoa(s.CPUCount))
 		owned = append(owned, "smp")
+	}
+	if s.ReplaceNodeFirstBoot != "" {
+		args = append(args, "--replace-node-first-boot="+s.ReplaceNodeFirstBoot)
 	}
 
 	for i := 0; i < len(extra); i++ {

@@ -80,6 +80,36 @@ alternator_port: 8000
 	}
 }
 
+// TestMergeConfigOwnsTheReplaceOptions drops the replace options of the image's and the user's scylla.yaml: the
+// sidecar passes the replaced host ID on the command line, and the datacenter's shared config would apply to every
+// new node.
+func TestMergeConfigOwnsTheReplaceOptions(t *testing.T) {
+	t.Parallel()
+	base := []byte("replace_address: 10.96.0.8\nnum_tokens: 256\n")
+	custom := []byte("replace_node_first_boot: " + replacedHostID + "\nreplace_address_first_boot: 10.96.0.9\nnum_tokens: 16\n")
+	s := testSettings()
+	s.ReplaceNodeFirstBoot = replacedHostID
+	out, ignored, err := MergeConfig(base, custom, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := yaml.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"replace_address", "replace_address_first_boot", "replace_node_first_boot"} {
+		if v, ok := got[key]; ok {
+			t.Errorf("scylla.yaml has %s: %v, want none", key, v)
+		}
+	}
+	if got["num_tokens"] != 16 {
+		t.Errorf("num_tokens = %v, want the custom 16", got["num_tokens"])
+	}
+	if diff := cmp.Diff([]string{"replace_address_first_boot", "replace_node_first_boot"}, ignored); diff != "" {
+		t.Errorf("unexpected ignored keys (-want +got):\n%s", diff)
+	}
+}
+
 func TestMergeConfigWithoutBaseOrCustom(t *testing.T) {
 	t.Parallel()
 	s := testSettings()
@@ -133,6 +163,7 @@ func TestScyllaDBArgs(t *testing.T) {
 		name        string
 		cpus        int
 		developer   bool
+		replace     string
 		extra       []string
 		wantArgs    []string
 		wantIgnored []string
@@ -167,6 +198,25 @@ func TestScyllaDBArgs(t *testing.T) {
 			wantIgnored: []string{"-c 2", "-c2", "-W /tmp", "-W/tmp"},
 		},
 		{
+			name:     "a node that replaces another is started with the replaced host ID",
+			replace:  replacedHostID,
+			extra:    []string{"--overprovisioned"},
+			wantArgs: append(append([]string{}, sidecarArgs...), "--replace-node-first-boot="+replacedHostID, "--overprovisioned"),
+		},
+		{
+			name:        "the replace options are owned, whether or not the node replaces another",
+			extra:       []string{"--replace-node-first-boot=" + replacedHostID, "--replace_address_first_boot", "10.96.0.9", "--replace-address=10.96.0.9", "--replace", "x", "--memory=4G"},
+			wantArgs:    append(append([]string{}, sidecarArgs...), "--memory=4G"),
+			wantIgnored: []string{"--replace-node-first-boot=" + replacedHostID, "--replace_address_first_boot 10.96.0.9", "--replace-address=10.96.0.9", "--replace x"},
+		},
+		{
+			name:        "a user's replace option can't override the replaced host ID",
+			replace:     replacedHostID,
+			extra:       []string{"--replace-node-first-boot", "11111111-2222-3333-4444-555555555555"},
+			wantArgs:    append(append([]string{}, sidecarArgs...), "--replace-node-first-boot="+replacedHostID),
+			wantIgnored: []string{"--replace-node-first-boot 11111111-2222-3333-4444-555555555555"},
+		},
+		{
 			name:     "-c is the user's while the CPU count is unset",
 			extra:    []string{"-c", "2"},
 			wantArgs: append(append([]string{}, sidecarArgs...), "-c", "2"),
@@ -186,6 +236,7 @@ func TestScyllaDBArgs(t *testing.T) {
 			s := testSettings()
 			s.CPUCount = tc.cpus
 			s.DeveloperMode = tc.developer
+			s.ReplaceNodeFirstBoot = tc.replace
 			args, ignored := ScyllaDBArgs(s, tc.extra)
 			if diff := cmp.Diff(tc.wantArgs, args); diff != "" {
 				t.Errorf("unexpected args (-want +got):\n%s", diff)

@@ -31,7 +31,14 @@ type inProcessNode struct {
 // startInProcessNode starts a fake node that founds its own ring and, unless knobs delay it, waits until it is NORMAL.
 func startInProcessNode(t *testing.T, knobs fakescylladb.Knobs) *inProcessNode {
 	t.Helper()
-	registry := fakescylladb.NewRegistry(0)
+	return startInProcessNodeIn(t, fakescylladb.NewRegistry(0), knobs, func(*fakescylladb.Settings) {})
+}
+
+// startInProcessNodeIn starts a fake node with the registry as its view of the ring, with the settings of a node
+// that founds its own ring changed by change. Unless knobs delay its start, it waits until the node is in a ring
+// and, unless knobs delay its bootstrap, NORMAL.
+func startInProcessNodeIn(t *testing.T, registry *fakescylladb.Registry, knobs fakescylladb.Knobs, change func(*fakescylladb.Settings)) *inProcessNode {
+	t.Helper()
 	srv := httptest.NewServer(registry.Handler())
 	t.Cleanup(srv.Close)
 	rc, err := fakescylladb.NewRegistryClient(srv.URL)
@@ -47,6 +54,7 @@ func startInProcessNode(t *testing.T, knobs fakescylladb.Knobs) *inProcessNode {
 		ClusterName: "prod", Datacenter: "dc1", Rack: "r1", BroadcastAddress: "10.96.0.1", BroadcastRPCAddress: "10.96.0.1",
 		ListenAddress: "0.0.0.0", RPCAddress: "0.0.0.0", Seeds: []string{"10.96.0.1"}, Workdir: workdir,
 	}}
+	change(&inv.Settings)
 	node, err := fakescylladb.NewNode(fakescylladb.NodeOptions{
 		Invocation: inv, Registry: rc, Knobs: knobs, HeartbeatInterval: time.Hour, Logger: log.New(io.Discard, "", 0),
 	})
@@ -70,11 +78,16 @@ func startInProcessNode(t *testing.T, knobs fakescylladb.Knobs) *inProcessNode {
 	n := &inProcessNode{node: node, client: client, address: l.Addr().String(), workdir: workdir, registry: registry}
 	if knobs.StartupDelay == 0 {
 		for {
+			_, inRing := registry.RingOf(node.HostID())
 			mode, err := client.OperationMode(context.Background())
-			if err == nil && mode == scyllaclient.OperationModeNormal {
+			if inRing == nil && err == nil && (mode == scyllaclient.OperationModeNormal || knobs.BootstrapDelay > 0) {
 				break
 			}
-			time.Sleep(5 * time.Millisecond)
+			select {
+			case <-done:
+				t.Fatalf("fake node %s stopped before joining a ring", node.HostID())
+			case <-time.After(5 * time.Millisecond):
+			}
 		}
 	}
 	return n
@@ -101,4 +114,11 @@ func serviceLister(t *testing.T, services ...*corev1.Service) corev1listers.Serv
 		}
 	}
 	return corev1listers.NewServiceLister(indexer)
+}
+
+func errorString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }

@@ -28,9 +28,10 @@ import (
 )
 
 // MemberServiceController keeps the node's member Service in step with the node: it records the node's broadcast
-// address and host ID as annotations and, when the Service carries scylla/decommissioned="false", decommissions the
-// node and sets the label to "true". Finishing is recorded in a marker file on the node's volume first, so a restart
-// after the decommission only sets the label (ScyllaDB refuses to start once decommissioned).
+// address and host ID as annotations, over what an earlier node recorded (a replaced node's host ID), and, when the
+// Service carries scylla/decommissioned="false", decommissions the node and sets the label to "true". Finishing is
+// recorded in a marker file on the node's volume first, so a restart after the decommission only sets the label
+// (ScyllaDB refuses to start once decommissioned).
 type MemberServiceController struct {
 	kubeClient kubernetes.Interface
 	lister     corev1listers.ServiceLister
@@ -186,6 +187,14 @@ func (c *MemberServiceController) sync(ctx context.Context) (time.Duration, erro
 	if err != nil {
 		return 0, fmt.Errorf("can't get the host ID: %w", err)
 	}
+	// The operator takes the annotation for the node's identity (the host ID a replacement names, and the sign
+	// that a replacement is done once it changes), so only a real host ID is recorded.
+	hostID, err = ParseHostID(hostID)
+	if err != nil {
+		return 0, fmt.Errorf("ScyllaDB reports a host ID that can't be recorded: %w", err)
+	}
+	// A node that replaced another starts with the Service recording the replaced node's host ID: any other
+	// recorded value is overwritten.
 	if svc.Annotations[naming.HostIDAnnotation] != hostID {
 		if err := c.patchMetadata(ctx, "annotations", map[string]string{naming.HostIDAnnotation: hostID}); err != nil {
 			return 0, err

@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -129,6 +130,61 @@ func TestMemberServiceControllerRecordsBroadcastAddressAndHostIDOnce(t *testing.
 	}
 	if got := f.writes(); len(got) != 0 {
 		t.Errorf("a steady-state sync wrote %v", got)
+	}
+}
+
+// TestMemberServiceControllerRecordsTheReplacingNodesHostID starts a node that replaced another: its member Service
+// still records the replaced node's host ID, and the controller overwrites it with the node's own, which tells the
+// operator that the replacement took place.
+func TestMemberServiceControllerRecordsTheReplacingNodesHostID(t *testing.T) {
+	t.Parallel()
+	n := startInProcessNode(t, fakescylladb.Knobs{})
+	svc := memberServiceWithLabels(map[string]string{naming.ReplaceLabel: "", naming.ReplacingNodeHostIDLabel: replacedHostID})
+	svc.Annotations = map[string]string{
+		naming.HostIDAnnotation:                 replacedHostID,
+		naming.BroadcastAddressAnnotation:       "10.96.0.1",
+		naming.BroadcastAddressPodUIDAnnotation: "uid-1",
+	}
+	f := newControllerFixture(t, svc, n.client, t.TempDir(), true)
+	if _, err := f.controller.sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`patch {"metadata":{"annotations":{"internal.scylla-operator.scylladb.com/host-id":"` + n.node.HostID() + `"}}}`}
+	if diff := cmp.Diff(want, f.writes()); diff != "" {
+		t.Errorf("unexpected writes (-want +got):\n%s", diff)
+	}
+}
+
+// TestMemberServiceControllerRecordsOnlyAHostID keeps a host ID that ScyllaDB reports before it has one (the nil
+// UUID) off the member Service, where the operator would take it for a new node's, and records the real one once
+// ScyllaDB reports it.
+func TestMemberServiceControllerRecordsOnlyAHostID(t *testing.T) {
+	t.Parallel()
+	dataDir := t.TempDir()
+	stub := newStubScyllaDB(t, dataDir)
+	stub.setHostID("00000000-0000-0000-0000-000000000000")
+	svc := memberServiceWithLabels(nil)
+	svc.Annotations = map[string]string{naming.HostIDAnnotation: replacedHostID}
+	f := newControllerFixture(t, svc, stub.client, dataDir, true)
+	ctx := context.Background()
+	_, err := f.controller.sync(ctx)
+	wantErr := `ScyllaDB reports a host ID that can't be recorded: "00000000-0000-0000-0000-000000000000" is the nil UUID, which is no node's host ID`
+	if diff := cmp.Diff(wantErr, errorString(err)); diff != "" {
+		t.Errorf("unexpected error (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{recordBroadcastAddressPatch}, f.writes()); diff != "" {
+		t.Errorf("unexpected writes (-want +got):\n%s", diff)
+	}
+
+	f.kube.ClearActions()
+	f.waitForLister(t, func(s *corev1.Service) bool { return f.controller.BroadcastAddressRecorded(s) })
+	stub.setHostID("3f1c2a9e-5b7d-4e8f-9a0b-1c2d3e4f5a6b")
+	if _, err := f.controller.sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`patch {"metadata":{"annotations":{"internal.scylla-operator.scylladb.com/host-id":"3f1c2a9e-5b7d-4e8f-9a0b-1c2d3e4f5a6b"}}}`}
+	if diff := cmp.Diff(want, f.writes()); diff != "" {
+		t.Errorf("unexpected writes (-want +got):\n%s", diff)
 	}
 }
 
@@ -333,14 +389,19 @@ type stubScyllaDB struct {
 	markerPath string
 
 	lock          sync.Mutex
+	hostID        string
 	markerAtCalls []bool
 }
 
 func newStubScyllaDB(t *testing.T, dataDir string) *stubScyllaDB {
 	t.Helper()
-	s := &stubScyllaDB{markerPath: filepath.Join(dataDir, decommissioningMarkerFileName)}
+	s := &stubScyllaDB{markerPath: filepath.Join(dataDir, decommissioningMarkerFileName), hostID: "3f1c2a9e-5b7d-4e8f-9a0b-1c2d3e4f5a6b"}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET "+scyllaclient.PathLocalHostID, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(`"host-1"`)) })
+	mux.HandleFunc("GET "+scyllaclient.PathLocalHostID, func(w http.ResponseWriter, _ *http.Request) {
+		s.lock.Lock()
+		defer s.lock.Unlock()
+		_, _ = fmt.Fprintf(w, "%q", s.hostID)
+	})
 	mux.HandleFunc("GET "+scyllaclient.PathOperationMode, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(`"NORMAL"`)) })
 	mux.HandleFunc("POST "+scyllaclient.PathDecommission, func(w http.ResponseWriter, _ *http.Request) {
 		_, err := os.Stat(s.markerPath)
@@ -357,6 +418,12 @@ func newStubScyllaDB(t *testing.T, dataDir string) *stubScyllaDB {
 	}
 	s.client = client
 	return s
+}
+
+func (s *stubScyllaDB) setHostID(id string) {
+	s.lock.Lock()
+	defer s.lock.Unlock()
+	s.hostID = id
 }
 
 func (s *stubScyllaDB) calls() []bool {

@@ -21,10 +21,18 @@ type NodeConfigInput struct {
 type NodeConfig struct {
 	Addresses
 	Seeds
+	// ReplaceNodeHostID is the host ID of the node this one replaces (ReplaceNodeHostID); empty when it replaces none.
+	ReplaceNodeHostID string
 }
 
-// ComputeNodeConfig derives the node's addresses and seeds. It is a pure function of its input.
+// ComputeNodeConfig derives the node's addresses and seeds and the node it replaces. It is a pure function of its
+// input.
 func ComputeNodeConfig(in NodeConfigInput) (NodeConfig, error) {
+	// A bad label is final, so it is reported before anything that is waited for.
+	replaceNodeHostID, err := ReplaceNodeHostID(in.Service)
+	if err != nil {
+		return NodeConfig{}, err
+	}
 	addrs, err := ComputeAddresses(in.Options, in.Pod, in.Service, in.Interfaces)
 	if err != nil {
 		return NodeConfig{}, err
@@ -40,5 +48,5 @@ func ComputeNodeConfig(in NodeConfigInput) (NodeConfig, error) {
 	if err != nil {
 		return NodeConfig{}, err
 	}
-	return NodeConfig{Addresses: addrs, Seeds: seeds}, nil
+	return NodeConfig{Addresses: addrs, Seeds: seeds, ReplaceNodeHostID: replaceNodeHostID}, nil
 }

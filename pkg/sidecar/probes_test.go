@@ -62,6 +62,13 @@ func TestProber(t *testing.T) {
 			wantReadyz: func(hostID string) string { return fmt.Sprintf("node %s is not in the ring", hostID) },
 		},
 		{
+			name:  "a node still bootstrapping, as a replacing node does, is not ready",
+			knobs: fakescylladb.Knobs{BootstrapDelay: fakescylladb.Duration(time.Hour)},
+			wantReadyz: func(hostID string) string {
+				return fmt.Sprintf("node %s (10.96.0.1) is Up/Joining, not Up/Normal", hostID)
+			},
+		},
+		{
 			name:         "a failing API is neither healthy nor ready",
 			runtimeKnobs: `{"apiFailure": true}`,
 			wantHealthz:  `ScyllaDB's API doesn't answer: ScyllaDB API GET /storage_service/operation_mode returned 500: {"code":500,"message":"injected failure"}`,
@@ -104,17 +111,11 @@ func TestProber(t *testing.T) {
 			decommissioned.Store(tc.notRunning)
 			p := NewProber(serviceLister(t, memberService(tc.maintenance)), testNamespace, selfName, n.client, decommissioned, restart)
 			ctx := context.Background()
-			errString := func(err error) string {
-				if err == nil {
-					return ""
-				}
-				return err.Error()
-			}
-			if got := errString(p.Healthz(ctx)); got != tc.wantHealthz {
+			if got := errorString(p.Healthz(ctx)); got != tc.wantHealthz {
 				t.Errorf("Healthz() = %q, want %q", got, tc.wantHealthz)
 			}
 			wantReadyz := tc.wantReadyz(n.node.HostID())
-			if got := errString(p.Readyz(ctx)); got != wantReadyz {
+			if got := errorString(p.Readyz(ctx)); got != wantReadyz {
 				t.Errorf("Readyz() = %q, want %q", got, wantReadyz)
 			}
 
@@ -151,5 +152,46 @@ func TestProberFollowsTheNodeGoingDown(t *testing.T) {
 	n.setKnobs(t, `{"down": false}`)
 	if err := p.Readyz(ctx); err != nil {
 		t.Errorf("a node back Up isn't ready: %v", err)
+	}
+}
+
+// TestProberJudgesAReplacingNodeByItsOwnHostID runs a node that replaces a Down node at the same broadcast address,
+// as a node broadcasting its member Service's ClusterIP does: the ring shows both, and readiness follows the
+// replacing node's own host ID, not joining while it bootstraps and ready once it is Normal.
+func TestProberJudgesAReplacingNodeByItsOwnHostID(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	registry := fakescylladb.NewRegistry(0)
+	join := func(hostID, address string) {
+		t.Helper()
+		_, err := registry.Join(fakescylladb.JoinRequest{NodeInfo: fakescylladb.NodeInfo{
+			HostID: hostID, ClusterName: "prod", Datacenter: "dc1", Rack: "r1",
+			BroadcastAddress: address, BroadcastRPCAddress: address, Seeds: []string{"10.96.0.2"},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	join("5a3e9c1d-2b4f-4a6e-8c0d-1e2f3a4b5c6d", "10.96.0.2")
+	join(replacedHostID, "10.96.0.1")
+	if err := registry.SetState(replacedHostID, fakescylladb.StateRequest{Status: fakescylladb.StatusDown}); err != nil {
+		t.Fatal(err)
+	}
+
+	const bootstrap = 2 * time.Second
+	n := startInProcessNodeIn(t, registry, fakescylladb.Knobs{BootstrapDelay: fakescylladb.Duration(bootstrap)}, func(s *fakescylladb.Settings) {
+		s.Seeds = []string{"10.96.0.2"}
+	})
+	p := NewProber(serviceLister(t), testNamespace, selfName, n.client, &atomic.Bool{}, NewRestart())
+	want := fmt.Sprintf("node %s (10.96.0.1) is Up/Joining, not Up/Normal", n.node.HostID())
+	if got := errorString(p.Readyz(ctx)); got != want {
+		t.Errorf("Readyz() while bootstrapping = %q, want %q", got, want)
+	}
+	deadline := time.Now().Add(bootstrap + 10*time.Second)
+	for err := p.Readyz(ctx); err != nil; err = p.Readyz(ctx) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the replacing node isn't ready after its bootstrap: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -134,6 +134,8 @@ func (o *Options) settings(nc NodeConfig) ScyllaDBSettings {
 		CPUCount:      o.CPUCount,
 		DeveloperMode: o.DeveloperMode,
 		TLS:           o.tlsSettings,
+
+		ReplaceNodeFirstBoot: nc.ReplaceNodeHostID,
 	}
 }
 
@@ -269,6 +271,10 @@ func (o *Options) Run(ctx context.Context) error {
 			"broadcastAddress", nc.BroadcastAddress, "broadcastRPCAddress", nc.BroadcastRPCAddress,
 			"listenAddress", nc.ListenAddress, "rpcAddress", nc.RPCAddress,
 			"seeds", nc.Seeds.Seeds, "firstInDatacenter", nc.First, "localSeed", nc.LocalSeed)
+		if nc.ReplaceNodeHostID != "" {
+			logger.Info("The member Service asks this node to replace another; ScyllaDB is started with --replace-node-first-boot, which it honours on the node's first boot only and ignores once the node has its own host ID",
+				"replacedHostID", nc.ReplaceNodeHostID, "label", naming.ReplacingNodeHostIDLabel)
+		}
 	}
 
 	factory := informers.NewSharedInformerFactoryWithOptions(o.kubeClient, 12*time.Hour,
