@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"go.yaml.in/yaml/v3"
 )
 
 func testSettings() ScyllaDBSettings {
@@ -44,14 +43,7 @@ broadcast_address: 1.2.3.4
 rpc_interface: eth0
 alternator_port: 8000
 `)
-	out, ignored, err := MergeConfig(base, custom, testSettings())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got map[string]any
-	if err := yaml.Unmarshal(out, &got); err != nil {
-		t.Fatal(err)
-	}
+	got, ignored := mergeParsedConfig(t, base, custom, testSettings())
 	want := map[string]any{
 		"cluster_name":               "prod",
 		"num_tokens":                 16,
@@ -89,14 +81,7 @@ func TestMergeConfigOwnsTheReplaceOptions(t *testing.T) {
 	custom := []byte("replace_node_first_boot: " + replacedHostID + "\nreplace_address_first_boot: 10.96.0.9\nnum_tokens: 16\n")
 	s := testSettings()
 	s.ReplaceNodeFirstBoot = replacedHostID
-	out, ignored, err := MergeConfig(base, custom, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got map[string]any
-	if err := yaml.Unmarshal(out, &got); err != nil {
-		t.Fatal(err)
-	}
+	got, ignored := mergeParsedConfig(t, base, custom, s)
 	for _, key := range []string{"replace_address", "replace_address_first_boot", "replace_node_first_boot"} {
 		if v, ok := got[key]; ok {
 			t.Errorf("scylla.yaml has %s: %v, want none", key, v)
@@ -114,16 +99,9 @@ func TestMergeConfigWithoutBaseOrCustom(t *testing.T) {
 	t.Parallel()
 	s := testSettings()
 	s.IPFamily = IPv6
-	out, ignored, err := MergeConfig(nil, nil, s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got, ignored := mergeParsedConfig(t, nil, nil, s)
 	if len(ignored) != 0 {
 		t.Errorf("ignored %v with no custom config", ignored)
-	}
-	var got map[string]any
-	if err := yaml.Unmarshal(out, &got); err != nil {
-		t.Fatal(err)
 	}
 	if len(got) != len(OwnedConfig(s)) || got["enable_ipv6_dns_lookup"] != true {
 		t.Errorf("unexpected config %v", got)

@@ -104,6 +104,19 @@ func memberServiceWithLabels(labels map[string]string) *corev1.Service {
 	return svc
 }
 
+// hostIDPatch is the controller's write that records hostID.
+func hostIDPatch(hostID string) string {
+	return `patch {"metadata":{"annotations":{"internal.scylla-operator.scylladb.com/host-id":"` + hostID + `"}}}`
+}
+
+// checkWrites compares the fixture's writes with want.
+func (f *controllerFixture) checkWrites(t *testing.T, want ...string) {
+	t.Helper()
+	if diff := cmp.Diff(want, f.writes()); diff != "" {
+		t.Errorf("unexpected writes (-want +got):\n%s", diff)
+	}
+}
+
 const recordBroadcastAddressPatch = `patch {"metadata":{"annotations":{"internal.scylla-operator.scylladb.com/broadcast-address":"10.96.0.1","internal.scylla-operator.scylladb.com/broadcast-address-pod-uid":"uid-1"}}}`
 
 func TestMemberServiceControllerRecordsBroadcastAddressAndHostIDOnce(t *testing.T) {
@@ -115,13 +128,7 @@ func TestMemberServiceControllerRecordsBroadcastAddressAndHostIDOnce(t *testing.
 	if _, err := f.controller.sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{
-		recordBroadcastAddressPatch,
-		`patch {"metadata":{"annotations":{"internal.scylla-operator.scylladb.com/host-id":"` + n.node.HostID() + `"}}}`,
-	}
-	if diff := cmp.Diff(want, f.writes()); diff != "" {
-		t.Errorf("unexpected writes (-want +got):\n%s", diff)
-	}
+	f.checkWrites(t, recordBroadcastAddressPatch, hostIDPatch(n.node.HostID()))
 
 	f.waitForLister(t, func(s *corev1.Service) bool { return s.Annotations[naming.HostIDAnnotation] == n.node.HostID() })
 	f.kube.ClearActions()
@@ -149,10 +156,7 @@ func TestMemberServiceControllerRecordsTheReplacingNodesHostID(t *testing.T) {
 	if _, err := f.controller.sync(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{`patch {"metadata":{"annotations":{"internal.scylla-operator.scylladb.com/host-id":"` + n.node.HostID() + `"}}}`}
-	if diff := cmp.Diff(want, f.writes()); diff != "" {
-		t.Errorf("unexpected writes (-want +got):\n%s", diff)
-	}
+	f.checkWrites(t, hostIDPatch(n.node.HostID()))
 }
 
 // TestMemberServiceControllerRecordsOnlyAHostID keeps a host ID that ScyllaDB reports before it has one (the nil
@@ -172,9 +176,7 @@ func TestMemberServiceControllerRecordsOnlyAHostID(t *testing.T) {
 	if diff := cmp.Diff(wantErr, errorString(err)); diff != "" {
 		t.Errorf("unexpected error (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{recordBroadcastAddressPatch}, f.writes()); diff != "" {
-		t.Errorf("unexpected writes (-want +got):\n%s", diff)
-	}
+	f.checkWrites(t, recordBroadcastAddressPatch)
 
 	f.kube.ClearActions()
 	f.waitForLister(t, func(s *corev1.Service) bool { return f.controller.BroadcastAddressRecorded(s) })
@@ -182,10 +184,7 @@ func TestMemberServiceControllerRecordsOnlyAHostID(t *testing.T) {
 	if _, err := f.controller.sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{`patch {"metadata":{"annotations":{"internal.scylla-operator.scylladb.com/host-id":"3f1c2a9e-5b7d-4e8f-9a0b-1c2d3e4f5a6b"}}}`}
-	if diff := cmp.Diff(want, f.writes()); diff != "" {
-		t.Errorf("unexpected writes (-want +got):\n%s", diff)
-	}
+	f.checkWrites(t, hostIDPatch("3f1c2a9e-5b7d-4e8f-9a0b-1c2d3e4f5a6b"))
 }
 
 func TestMemberServiceControllerRetriesWhileScyllaDBIsDown(t *testing.T) {
@@ -197,9 +196,7 @@ func TestMemberServiceControllerRetriesWhileScyllaDBIsDown(t *testing.T) {
 		t.Error("sync succeeded with ScyllaDB's API failing")
 	}
 	// The broadcast address needs no API; nothing else may be written.
-	if diff := cmp.Diff([]string{recordBroadcastAddressPatch}, f.writes()); diff != "" {
-		t.Errorf("unexpected writes with ScyllaDB's API failing (-want +got):\n%s", diff)
-	}
+	f.checkWrites(t, recordBroadcastAddressPatch)
 }
 
 func TestMemberServiceControllerDecommissions(t *testing.T) {
@@ -260,10 +257,7 @@ func TestMemberServiceControllerFinishesAfterRestart(t *testing.T) {
 	if _, err := f.controller.sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{`patch {"metadata":{"labels":{"scylla/decommissioned":"true"}}}`}
-	if diff := cmp.Diff(want, f.writes()); diff != "" {
-		t.Errorf("unexpected writes (-want +got):\n%s", diff)
-	}
+	f.checkWrites(t, `patch {"metadata":{"labels":{"scylla/decommissioned":"true"}}}`)
 	f.waitForLister(t, func(s *corev1.Service) bool {
 		return s.Labels[naming.DecommissionedLabel] == naming.DecommissionedLabelTrue
 	})

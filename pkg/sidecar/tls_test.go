@@ -195,7 +195,13 @@ alternator_https_port: 9999
 // mergeCustomConfig is MergeConfig of custom over no base, parsed, with the keys it ignored.
 func mergeCustomConfig(t *testing.T, custom []byte, s ScyllaDBSettings) (map[string]any, []string) {
 	t.Helper()
-	out, ignored, err := MergeConfig(nil, custom, s)
+	return mergeParsedConfig(t, nil, custom, s)
+}
+
+// mergeParsedConfig is MergeConfig, parsed, with the keys it ignored.
+func mergeParsedConfig(t *testing.T, base, custom []byte, s ScyllaDBSettings) (map[string]any, []string) {
+	t.Helper()
+	out, ignored, err := MergeConfig(base, custom, s)
 	if err != nil {
 		t.Fatal(err)
 	}
