@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/google/uuid"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -35,6 +36,9 @@ type Settings struct {
 	Workdir             string   `json:"workdir"`
 	SMP                 string   `json:"smp,omitempty"`
 	DeveloperMode       string   `json:"developerMode,omitempty"`
+	// ReplaceNodeFirstBoot is ScyllaDB's replace_node_first_boot: the host ID of a dead node this node is to take
+	// the place of when it first boots.
+	ReplaceNodeFirstBoot string `json:"replaceNodeFirstBoot,omitempty"`
 }
 
 // Invocation is everything one start of the fake was given.
@@ -98,12 +102,39 @@ func ParseInvocation(args []string, configDir string) (*Invocation, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.ReplaceNodeFirstBoot, err = replaceNodeFirstBootOf(opts, inv.Config)
+	if err != nil {
+		return nil, err
+	}
 	s.Datacenter = inv.RackDC["dc"]
 	s.Rack = inv.RackDC["rack"]
 	if s.EndpointSnitch == "GossipingPropertyFileSnitch" && (s.Datacenter == "" || s.Rack == "") {
 		return nil, fmt.Errorf("GossipingPropertyFileSnitch needs dc and rack in cassandra-rackdc.properties, got %v", inv.RackDC)
 	}
 	return inv, nil
+}
+
+// unsupportedReplaceOptions are ScyllaDB's replace options that name the dead node by address. The fake refuses them
+// rather than start as a fresh node, so that a caller passing them learns at once that they aren't honoured.
+var unsupportedReplaceOptions = []string{"replace-address", "replace-address-first-boot"}
+
+// replaceNodeFirstBootOf reads replace_node_first_boot, which must be empty or a host ID (a UUID), as ScyllaDB
+// refuses to start with anything else.
+func replaceNodeFirstBootOf(opts map[string]string, config map[string]any) (string, error) {
+	for _, name := range unsupportedReplaceOptions {
+		if v := pick(opts, config, name, ""); v != "" {
+			return "", fmt.Errorf("%s=%q: the fake ScyllaDB replaces nodes by host ID only; use replace_node_first_boot", strings.ReplaceAll(name, "-", "_"), v)
+		}
+	}
+	v := strings.TrimSpace(pick(opts, config, "replace-node-first-boot", ""))
+	if v == "" {
+		return "", nil
+	}
+	id, err := uuid.Parse(v)
+	if err != nil {
+		return "", fmt.Errorf("invalid replace_node_first_boot %q: it must be the host ID (a UUID) of the node to replace: %w", v, err)
+	}
+	return id.String(), nil
 }
 
 // parseOptions turns "--a=b", "--a b" and "--flag" into a map keyed by the dashed option name.

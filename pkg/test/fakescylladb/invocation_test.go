@@ -23,6 +23,15 @@ func writeConfig(t *testing.T, yaml, rackdc string) string {
 	return dir
 }
 
+// defaultSettingsReplacing returns the settings of an empty scylla.yaml with replace_node_first_boot set to hostID.
+func defaultSettingsReplacing(hostID string) Settings {
+	return Settings{
+		ClusterName: "Test Cluster", ListenAddress: "localhost", RPCAddress: "localhost", BroadcastAddress: "localhost",
+		BroadcastRPCAddress: "localhost", APIAddress: "localhost", APIPort: 10000, EndpointSnitch: "SimpleSnitch",
+		Workdir: "/var/lib/scylla", ReplaceNodeFirstBoot: hostID,
+	}
+}
+
 func TestParseInvocation(t *testing.T) {
 	t.Parallel()
 	const yamlConfig = `cluster_name: prod
@@ -90,6 +99,46 @@ seed_provider:
 			name:    "a bad API port fails",
 			yaml:    "api_port: http\n",
 			wantErr: `invalid api_port "http"`,
+		},
+		{
+			name: "replace_node_first_boot from scylla.yaml",
+			yaml: "replace_node_first_boot: 7F1D0A6C-2B9E-4C55-9D0A-3E1B2C4D5E6F\n",
+			want: defaultSettingsReplacing("7f1d0a6c-2b9e-4c55-9d0a-3e1b2c4d5e6f"),
+		},
+		{
+			name: "--replace-node-first-boot overrides scylla.yaml",
+			yaml: "replace_node_first_boot: 7f1d0a6c-2b9e-4c55-9d0a-3e1b2c4d5e6f\n",
+			args: []string{"--replace-node-first-boot", "0b8e3c1a-5d4f-4e2b-8a7c-9f6e5d4c3b2a"},
+			want: defaultSettingsReplacing("0b8e3c1a-5d4f-4e2b-8a7c-9f6e5d4c3b2a"),
+		},
+		{
+			name: "--replace_node_first_boot with underscores",
+			yaml: "{}",
+			args: []string{"--replace_node_first_boot=0b8e3c1a-5d4f-4e2b-8a7c-9f6e5d4c3b2a"},
+			want: defaultSettingsReplacing("0b8e3c1a-5d4f-4e2b-8a7c-9f6e5d4c3b2a"),
+		},
+		{
+			name: "an empty --replace-node-first-boot replaces nothing",
+			yaml: "replace_node_first_boot: 7f1d0a6c-2b9e-4c55-9d0a-3e1b2c4d5e6f\n",
+			args: []string{"--replace-node-first-boot="},
+			want: defaultSettingsReplacing(""),
+		},
+		{
+			name:    "a replace_node_first_boot that isn't a host ID fails",
+			yaml:    "{}",
+			args:    []string{"--replace-node-first-boot=10.0.0.3"},
+			wantErr: `invalid replace_node_first_boot "10.0.0.3": it must be the host ID (a UUID) of the node to replace: invalid UUID length: 8`,
+		},
+		{
+			name:    "replace_address_first_boot is refused rather than ignored",
+			yaml:    "replace_address_first_boot: 10.0.0.3\n",
+			wantErr: `replace_address_first_boot="10.0.0.3": the fake ScyllaDB replaces nodes by host ID only; use replace_node_first_boot`,
+		},
+		{
+			name:    "--replace-address is refused rather than ignored",
+			yaml:    "{}",
+			args:    []string{"--replace-address", "10.0.0.3"},
+			wantErr: `replace_address="10.0.0.3": the fake ScyllaDB replaces nodes by host ID only; use replace_node_first_boot`,
 		},
 		{
 			name:    "a bad properties line fails",

@@ -122,6 +122,9 @@ func runNode(ctx context.Context, args []string, getenv func(string) string, log
 	logger.Printf("starting node %s: cluster %q, dc %q, rack %q, broadcast %s, seeds %v, API %s",
 		node.HostID(), inv.Settings.ClusterName, inv.Settings.Datacenter, inv.Settings.Rack,
 		inv.Settings.BroadcastAddress, inv.Settings.Seeds, node.APIAddress())
+	if id := node.ReplaceHostID(); id != "" {
+		logger.Printf("node %s replaces node %s", node.HostID(), id)
+	}
 	if knobs.ExitCode != nil {
 		logger.Printf("exiting with code %d as %s asks", *knobs.ExitCode, EnvExitCode)
 		return exitCodeError(*knobs.ExitCode)

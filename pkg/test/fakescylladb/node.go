@@ -1,6 +1,7 @@
 package fakescylladb
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,6 +26,9 @@ import (
 const (
 	HostIDFile         = "fake-scylladb-host-id"
 	DecommissionedFile = "fake-scylladb-decommissioned"
+	// ReplacingFile holds the host ID of the node this node is replacing until the replacement finished, so that a
+	// restart midway resumes it.
+	ReplacingFile = "fake-scylladb-replacing"
 )
 
 // Paths of the fake's own endpoints, served beside the REST API.
@@ -32,6 +36,10 @@ const (
 	PathKnobs  = "/fake/knobs"
 	PathRecord = "/fake/record"
 )
+
+// PathTokensEndpoint is ScyllaDB's REST API path listing which node owns each token, as [{"key": token, "value":
+// address}] sorted by token. Only nodes that finished joining own tokens.
+const PathTokensEndpoint = "/storage_service/tokens_endpoint"
 
 // ErrDecommissioned is returned when a decommissioned node is started again, which ScyllaDB refuses too.
 var ErrDecommissioned = errors.New("this node was decommissioned and will not rejoin the ring")
@@ -42,6 +50,9 @@ type Record struct {
 	Invocation *Invocation `json:"invocation,omitempty"`
 	Args       []string    `json:"args"`
 	HostID     string      `json:"hostID,omitempty"`
+	// ReplaceHostID is the host ID of the node this start replaces: replace_node_first_boot on first boot, or the
+	// unfinished replacement a restart resumes. Unset when the node replaces nothing or ignored the option.
+	ReplaceHostID string `json:"replaceHostID,omitempty"`
 	// ResolvedSeeds are the seed addresses the node last tried to join with, once a Resolver turned seed names into
 	// addresses; unset without a Resolver.
 	ResolvedSeeds []string `json:"resolvedSeeds,omitempty"`
@@ -65,9 +76,10 @@ type NodeOptions struct {
 
 // Node is one fake ScyllaDB node: it serves the REST API subset and keeps its ring membership in the registry.
 type Node struct {
-	opts   NodeOptions
-	hostID string
-	record Record
+	opts          NodeOptions
+	hostID        string
+	replaceHostID string
+	record        Record
 
 	lock            sync.Mutex
 	knobs           Knobs
@@ -87,39 +99,79 @@ func NewNode(opts NodeOptions) (*Node, error) {
 	if opts.Logger == nil {
 		opts.Logger = log.New(os.Stderr, "fake-scylladb: ", log.LstdFlags)
 	}
-	hostID, err := loadHostID(opts.Invocation.Settings.Workdir)
+	hostID, replaceHostID, err := loadIdentity(opts.Invocation.Settings, opts.Logger)
 	if err != nil {
 		return nil, err
 	}
 	return &Node{
-		opts:   opts,
-		hostID: hostID,
-		knobs:  opts.Knobs,
-		mode:   scyllaclient.OperationModeStarting,
-		record: Record{Invocation: opts.Invocation, Args: opts.Invocation.Args, HostID: hostID},
+		opts:          opts,
+		hostID:        hostID,
+		replaceHostID: replaceHostID,
+		knobs:         opts.Knobs,
+		mode:          scyllaclient.OperationModeStarting,
+		record: Record{
+			Invocation: opts.Invocation, Args: opts.Invocation.Args, HostID: hostID, ReplaceHostID: replaceHostID,
+		},
 	}, nil
 }
 
 // HostID returns the node's host ID.
 func (n *Node) HostID() string { return n.hostID }
 
-func loadHostID(workdir string) (string, error) {
-	if err := os.MkdirAll(workdir, 0o755); err != nil {
-		return "", fmt.Errorf("can't create workdir: %w", err)
+// ReplaceHostID returns the host ID of the node this node replaces, or "" when it replaces none.
+func (n *Node) ReplaceHostID() string { return n.replaceHostID }
+
+// loadIdentity loads the node's host ID from the workdir, creating one on first boot, and decides which node this
+// start replaces. As in ScyllaDB, replace_node_first_boot counts only on first boot and is ignored, with a log line,
+// by a node that already has its identity; but a node that started replacing and restarts before it became Normal
+// hasn't finished bootstrapping, so it resumes that replacement (the workdir remembers it, whether or not the option
+// is still given) and refuses to replace another node instead.
+func loadIdentity(s Settings, logger *log.Logger) (hostID, replaceHostID string, err error) {
+	if err := os.MkdirAll(s.Workdir, 0o755); err != nil {
+		return "", "", fmt.Errorf("can't create workdir: %w", err)
 	}
-	path := filepath.Join(workdir, HostIDFile)
+	replacingPath := filepath.Join(s.Workdir, ReplacingFile)
+	if replaceHostID, err = readWorkdirFile(replacingPath); err != nil {
+		return "", "", err
+	}
+	hostIDPath := filepath.Join(s.Workdir, HostIDFile)
+	if hostID, err = readWorkdirFile(hostIDPath); err != nil {
+		return "", "", err
+	}
+	option := s.ReplaceNodeFirstBoot
+	switch {
+	case replaceHostID != "" && option != "" && option != replaceHostID:
+		return "", "", fmt.Errorf("this node started replacing %s and hasn't finished; it can't replace %s (replace_node_first_boot) instead", replaceHostID, option)
+	case replaceHostID != "":
+		logger.Printf("resuming the unfinished replacement of node %s", replaceHostID)
+	case option != "" && hostID == "":
+		// Written before the host ID, so that a crash in between still leaves a node that replaces.
+		if err := os.WriteFile(replacingPath, []byte(option+"\n"), 0o644); err != nil {
+			return "", "", fmt.Errorf("can't record the replacement: %w", err)
+		}
+		replaceHostID = option
+	case option != "":
+		logger.Printf("ignoring replace_node_first_boot=%s: this node already has host ID %s, so this isn't its first boot", option, hostID)
+	}
+	if hostID == "" {
+		hostID = uuid.NewString()
+		if err := os.WriteFile(hostIDPath, []byte(hostID+"\n"), 0o644); err != nil {
+			return "", "", fmt.Errorf("can't write host ID: %w", err)
+		}
+	}
+	return hostID, replaceHostID, nil
+}
+
+// readWorkdirFile returns the trimmed content of a file in the workdir, or "" when there is none.
+func readWorkdirFile(path string) (string, error) {
 	data, err := os.ReadFile(path)
-	if err == nil {
-		return strings.TrimSpace(string(data)), nil
+	if os.IsNotExist(err) {
+		return "", nil
 	}
-	if !os.IsNotExist(err) {
-		return "", fmt.Errorf("can't read host ID: %w", err)
+	if err != nil {
+		return "", fmt.Errorf("can't read %s: %w", path, err)
 	}
-	id := uuid.NewString()
-	if err := os.WriteFile(path, []byte(id+"\n"), 0o644); err != nil {
-		return "", fmt.Errorf("can't write host ID: %w", err)
-	}
-	return id, nil
+	return strings.TrimSpace(string(data)), nil
 }
 
 // IsDecommissioned reports whether the node's workdir says it was decommissioned.
@@ -236,11 +288,16 @@ func (n *Node) join(ctx context.Context) error {
 		BroadcastRPCAddress: s.BroadcastRPCAddress,
 		Addresses:           addresses,
 		Seeds:               seeds,
+		ReplaceHostID:       n.replaceHostID,
 	}})
 	if err != nil {
 		return fmt.Errorf("can't join a ring: %w", err)
 	}
-	n.opts.Logger.Printf("node %s (%s) joined %s with %d members", n.hostID, s.BroadcastAddress, ring.ID, len(ring.Members))
+	if n.replaceHostID != "" {
+		n.opts.Logger.Printf("node %s (%s) joined %s with %d members, replacing node %s", n.hostID, s.BroadcastAddress, ring.ID, len(ring.Members), n.replaceHostID)
+	} else {
+		n.opts.Logger.Printf("node %s (%s) joined %s with %d members", n.hostID, s.BroadcastAddress, ring.ID, len(ring.Members))
+	}
 	n.lock.Lock()
 	n.joined = true
 	n.lock.Unlock()
@@ -258,8 +315,21 @@ func (n *Node) join(ctx context.Context) error {
 			return err
 		}
 	}
+	if n.replaceHostID != "" {
+		n.finishReplacement()
+	}
 	n.setMode(scyllaclient.OperationModeNormal, !n.currentKnobs().NativeTransportDisabled)
 	return nil
+}
+
+// finishReplacement forgets the replacement in the workdir once the registry has the node Normal. Should that
+// fail, the next start resumes a finished replacement, which the registry accepts as a plain restart.
+func (n *Node) finishReplacement() {
+	err := os.Remove(filepath.Join(n.opts.Invocation.Settings.Workdir, ReplacingFile))
+	if err != nil && !os.IsNotExist(err) {
+		n.opts.Logger.Printf("can't forget the finished replacement in the workdir: %v", err)
+	}
+	n.opts.Logger.Printf("node %s replaced node %s", n.hostID, n.replaceHostID)
 }
 
 // resolveSeeds turns seed names into addresses through the Resolver, as ScyllaDB resolves its seeds through DNS. IP
@@ -365,6 +435,7 @@ func (n *Node) Handler() http.Handler {
 	api.HandleFunc("GET "+scyllaclient.PathMovingNodes, func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, []string{})
 	})
+	api.HandleFunc("GET "+PathTokensEndpoint, n.serveTokensEndpoint)
 	api.HandleFunc("GET "+scyllaclient.PathNativeTransport, func(w http.ResponseWriter, r *http.Request) {
 		n.lock.Lock()
 		defer n.lock.Unlock()
@@ -413,17 +484,70 @@ func (n *Node) serveSetKnobs(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveRing answers with one entry per ring member that pick accepts; a node outside any ring knows no members.
+// ScyllaDB keys these lists by address, so a node being replaced by one at the same address is left out: the
+// address is the replacing node's.
 func (n *Node) serveRing(w http.ResponseWriter, r *http.Request, pick func(Member) (any, bool)) {
-	out := []any{}
-	ring, err := n.opts.Registry.RingOf(r.Context(), n.hostID)
-	if err != nil && !errors.Is(err, ErrNotFound) {
-		writeJSON(w, http.StatusInternalServerError, map[string]any{"message": err.Error(), "code": 500})
+	ring, ok := n.ring(w, r)
+	if !ok {
 		return
 	}
+	hidden := map[string]bool{}
 	for _, m := range ring.Members {
+		if i := slices.IndexFunc(ring.Members, func(t Member) bool { return t.HostID == m.ReplaceHostID }); i >= 0 && ring.Members[i].BroadcastAddress == m.BroadcastAddress {
+			hidden[m.ReplaceHostID] = true
+		}
+	}
+	out := []any{}
+	for _, m := range ring.Members {
+		if hidden[m.HostID] {
+			continue
+		}
 		if v, ok := pick(m); ok {
 			out = append(out, v)
 		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// ring returns the ring this node is in, empty outside any; on error it answers 500 and returns false.
+func (n *Node) ring(w http.ResponseWriter, r *http.Request) (Ring, bool) {
+	ring, err := n.opts.Registry.RingOf(r.Context(), n.hostID)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		writeJSON(w, http.StatusInternalServerError, map[string]any{"message": err.Error(), "code": 500})
+		return Ring{}, false
+	}
+	return ring, true
+}
+
+// serveTokensEndpoint answers PathTokensEndpoint. A Joining node owns no tokens yet; a node it replaces keeps
+// them until the replacement finished.
+func (n *Node) serveTokensEndpoint(w http.ResponseWriter, r *http.Request) {
+	ring, ok := n.ring(w, r)
+	if !ok {
+		return
+	}
+	type owned struct {
+		value int64
+		kv    map[string]string
+	}
+	var tokens []owned
+	for _, m := range ring.Members {
+		if m.State == StateJoining {
+			continue
+		}
+		for _, t := range m.Tokens {
+			v, err := strconv.ParseInt(t, 10, 64)
+			if err != nil {
+				writeJSON(w, http.StatusInternalServerError, map[string]any{"message": fmt.Sprintf("node %s has a malformed token %q", m.HostID, t), "code": 500})
+				return
+			}
+			tokens = append(tokens, owned{value: v, kv: map[string]string{"key": t, "value": m.BroadcastAddress}})
+		}
+	}
+	slices.SortFunc(tokens, func(a, b owned) int { return cmp.Compare(a.value, b.value) })
+	out := make([]map[string]string, 0, len(tokens))
+	for _, t := range tokens {
+		out = append(out, t.kv)
 	}
 	writeJSON(w, http.StatusOK, out)
 }

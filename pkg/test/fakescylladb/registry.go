@@ -1,11 +1,14 @@
 package fakescylladb
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -40,6 +43,9 @@ type NodeInfo struct {
 	// addresses and aliases such as a Service ClusterIP in front of it.
 	Addresses []string `json:"addresses"`
 	Seeds     []string `json:"seeds"`
+	// ReplaceHostID is the host ID of the Down node this node takes the place of (ScyllaDB's
+	// replace_node_first_boot). In a Member it stays set after the replacement finished.
+	ReplaceHostID string `json:"replaceHostID,omitempty"`
 }
 
 // Member is one node as the registry knows it.
@@ -48,7 +54,14 @@ type Member struct {
 	Status NodeStatus `json:"status"`
 	State  NodeState  `json:"state"`
 	RingID string     `json:"ringID"`
+	// Tokens are the node's ring position: TokensPerNode tokens derived from the host ID of the node that first
+	// joined at this position and handed on to the node that replaces it.
+	Tokens []string `json:"tokens"`
 }
+
+// TokensPerNode is how many tokens each node owns. ScyllaDB's default is 256; a few are enough to tell ring
+// positions apart and keep the registry's answers small.
+const TokensPerNode = 4
 
 // Ring is a set of nodes that know each other: one ScyllaDB cluster.
 type Ring struct {
@@ -85,6 +98,8 @@ type Registry struct {
 	rings          map[string]string // ring ID -> cluster name
 	nextRing       int
 	decommissioned map[string]bool
+	// replaced maps the host ID of a node that was replaced to the host ID of the node that took its place.
+	replaced map[string]string
 }
 
 // NewRegistry returns an empty registry. A ttl of 0 disables heartbeat expiry: nodes are Down only when told so.
@@ -95,6 +110,7 @@ func NewRegistry(ttl time.Duration) *Registry {
 		members:        map[string]*member{},
 		rings:          map[string]string{},
 		decommissioned: map[string]bool{},
+		replaced:       map[string]string{},
 	}
 }
 
@@ -105,6 +121,7 @@ func (r *Registry) effective(m *member) Member {
 	out := m.Member
 	out.Addresses = slices.Clone(m.Addresses)
 	out.Seeds = slices.Clone(m.Seeds)
+	out.Tokens = slices.Clone(m.Tokens)
 	if out.Status == StatusUp && r.ttl > 0 && r.now().Sub(m.lastHeartbeat) > r.ttl {
 		out.Status = StatusDown
 	}
@@ -117,13 +134,17 @@ func (m *member) reachableAt(addr string) bool {
 
 // Join admits a starting node. A node the registry already knows rejoins its ring (a restart). A node whose seeds
 // are all its own addresses founds a new ring. Any other node joins the ring of the first of its seeds that is
-// reachable at a live node, and fails when none is.
+// reachable at a live node, and fails when none is. A new node gets its own tokens; a node with ReplaceHostID takes
+// over the tokens of the node it replaces instead (see joinReplacingLocked).
 func (r *Registry) Join(req JoinRequest) (Ring, error) {
 	if req.HostID == "" || req.ClusterName == "" || req.BroadcastAddress == "" {
 		return Ring{}, fmt.Errorf("hostID, clusterName and broadcastAddress are required")
 	}
 	if len(req.Seeds) == 0 {
 		return Ring{}, fmt.Errorf("node %s has no seeds", req.HostID)
+	}
+	if req.ReplaceHostID == req.HostID {
+		return Ring{}, fmt.Errorf("node %s can't replace itself", req.HostID)
 	}
 	state := req.State
 	if state == "" {
@@ -139,10 +160,8 @@ func (r *Registry) Join(req JoinRequest) (Ring, error) {
 	if r.decommissioned[req.HostID] {
 		return Ring{}, fmt.Errorf("node %s was decommissioned and will not rejoin the ring", req.HostID)
 	}
-	for _, m := range r.members {
-		if m.HostID != req.HostID && m.BroadcastAddress == req.BroadcastAddress && r.effective(m).Status == StatusUp {
-			return Ring{}, fmt.Errorf("a live node %s already has address %s", m.HostID, req.BroadcastAddress)
-		}
+	if by, ok := r.replaced[req.HostID]; ok {
+		return Ring{}, fmt.Errorf("node %s was replaced by %s and will not rejoin the ring", req.HostID, by)
 	}
 
 	info := req.NodeInfo
@@ -151,44 +170,188 @@ func (r *Registry) Join(req JoinRequest) (Ring, error) {
 	self := &member{Member: Member{NodeInfo: info, Status: StatusUp, State: state}, lastHeartbeat: r.now()}
 
 	if existing, ok := r.members[req.HostID]; ok {
-		if existing.ClusterName != req.ClusterName {
-			return Ring{}, fmt.Errorf("node %s belongs to cluster %q, not %q", req.HostID, existing.ClusterName, req.ClusterName)
-		}
-		self.RingID = existing.RingID
-		self.State = StateNormal
+		return r.rejoinLocked(existing, self)
+	}
+	if req.ReplaceHostID != "" {
+		return r.joinReplacingLocked(self)
+	}
+	if err := r.checkAddressFreeLocked(self); err != nil {
+		return Ring{}, err
+	}
+	if len(r.seedsOfOthersLocked(self)) == 0 {
+		r.nextRing++
+		self.RingID = fmt.Sprintf("ring-%d", r.nextRing)
+		r.rings[self.RingID] = req.ClusterName
+		self.Tokens = tokensFor(self.HostID)
 		r.members[req.HostID] = self
 		return r.ringLocked(self.RingID), nil
 	}
+	ringID, err := r.seedRingLocked(self)
+	if err != nil {
+		return Ring{}, err
+	}
+	self.RingID = ringID
+	self.Tokens = tokensFor(self.HostID)
+	r.members[req.HostID] = self
+	return r.ringLocked(self.RingID), nil
+}
 
+// checkAddressFreeLocked refuses a node whose broadcast address a live node already has.
+func (r *Registry) checkAddressFreeLocked(self *member) error {
+	for _, m := range r.sortedMembersLocked() {
+		if m.HostID != self.HostID && m.BroadcastAddress == self.BroadcastAddress && r.effective(m).Status == StatusUp {
+			return fmt.Errorf("a live node %s already has address %s", m.HostID, self.BroadcastAddress)
+		}
+	}
+	return nil
+}
+
+// seedsOfOthersLocked returns the node's seeds that aren't its own addresses.
+func (r *Registry) seedsOfOthersLocked(self *member) []string {
 	var others []string
-	for _, s := range req.Seeds {
+	for _, s := range self.Seeds {
 		if !self.reachableAt(s) {
 			others = append(others, s)
 		}
 	}
-	if len(others) == 0 {
-		r.nextRing++
-		self.RingID = fmt.Sprintf("ring-%d", r.nextRing)
-		r.rings[self.RingID] = req.ClusterName
-		r.members[req.HostID] = self
-		return r.ringLocked(self.RingID), nil
-	}
+	return others
+}
 
-	for _, s := range others {
+// seedRingLocked returns the ring of the first of the node's seeds that is reachable at a live node.
+func (r *Registry) seedRingLocked(self *member) (string, error) {
+	for _, s := range r.seedsOfOthersLocked(self) {
 		for _, m := range r.sortedMembersLocked() {
 			e := r.effective(m)
 			if !m.reachableAt(s) || e.Status != StatusUp || e.State == StateDecommissioned {
 				continue
 			}
-			if m.ClusterName != req.ClusterName {
-				return Ring{}, fmt.Errorf("seed %s belongs to cluster %q, not %q", s, m.ClusterName, req.ClusterName)
+			if m.ClusterName != self.ClusterName {
+				return "", fmt.Errorf("seed %s belongs to cluster %q, not %q", s, m.ClusterName, self.ClusterName)
 			}
-			self.RingID = m.RingID
-			r.members[req.HostID] = self
-			return r.ringLocked(self.RingID), nil
+			return m.RingID, nil
 		}
 	}
-	return Ring{}, fmt.Errorf("node %s can't join a ring: no live node at any of its seeds %v", req.HostID, req.Seeds)
+	return "", fmt.Errorf("node %s can't join a ring: no live node at any of its seeds %v", self.HostID, self.Seeds)
+}
+
+// rejoinLocked takes a restarted node back into its ring with its tokens. A node that hadn't finished replacing
+// another resumes that replacement, in the state it asks for, and must name the same node; any other node comes
+// back Normal.
+func (r *Registry) rejoinLocked(existing, self *member) (Ring, error) {
+	if existing.ClusterName != self.ClusterName {
+		return Ring{}, fmt.Errorf("node %s belongs to cluster %q, not %q", self.HostID, existing.ClusterName, self.ClusterName)
+	}
+	if err := r.checkAddressFreeLocked(self); err != nil {
+		return Ring{}, err
+	}
+	replacing := r.replacingLocked(existing)
+	switch {
+	case self.ReplaceHostID == existing.ReplaceHostID:
+	case existing.ReplaceHostID == "":
+		return Ring{}, fmt.Errorf("node %s has already bootstrapped and can't replace %s", self.HostID, self.ReplaceHostID)
+	case replacing && self.ReplaceHostID == "":
+		return Ring{}, fmt.Errorf("node %s hasn't finished replacing %s and must restart with replace_node_first_boot=%s", self.HostID, existing.ReplaceHostID, existing.ReplaceHostID)
+	case replacing:
+		return Ring{}, fmt.Errorf("node %s hasn't finished replacing %s and can't replace %s instead", self.HostID, existing.ReplaceHostID, self.ReplaceHostID)
+	case self.ReplaceHostID != "":
+		return Ring{}, fmt.Errorf("node %s replaced %s, not %s", self.HostID, existing.ReplaceHostID, self.ReplaceHostID)
+	}
+	self.RingID = existing.RingID
+	self.Tokens = existing.Tokens
+	self.ReplaceHostID = existing.ReplaceHostID
+	if !replacing {
+		self.State = StateNormal
+		r.members[self.HostID] = self
+		return r.ringLocked(self.RingID), nil
+	}
+	if _, err := r.replaceTargetLocked(self); err != nil {
+		return Ring{}, err
+	}
+	r.members[self.HostID] = self
+	if self.State == StateNormal {
+		r.finishReplaceLocked(self)
+	}
+	return r.ringLocked(self.RingID), nil
+}
+
+// joinReplacingLocked admits a new node that takes the place of the Down node ReplaceHostID in the ring its seeds
+// lead to: it gets that node's tokens, and the replaced node leaves the ring for good once this one is Normal. A
+// replacement that another node started and left unfinished, Down, is dropped in favour of this one.
+func (r *Registry) joinReplacingLocked(self *member) (Ring, error) {
+	target, err := r.replaceTargetLocked(self)
+	if err != nil {
+		return Ring{}, err
+	}
+	if err := r.checkAddressFreeLocked(self); err != nil {
+		return Ring{}, err
+	}
+	ringID, err := r.seedRingLocked(self)
+	if err != nil {
+		return Ring{}, err
+	}
+	if target.RingID != ringID {
+		return Ring{}, fmt.Errorf("cannot replace node %s: host ID not found in ring %s of cluster %q that the seeds %v lead to", self.ReplaceHostID, ringID, self.ClusterName, self.Seeds)
+	}
+	for _, m := range r.sortedMembersLocked() {
+		if m.HostID != self.HostID && m.ReplaceHostID == self.ReplaceHostID && r.replacingLocked(m) {
+			delete(r.members, m.HostID)
+		}
+	}
+	self.RingID = ringID
+	self.Tokens = slices.Clone(target.Tokens)
+	r.members[self.HostID] = self
+	if self.State == StateNormal {
+		r.finishReplaceLocked(self)
+	}
+	return r.ringLocked(self.RingID), nil
+}
+
+// replaceTargetLocked returns the node self is to replace, or why it can't: the host ID is unknown or already
+// replaced, the node is still Up, or another node that is Up is replacing it already.
+func (r *Registry) replaceTargetLocked(self *member) (*member, error) {
+	id := self.ReplaceHostID
+	if by, ok := r.replaced[id]; ok {
+		return nil, fmt.Errorf("cannot replace node %s: it was already replaced by %s", id, by)
+	}
+	target, ok := r.members[id]
+	if !ok || target.ClusterName != self.ClusterName {
+		return nil, fmt.Errorf("cannot replace node %s: host ID not found in cluster %q", id, self.ClusterName)
+	}
+	if e := r.effective(target); e.Status != StatusDown {
+		return nil, fmt.Errorf("cannot replace a live node %s (%s): it is %s, a replaced node must be Down", id, target.BroadcastAddress, e.Status)
+	}
+	for _, m := range r.sortedMembersLocked() {
+		if m.HostID != self.HostID && m.ReplaceHostID == id && r.replacingLocked(m) && r.effective(m).Status == StatusUp {
+			return nil, fmt.Errorf("cannot replace node %s: node %s (%s) is replacing it already", id, m.HostID, m.BroadcastAddress)
+		}
+	}
+	return target, nil
+}
+
+// replacingLocked reports whether m started replacing a node and hasn't finished.
+func (r *Registry) replacingLocked(m *member) bool {
+	return m.ReplaceHostID != "" && r.replaced[m.ReplaceHostID] != m.HostID
+}
+
+// finishReplaceLocked removes the node m replaced from its ring for good.
+func (r *Registry) finishReplaceLocked(m *member) {
+	delete(r.members, m.ReplaceHostID)
+	r.replaced[m.ReplaceHostID] = m.HostID
+}
+
+// tokensFor derives a node's tokens from its host ID, so that they are stable and differ between nodes.
+func tokensFor(hostID string) []string {
+	values := make([]int64, 0, TokensPerNode)
+	for i := 0; i < TokensPerNode; i++ {
+		sum := sha256.Sum256([]byte(hostID + "/" + strconv.Itoa(i)))
+		values = append(values, int64(binary.BigEndian.Uint64(sum[:8])))
+	}
+	slices.Sort(values)
+	tokens := make([]string, 0, len(values))
+	for _, v := range values {
+		tokens = append(tokens, strconv.FormatInt(v, 10))
+	}
+	return tokens
 }
 
 func (r *Registry) sortedMembersLocked() []*member {
@@ -223,7 +386,7 @@ func (r *Registry) Heartbeat(hostID string) error {
 }
 
 // SetState changes a member's status or state. Setting the state to Decommissioned removes the node from its ring
-// for good.
+// for good; a replacing node that becomes Normal removes the node it replaced from its ring for good.
 func (r *Registry) SetState(hostID string, req StateRequest) error {
 	switch req.Status {
 	case "", StatusUp, StatusDown:
@@ -253,6 +416,9 @@ func (r *Registry) SetState(hostID string, req StateRequest) error {
 	}
 	if req.State != "" {
 		m.State = req.State
+	}
+	if m.State == StateNormal && r.replacingLocked(m) {
+		r.finishReplaceLocked(m)
 	}
 	return nil
 }

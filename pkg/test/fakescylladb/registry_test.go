@@ -248,3 +248,299 @@ func TestRegistryOverHTTP(t *testing.T) {
 		t.Errorf("b is %s/%s, want Down/Leaving", got.Status, got.State)
 	}
 }
+
+func replaceJoin(hostID, replace, addr string, state NodeState, seeds ...string) JoinRequest {
+	req := join(hostID, "c", addr, seeds...)
+	req.ReplaceHostID = replace
+	req.State = state
+	return req
+}
+
+// threeNodes is a ring of a, b and c; c is Down, as a dead node to replace.
+var threeNodes = []JoinRequest{
+	join("a", "c", "10.0.0.1", "10.0.0.1"),
+	join("b", "c", "10.0.0.2", "10.0.0.1"),
+	join("c", "c", "10.0.0.3", "10.0.0.1"),
+}
+
+func TestRegistryReplace(t *testing.T) {
+	t.Parallel()
+
+	type step struct {
+		join  *JoinRequest
+		state map[string]StateRequest
+	}
+	joinStep := func(req JoinRequest) step { return step{join: &req} }
+	stateStep := func(hostID string, req StateRequest) step { return step{state: map[string]StateRequest{hostID: req}} }
+	downC := stateStep("c", StateRequest{Status: StatusDown})
+	// dStopped: d started replacing the Down c and stopped before it was Normal.
+	dStopped := []step{downC, joinStep(replaceJoin("d", "c", "10.0.0.3", StateJoining, "10.0.0.1")), stateStep("d", StateRequest{Status: StatusDown})}
+	// dReplacedC: d replaced c and stopped.
+	dReplacedC := []step{downC, joinStep(replaceJoin("d", "c", "10.0.0.3", StateNormal, "10.0.0.1")), stateStep("d", StateRequest{Status: StatusDown})}
+
+	tt := []struct {
+		name    string
+		setup   []JoinRequest
+		steps   []step
+		join    JoinRequest
+		wantErr string
+		// wantRings lists each ring's members, wantStates each member's status/state.
+		wantRings  [][]string
+		wantStates map[string]string
+		// wantTokensOf maps a member to the node whose own tokens it must hold.
+		wantTokensOf map[string]string
+	}{
+		{
+			name:         "a replacing node joins with the replaced node's tokens and the replaced node stays until it is Normal",
+			setup:        threeNodes,
+			steps:        []step{downC},
+			join:         replaceJoin("d", "c", "10.0.0.3", StateJoining, "10.0.0.1"),
+			wantRings:    [][]string{{"a", "b", "c", "d"}},
+			wantStates:   map[string]string{"a": "Up/Normal", "b": "Up/Normal", "c": "Down/Normal", "d": "Up/Joining"},
+			wantTokensOf: map[string]string{"a": "a", "b": "b", "c": "c", "d": "c"},
+		},
+		{
+			name:         "the replaced node leaves the ring for good once the replacing node is Normal",
+			setup:        threeNodes,
+			steps:        []step{downC, joinStep(replaceJoin("d", "c", "10.0.0.3", StateJoining, "10.0.0.1")), stateStep("d", StateRequest{State: StateNormal})},
+			join:         join("c", "c", "10.0.0.3", "10.0.0.1"),
+			wantErr:      "node c was replaced by d and will not rejoin the ring",
+			wantRings:    [][]string{{"a", "b", "d"}},
+			wantStates:   map[string]string{"a": "Up/Normal", "b": "Up/Normal", "d": "Up/Normal"},
+			wantTokensOf: map[string]string{"a": "a", "b": "b", "d": "c"},
+		},
+		{
+			name:         "a replacing node that joins Normal replaces at once",
+			setup:        threeNodes,
+			steps:        []step{downC},
+			join:         replaceJoin("d", "c", "10.0.0.9", StateNormal, "10.0.0.2"),
+			wantRings:    [][]string{{"a", "b", "d"}},
+			wantStates:   map[string]string{"a": "Up/Normal", "b": "Up/Normal", "d": "Up/Normal"},
+			wantTokensOf: map[string]string{"a": "a", "b": "b", "d": "c"},
+		},
+		{
+			name:       "replacing a live node is refused",
+			setup:      threeNodes,
+			join:       replaceJoin("d", "c", "10.0.0.3", StateJoining, "10.0.0.1"),
+			wantErr:    "cannot replace a live node c (10.0.0.3): it is Up, a replaced node must be Down",
+			wantRings:  [][]string{{"a", "b", "c"}},
+			wantStates: map[string]string{"a": "Up/Normal", "b": "Up/Normal", "c": "Up/Normal"},
+		},
+		{
+			name:       "replacing an unknown host ID is refused",
+			setup:      threeNodes,
+			steps:      []step{downC},
+			join:       replaceJoin("d", "x", "10.0.0.3", StateJoining, "10.0.0.1"),
+			wantErr:    `cannot replace node x: host ID not found in cluster "c"`,
+			wantRings:  [][]string{{"a", "b", "c"}},
+			wantStates: map[string]string{"a": "Up/Normal", "b": "Up/Normal", "c": "Down/Normal"},
+		},
+		{
+			name:      "replacing a node of another cluster is refused",
+			setup:     []JoinRequest{join("a", "c", "10.0.0.1", "10.0.0.1"), join("x", "other", "10.1.0.1", "10.1.0.1")},
+			steps:     []step{stateStep("x", StateRequest{Status: StatusDown})},
+			join:      replaceJoin("d", "x", "10.1.0.1", StateJoining, "10.0.0.1"),
+			wantErr:   `cannot replace node x: host ID not found in cluster "c"`,
+			wantRings: [][]string{{"a"}, {"x"}},
+		},
+		{
+			name:      "replacing a node outside the ring the seeds lead to is refused",
+			setup:     []JoinRequest{join("a", "c", "10.0.0.1", "10.0.0.1"), join("x", "c", "10.1.0.1", "10.1.0.1"), join("y", "c", "10.1.0.2", "10.1.0.1")},
+			steps:     []step{stateStep("y", StateRequest{Status: StatusDown})},
+			join:      replaceJoin("d", "y", "10.1.0.2", StateJoining, "10.0.0.1"),
+			wantErr:   `cannot replace node y: host ID not found in ring ring-1 of cluster "c" that the seeds [10.0.0.1] lead to`,
+			wantRings: [][]string{{"a"}, {"x", "y"}},
+		},
+		{
+			name:      "a replacing node with no live seed is refused instead of founding a ring",
+			setup:     threeNodes,
+			steps:     []step{downC},
+			join:      replaceJoin("d", "c", "10.0.0.3", StateJoining, "10.0.0.3"),
+			wantErr:   "node d can't join a ring: no live node at any of its seeds [10.0.0.3]",
+			wantRings: [][]string{{"a", "b", "c"}},
+		},
+		{
+			name:    "a node can't replace itself",
+			join:    replaceJoin("d", "d", "10.0.0.4", StateJoining, "10.0.0.1"),
+			wantErr: "node d can't replace itself",
+		},
+		{
+			name:       "a second node replacing the same host is refused while the first is Up",
+			setup:      threeNodes,
+			steps:      []step{downC, joinStep(replaceJoin("d", "c", "10.0.0.3", StateJoining, "10.0.0.1"))},
+			join:       replaceJoin("e", "c", "10.0.0.5", StateJoining, "10.0.0.1"),
+			wantErr:    "cannot replace node c: node d (10.0.0.3) is replacing it already",
+			wantRings:  [][]string{{"a", "b", "c", "d"}},
+			wantStates: map[string]string{"a": "Up/Normal", "b": "Up/Normal", "c": "Down/Normal", "d": "Up/Joining"},
+		},
+		{
+			name:         "a second node takes over a replacement whose node went Down before it finished",
+			setup:        threeNodes,
+			steps:        dStopped,
+			join:         replaceJoin("e", "c", "10.0.0.3", StateJoining, "10.0.0.1"),
+			wantRings:    [][]string{{"a", "b", "c", "e"}},
+			wantStates:   map[string]string{"a": "Up/Normal", "b": "Up/Normal", "c": "Down/Normal", "e": "Up/Joining"},
+			wantTokensOf: map[string]string{"e": "c"},
+		},
+		{
+			name:  "a node replacing a host that was replaced already is refused",
+			setup: threeNodes,
+			steps: []step{downC, joinStep(replaceJoin("d", "c", "10.0.0.3", StateNormal, "10.0.0.1"))},
+			join:  replaceJoin("e", "c", "10.0.0.5", StateJoining, "10.0.0.1"),
+			// Refused, not found: the registry remembers what happened to c.
+			wantErr:   "cannot replace node c: it was already replaced by d",
+			wantRings: [][]string{{"a", "b", "d"}},
+		},
+		{
+			name:         "a replacing node restarted before it was Normal resumes the replacement",
+			setup:        threeNodes,
+			steps:        dStopped,
+			join:         replaceJoin("d", "c", "10.0.0.3", StateJoining, "10.0.0.2"),
+			wantRings:    [][]string{{"a", "b", "c", "d"}},
+			wantStates:   map[string]string{"a": "Up/Normal", "b": "Up/Normal", "c": "Down/Normal", "d": "Up/Joining"},
+			wantTokensOf: map[string]string{"d": "c"},
+		},
+		{
+			name:         "a replacing node restarted Normal before it was Normal finishes the replacement",
+			setup:        threeNodes,
+			steps:        dStopped,
+			join:         replaceJoin("d", "c", "10.0.0.3", StateNormal, "10.0.0.2"),
+			wantRings:    [][]string{{"a", "b", "d"}},
+			wantStates:   map[string]string{"a": "Up/Normal", "b": "Up/Normal", "d": "Up/Normal"},
+			wantTokensOf: map[string]string{"d": "c"},
+		},
+		{
+			name:      "a replacing node restarted before it was Normal can't replace another node instead",
+			setup:     threeNodes,
+			steps:     append(slices.Clone(dStopped), stateStep("b", StateRequest{Status: StatusDown})),
+			join:      replaceJoin("d", "b", "10.0.0.3", StateJoining, "10.0.0.1"),
+			wantErr:   "node d hasn't finished replacing c and can't replace b instead",
+			wantRings: [][]string{{"a", "b", "c", "d"}},
+		},
+		{
+			name:      "a replacing node restarted before it was Normal can't forget the replacement",
+			setup:     threeNodes,
+			steps:     dStopped,
+			join:      join("d", "c", "10.0.0.3", "10.0.0.1"),
+			wantErr:   "node d hasn't finished replacing c and must restart with replace_node_first_boot=c",
+			wantRings: [][]string{{"a", "b", "c", "d"}},
+		},
+		{
+			name:      "a replacing node restarted before it was Normal is refused while the replaced node is back Up",
+			setup:     threeNodes,
+			steps:     append(slices.Clone(dStopped), stateStep("c", StateRequest{Status: StatusUp})),
+			join:      replaceJoin("d", "c", "10.0.0.9", StateJoining, "10.0.0.1"),
+			wantErr:   "cannot replace a live node c (10.0.0.3): it is Up, a replaced node must be Down",
+			wantRings: [][]string{{"a", "b", "c", "d"}},
+		},
+		{
+			name:         "a node that finished replacing restarts Normal when it still names the node it replaced",
+			setup:        threeNodes,
+			steps:        dReplacedC,
+			join:         replaceJoin("d", "c", "10.0.0.3", StateJoining, "10.0.0.1"),
+			wantRings:    [][]string{{"a", "b", "d"}},
+			wantStates:   map[string]string{"a": "Up/Normal", "b": "Up/Normal", "d": "Up/Normal"},
+			wantTokensOf: map[string]string{"d": "c"},
+		},
+		{
+			name:      "a node that finished replacing can't replace another node",
+			setup:     threeNodes,
+			steps:     append(slices.Clone(dReplacedC), stateStep("b", StateRequest{Status: StatusDown})),
+			join:      replaceJoin("d", "b", "10.0.0.3", StateJoining, "10.0.0.1"),
+			wantErr:   "node d replaced c, not b",
+			wantRings: [][]string{{"a", "b", "d"}},
+		},
+		{
+			name:      "a node that bootstrapped without replacing can't replace on a restart",
+			setup:     threeNodes,
+			steps:     []step{downC, stateStep("b", StateRequest{Status: StatusDown})},
+			join:      replaceJoin("b", "c", "10.0.0.2", StateJoining, "10.0.0.1"),
+			wantErr:   "node b has already bootstrapped and can't replace c",
+			wantRings: [][]string{{"a", "b", "c"}},
+		},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			reg := NewRegistry(0)
+			for _, req := range tc.setup {
+				if _, err := reg.Join(req); err != nil {
+					t.Fatalf("setup join %s: %v", req.HostID, err)
+				}
+			}
+			for _, s := range tc.steps {
+				if s.join != nil {
+					if _, err := reg.Join(*s.join); err != nil {
+						t.Fatalf("step join %s: %v", s.join.HostID, err)
+					}
+				}
+				for id, req := range s.state {
+					if err := reg.SetState(id, req); err != nil {
+						t.Fatalf("step state of %s: %v", id, err)
+					}
+				}
+			}
+			_, err := reg.Join(tc.join)
+			gotErr := ""
+			if err != nil {
+				gotErr = err.Error()
+			}
+			if gotErr != tc.wantErr {
+				t.Errorf("Join() error = %q, want %q", gotErr, tc.wantErr)
+			}
+			if diff := cmp.Diff(tc.wantRings, ringsOf(reg)); diff != "" {
+				t.Errorf("unexpected rings (-want +got):\n%s", diff)
+			}
+			gotStates := map[string]string{}
+			gotTokens := map[string][]string{}
+			for _, r := range reg.Rings() {
+				for _, m := range r.Members {
+					gotStates[m.HostID] = string(m.Status) + "/" + string(m.State)
+					gotTokens[m.HostID] = m.Tokens
+				}
+			}
+			if tc.wantStates != nil {
+				if diff := cmp.Diff(tc.wantStates, gotStates); diff != "" {
+					t.Errorf("unexpected states (-want +got):\n%s", diff)
+				}
+			}
+			for id, origin := range tc.wantTokensOf {
+				if diff := cmp.Diff(tokensFor(origin), gotTokens[id]); diff != "" {
+					t.Errorf("tokens of %s aren't %s's (-want +got):\n%s", id, origin, diff)
+				}
+			}
+		})
+	}
+}
+
+func TestRegistryTokensAreStablePerNodeAndDistinct(t *testing.T) {
+	t.Parallel()
+	reg := NewRegistry(0)
+	for _, req := range threeNodes {
+		if _, err := reg.Join(req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := reg.Rings()[0]
+	seen := map[string]string{}
+	for _, m := range before.Members {
+		if len(m.Tokens) != TokensPerNode {
+			t.Errorf("node %s has %d tokens, want %d", m.HostID, len(m.Tokens), TokensPerNode)
+		}
+		for _, tok := range m.Tokens {
+			if other, ok := seen[tok]; ok {
+				t.Errorf("token %s belongs to both %s and %s", tok, other, m.HostID)
+			}
+			seen[tok] = m.HostID
+		}
+	}
+	if err := reg.SetState("b", StateRequest{Status: StatusDown}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reg.Join(join("b", "c", "10.0.0.7", "10.0.0.1")); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(before.Members[1].Tokens, reg.Rings()[0].Members[1].Tokens); diff != "" {
+		t.Errorf("a restarted node's tokens changed (-want +got):\n%s", diff)
+	}
+}
