@@ -410,6 +410,22 @@ func TestRunStartupFailures(t *testing.T) {
 		e.start(o).wantRunError(t, `can't configure ScyllaDB: can't compute broadcast_rpc_address from exposeOptions.broadcastOptions.clients: type ServiceLoadBalancerIngressIP: Service "ns2/lb-0" is of type "ClusterIP", not LoadBalancer, so it has no load balancer ingress`)
 	})
 
+	t.Run("a replacing-node-hostid label that is no host ID fails at once, and ScyllaDB isn't started", func(t *testing.T) {
+		n := testNodeSpec{"ns5", "prod", "dc1", "badreplace-0", baseTime, "10.96.1.10", "10.0.1.10"}
+		e.addNode(n)
+		e.updateService(n.namespace, n.name, func(svc *corev1.Service) {
+			svc.Labels[naming.ReplaceLabel] = ""
+			svc.Labels[naming.ReplacingNodeHostIDLabel] = "not-a-uuid"
+		})
+		o := e.options(n, nil)
+		o.StartupTimeout = time.Hour
+		rs := e.start(o)
+		rs.wantRunError(t, `can't configure ScyllaDB: member Service "ns5/badreplace-0" has label internal.scylla-operator.scylladb.com/replacing-node-hostid: "not-a-uuid" is not a host ID: want a UUID like 8d5ed9f4-7764-4dbd-bad8-43fddce94b7c; ScyllaDB is not started until the label names the host ID of the node to replace or is removed`)
+		if _, err := os.Stat(rs.recordPath); !os.IsNotExist(err) {
+			t.Errorf("ScyllaDB was started (its record: %v)", err)
+		}
+	})
+
 	t.Run("a member Service without datacenter labels fails at once", func(t *testing.T) {
 		n := testNodeSpec{"ns3", "prod", "dc1", "nolabels-0", baseTime, "10.96.1.10", "10.0.1.10"}
 		e.addNode(n)
@@ -665,6 +681,106 @@ func TestRunAfterAnInterruptedDecommission(t *testing.T) {
 				t.Errorf("label %s = %q, want %q", naming.DecommissionedLabel, got, tc.wantLabel)
 			}
 		})
+	}
+}
+
+// replaceNode does what the operator does to replace a node whose sidecar has stopped: it labels the node's member
+// Service with the host ID to replace, and the node's volume and Pod are gone, so that a new Pod, not Ready, starts
+// on an empty data directory.
+func (e *testEnv) replaceNode(n testNodeSpec, dataDir, hostID string) {
+	e.t.Helper()
+	ctx := context.Background()
+	e.updateService(n.namespace, n.name, func(svc *corev1.Service) {
+		svc.Labels[naming.ReplaceLabel] = ""
+		svc.Labels[naming.ReplacingNodeHostIDLabel] = hostID
+	})
+	if err := os.RemoveAll(dataDir); err != nil {
+		e.t.Fatal(err)
+	}
+	pod, err := e.kube.CoreV1().Pods(n.namespace).Get(ctx, n.name, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.kube.CoreV1().Pods(n.namespace).Delete(ctx, n.name, metav1.DeleteOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+	recreated := makePod(n.name, false, n.podIP)
+	recreated.Namespace, recreated.Labels = n.namespace, pod.Labels
+	recreated.UID = pod.UID + "-replacement"
+	if _, err := e.kube.CoreV1().Pods(n.namespace).Create(ctx, recreated, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// hostIDAnnotation returns the host ID recorded on a node's member Service.
+func (e *testEnv) hostIDAnnotation(n testNodeSpec) string {
+	e.t.Helper()
+	svc, err := e.kube.CoreV1().Services(n.namespace).Get(context.Background(), n.name, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return svc.Annotations[naming.HostIDAnnotation]
+}
+
+// lastRecord returns what the fake ScyllaDB recorded of its last start.
+func (rs *runningSidecar) lastRecord(t *testing.T) fakescylladb.Record {
+	t.Helper()
+	records, err := fakescylladb.ReadRecords(rs.recordPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(records) == 0 {
+		t.Fatalf("%s never started ScyllaDB", rs.options.PodName)
+	}
+	return records[len(records)-1]
+}
+
+// TestRunReplacesANode replaces the second node of a datacenter as the operator does (issue 15): the new node's
+// ScyllaDB is started with --replace-node-first-boot naming the lost node's host ID, becomes ready under a host ID of
+// its own, and the sidecar records that host ID over the lost node's. A sidecar restart while the label is still
+// set passes the option again, and ScyllaDB, which has its identity by then, keeps its host ID.
+func TestRunReplacesANode(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	nodes := datacenterNodes(1, 2, baseTime)
+	sidecars := e.startOneByOne(t, nodes, func(int, testNodeSpec, *Options) {})
+	lost := nodes[1]
+	sidecars[1].waitFor(t, "the host ID annotation", func() bool { return e.hostIDAnnotation(lost) != "" })
+	lostHostID := e.hostIDAnnotation(lost)
+	// The sidecar stops ScyllaDB, which the ring then sees Down, as it would see a node whose Kubernetes node died.
+	if err := sidecars[1].stop(); err != nil {
+		t.Fatal(err)
+	}
+	e.replaceNode(lost, sidecars[1].options.ScyllaDBDataDir, lostHostID)
+
+	rs := e.start(e.options(lost, nil))
+	rs.waitReady(t)
+	record := rs.lastRecord(t)
+	wantArg := "--replace-node-first-boot=" + lostHostID
+	if !slices.Contains(record.Args, wantArg) {
+		t.Errorf("ScyllaDB was started with %v, want %s among them", record.Args, wantArg)
+	}
+	newHostID := record.HostID
+	if newHostID == "" || newHostID == lostHostID {
+		t.Fatalf("the replacing node runs with host ID %q, want a new one", newHostID)
+	}
+	rs.waitFor(t, "the new host ID annotation", func() bool { return e.hostIDAnnotation(lost) == newHostID })
+
+	// The container restarts before the operator removed the labels.
+	if err := rs.stop(); err != nil {
+		t.Fatal(err)
+	}
+	restarted := e.start(e.options(lost, nil))
+	restarted.waitReady(t)
+	record = restarted.lastRecord(t)
+	if !slices.Contains(record.Args, wantArg) {
+		t.Errorf("after a restart ScyllaDB was started with %v, want %s among them", record.Args, wantArg)
+	}
+	if record.HostID != newHostID {
+		t.Errorf("after a restart the node runs with host ID %q, want its own %q", record.HostID, newHostID)
+	}
+	if got := e.hostIDAnnotation(lost); got != newHostID {
+		t.Errorf("after a restart the member Service records host ID %q, want %q", got, newHostID)
 	}
 }
 
