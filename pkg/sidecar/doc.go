@@ -3,7 +3,8 @@
 // At start it reads its Pod and member Service, derives the node's addresses (expose-options.md) and seeds
 // (external-seeds.md), writes ScyllaDB's configuration and runs ScyllaDB as its child, forwarding signals and exiting
 // with ScyllaDB's status. While ScyllaDB runs it serves the probes, records the node's host ID on the member Service
-// and decommissions the node when the member Service asks for it.
+// and decommissions the node when the member Service asks for it. A node that replaces another is started with the
+// replaced node's host ID, which the member Service names.
 //
 // # Flag contract
 //
@@ -109,11 +110,13 @@
 // scylla.yaml is the base config, then the custom config's top-level keys over it, then the keys the sidecar owns:
 // cluster_name, endpoint_snitch (GossipingPropertyFileSnitch), listen_address, rpc_address, broadcast_address,
 // broadcast_rpc_address, seed_provider, api_address, api_port, workdir, enable_ipv6_dns_lookup; listen_interface,
-// rpc_interface and their *_prefer_ipv6 are owned too, so they are never set. A custom config key the sidecar owns is
-// ignored and logged. ScyllaDB is run as
+// rpc_interface and their *_prefer_ipv6 are owned too, so they are never set, and so are the replace options
+// replace_node_first_boot, replace_address_first_boot and replace_address (a node is replaced through its member
+// Service, below; in the datacenter's shared config they would apply to every new node's first boot). A custom or
+// base config key the sidecar owns is left out; a custom one is logged. ScyllaDB is run as
 //
 //	<entrypoint> --listen-address=L --rpc-address=R --broadcast-address=B --broadcast-rpc-address=BR --seeds=S1,S2
-//	  --api-address=H --api-port=P --developer-mode=0|1 [--smp=N] <extra args>
+//	  --api-address=H --api-port=P --developer-mode=0|1 [--smp=N] [--replace-node-first-boot=HOSTID] <extra args>
 //
 // where extra arguments naming an owned option (any of the above, the owned keys in dashed form, --seed-provider-
 // parameters, --options-file; --smp when --cpu-count is set), as --name=value or --name value, with dashes or
@@ -169,6 +172,25 @@
 // the decommission is complete: the sidecar stops ScyllaDB, writes scylla-operator-decommissioned, sets the label
 // to "true" and waits to be stopped as above. Without that marker, or without the label, the refusal is only
 // ScyllaDB failing to start (the sidecar exits with its code; a human must look).
+//
+// # Node replacement
+//
+// The operator replaces a node whose data is gone by labelling its member Service
+// internal.scylla-operator.scylladb.com/replacing-node-hostid=<host ID of the lost node> and deleting the node's
+// volume claim and Pod. At start, before ScyllaDB, the sidecar reads that label from the member Service: a non-empty
+// value is passed, lower-cased, as --replace-node-first-boot. ScyllaDB honours the option on the node's first boot
+// only (no identity in its data directory yet) and ignores it once the node has a host ID, so a container restart
+// while the label is still set passes it again and changes nothing. A value that is not a host ID (a UUID in its
+// 8-4-4-4-12 form, not the nil UUID) is refused at once: the sidecar exits with an error naming the Service, the
+// label and the value, without starting ScyllaDB, and the kubelet restarts it with back-off until the label is fixed
+// or removed. A missing or empty label, or scylla/replace alone, starts the node as usual.
+//
+// The host ID annotation is written whenever ScyllaDB reports a host ID other than the recorded one, so a replacing
+// node records its new host ID over the lost node's as soon as its REST API answers, while it still bootstraps; a
+// value that is not a host ID (the nil UUID a starting node may report) is never recorded. /readyz follows the node's
+// own host ID: a replacing node is not ready while it is Joining, whatever the ring says of the lost node at the same
+// address, and is ready once Up and Normal. The operator takes the new annotation and a Ready Pod as the end of the
+// replacement and removes both labels.
 //
 // # Exit
 //
