@@ -156,8 +156,8 @@ func TestProberFollowsTheNodeGoingDown(t *testing.T) {
 }
 
 // TestProberJudgesAReplacingNodeByItsOwnHostID runs a node that replaces a Down node at the same broadcast address,
-// as a node broadcasting its member Service's ClusterIP does: the ring shows both, and readiness follows the
-// replacing node's own host ID, not joining while it bootstraps and ready once it is Normal.
+// as a node broadcasting its member Service's ClusterIP does: readiness follows the replacing node's own host ID,
+// failing while it bootstraps and passing once it is Normal.
 func TestProberJudgesAReplacingNodeByItsOwnHostID(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -181,7 +181,11 @@ func TestProberJudgesAReplacingNodeByItsOwnHostID(t *testing.T) {
 	const bootstrap = 2 * time.Second
 	n := startInProcessNodeIn(t, registry, fakescylladb.Knobs{BootstrapDelay: fakescylladb.Duration(bootstrap)}, func(s *fakescylladb.Settings) {
 		s.Seeds = []string{"10.96.0.2"}
+		s.ReplaceNodeFirstBoot = replacedHostID
 	})
+	if got := n.node.ReplaceHostID(); got != replacedHostID {
+		t.Fatalf("the fake node replaces %q, want %q", got, replacedHostID)
+	}
 	p := NewProber(serviceLister(t), testNamespace, selfName, n.client, &atomic.Bool{}, NewRestart())
 	want := fmt.Sprintf("node %s (10.96.0.1) is Up/Joining, not Up/Normal", n.node.HostID())
 	if got := errorString(p.Readyz(ctx)); got != want {

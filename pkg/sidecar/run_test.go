@@ -297,10 +297,24 @@ func (rs *runningSidecar) seeds(t *testing.T) []string {
 	return records[0].Invocation.Settings.Seeds
 }
 
+// ringHostIDs returns the sorted host IDs of each ring's members.
+func (e *testEnv) ringHostIDs() [][]string {
+	var rings [][]string
+	for _, r := range e.registry.Rings() {
+		var ids []string
+		for _, m := range r.Members {
+			ids = append(ids, m.HostID)
+		}
+		slices.Sort(ids)
+		rings = append(rings, ids)
+	}
+	return rings
+}
+
 func (e *testEnv) ringSizes() []int {
 	var sizes []int
-	for _, r := range e.registry.Rings() {
-		sizes = append(sizes, len(r.Members))
+	for _, ids := range e.ringHostIDs() {
+		sizes = append(sizes, len(ids))
 	}
 	return sizes
 }
@@ -760,11 +774,20 @@ func TestRunReplacesANode(t *testing.T) {
 	if !slices.Contains(record.Args, wantArg) {
 		t.Errorf("ScyllaDB was started with %v, want %s among them", record.Args, wantArg)
 	}
+	if record.ReplaceHostID != lostHostID {
+		t.Errorf("ScyllaDB replaced %q, want %q", record.ReplaceHostID, lostHostID)
+	}
 	newHostID := record.HostID
 	if newHostID == "" || newHostID == lostHostID {
 		t.Fatalf("the replacing node runs with host ID %q, want a new one", newHostID)
 	}
 	rs.waitFor(t, "the new host ID annotation", func() bool { return e.hostIDAnnotation(lost) == newHostID })
+	// Ready means Normal, and the lost node has left the ring for good.
+	wantMembers := []string{sidecars[0].lastRecord(t).HostID, newHostID}
+	slices.Sort(wantMembers)
+	if diff := cmp.Diff([][]string{wantMembers}, e.ringHostIDs()); diff != "" {
+		t.Errorf("unexpected rings after the replacement (-want +got):\n%s", diff)
+	}
 
 	// The container restarts before the operator removed the labels.
 	if err := rs.stop(); err != nil {
@@ -776,8 +799,8 @@ func TestRunReplacesANode(t *testing.T) {
 	if !slices.Contains(record.Args, wantArg) {
 		t.Errorf("after a restart ScyllaDB was started with %v, want %s among them", record.Args, wantArg)
 	}
-	if record.HostID != newHostID {
-		t.Errorf("after a restart the node runs with host ID %q, want its own %q", record.HostID, newHostID)
+	if record.HostID != newHostID || record.ReplaceHostID != "" {
+		t.Errorf("after a restart the node runs with host ID %q replacing %q, want its own %q replacing none", record.HostID, record.ReplaceHostID, newHostID)
 	}
 	if got := e.hostIDAnnotation(lost); got != newHostID {
 		t.Errorf("after a restart the member Service records host ID %q, want %q", got, newHostID)
