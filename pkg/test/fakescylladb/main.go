@@ -136,7 +136,11 @@ func runNode(ctx context.Context, args []string, getenv func(string) string, log
 	if err != nil {
 		return fmt.Errorf("can't serve the REST API: %w", err)
 	}
-	return node.Run(ctx, l)
+	if err := node.Run(ctx, l); err != nil {
+		node.recordError(err)
+		return err
+	}
+	return nil
 }
 
 func appendRecordOrLog(path string, r Record, logger *log.Logger) {

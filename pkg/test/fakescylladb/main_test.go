@@ -151,24 +151,12 @@ func TestMainNodeResolvesSeedNamesThroughTheResolverURL(t *testing.T) {
 			dir := writeConfig(t, "cluster_name: prod\napi_address: 127.0.0.1\napi_port: 0\nworkdir: "+filepath.Join(t.TempDir(), "data")+"\n", "")
 			record := filepath.Join(t.TempDir(), "record.json")
 			env := map[string]string{ConfigDirEnv: dir, EnvRegistryURL: regURL, EnvResolverURL: tc.resolverURL, EnvRecordPath: record}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
 			var stderr lockedBuffer
-			code := make(chan int, 1)
-			go func() {
-				code <- Main(ctx, []string{"--seeds=" + tc.seeds, "--broadcast-address=10.0.0.2"}, func(k string) string { return env[k] }, &stderr)
-			}()
+			until := ""
 			if tc.wantCode == 0 {
-				for !strings.Contains(stderr.String(), "joined") {
-					select {
-					case c := <-code:
-						t.Fatalf("exited with %d before joining: %s", c, stderr.String())
-					case <-time.After(5 * time.Millisecond):
-					}
-				}
-				cancel()
+				until = "joined"
 			}
-			if got := <-code; got != tc.wantCode {
+			if got := runMainUntil(t, []string{"--seeds=" + tc.seeds, "--broadcast-address=10.0.0.2"}, env, until, &stderr); got != tc.wantCode {
 				t.Errorf("exit code %d, want %d: %s", got, tc.wantCode, stderr.String())
 			}
 			if !strings.Contains(stderr.String(), tc.wantStderr) {
@@ -192,6 +180,27 @@ func TestMainNodeResolvesSeedNamesThroughTheResolverURL(t *testing.T) {
 	}
 }
 
+// runMainUntil runs a node through Main with env and returns its exit code. With until set it waits for until in
+// the output, failing the test if Main exits first, and then stops the node.
+func runMainUntil(t *testing.T, args []string, env map[string]string, until string, stderr *lockedBuffer) int {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	code := make(chan int, 1)
+	go func() { code <- Main(ctx, args, func(k string) string { return env[k] }, stderr) }()
+	if until != "" {
+		for !strings.Contains(stderr.String(), until) {
+			select {
+			case c := <-code:
+				t.Fatalf("exited with %d before %q appeared in the output: %s", c, until, stderr.String())
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+		cancel()
+	}
+	return <-code
+}
+
 // lockedBuffer is a bytes.Buffer that Main can write to while the test reads it.
 type lockedBuffer struct {
 	lock sync.Mutex
@@ -208,4 +217,102 @@ func (b *lockedBuffer) String() string {
 	b.lock.Lock()
 	defer b.lock.Unlock()
 	return b.buf.String()
+}
+
+func TestMainNodeReplacesAHostIDGivenOnTheCommandLine(t *testing.T) {
+	t.Parallel()
+	const (
+		founder = "5b0c2a44-1f3e-4d6a-9b8c-7e6f5d4c3b2a"
+		dead    = "9d8c7b6a-5f4e-4d3c-8b2a-1f0e9d8c7b6a"
+	)
+	tests := []struct {
+		name        string
+		replaceArgs []string
+		wantCode    int
+		wantStderr  string
+		// wantReplaced says whether the dead node is replaced.
+		wantReplaced bool
+		// wantRecordReplace is the refused node's record's ReplaceHostID.
+		wantRecordReplace string
+	}{
+		{
+			name:         "dashes",
+			replaceArgs:  []string{"--replace-node-first-boot", dead},
+			wantStderr:   "replacing node " + dead,
+			wantReplaced: true,
+		},
+		{
+			name:         "underscores",
+			replaceArgs:  []string{"--replace_node_first_boot=" + dead},
+			wantStderr:   "replacing node " + dead,
+			wantReplaced: true,
+		},
+		{
+			name:        "not a host ID",
+			replaceArgs: []string{"--replace-node-first-boot=10.0.0.9"},
+			wantCode:    1,
+			wantStderr:  `error: invalid replace_node_first_boot "10.0.0.9": it must be the host ID (a UUID) of the node to replace`,
+		},
+		{
+			name:              "a live node",
+			replaceArgs:       []string{"--replace-node-first-boot=" + founder},
+			wantCode:          1,
+			wantRecordReplace: founder,
+			wantStderr:        "error: can't join a ring: registry POST /v1/join: cannot replace a live node " + founder + " (10.0.0.1): it is Up, a replaced node must be Down",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			reg := NewRegistry(0)
+			regURL := serveRegistry(t, reg)
+			for _, req := range []JoinRequest{join(founder, "prod", "10.0.0.1", "10.0.0.1"), join(dead, "prod", "10.0.0.9", "10.0.0.1")} {
+				if _, err := reg.Join(req); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := reg.SetState(dead, StateRequest{Status: StatusDown}); err != nil {
+				t.Fatal(err)
+			}
+			dir := writeConfig(t, "cluster_name: prod\napi_address: 127.0.0.1\napi_port: 0\nworkdir: "+filepath.Join(t.TempDir(), "data")+"\n", "")
+			record := filepath.Join(t.TempDir(), "record.json")
+			env := map[string]string{ConfigDirEnv: dir, EnvRegistryURL: regURL, EnvRecordPath: record}
+			var stderr lockedBuffer
+			until := ""
+			if tc.wantCode == 0 {
+				until = "replaced node " + dead
+			}
+			args := append([]string{"--seeds=10.0.0.1", "--broadcast-address=10.0.0.9"}, tc.replaceArgs...)
+			if got := runMainUntil(t, args, env, until, &stderr); got != tc.wantCode {
+				t.Errorf("exit code %d, want %d: %s", got, tc.wantCode, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tc.wantStderr) {
+				t.Errorf("want %q in the output, got %s", tc.wantStderr, stderr.String())
+			}
+			records, err := ReadRecords(record)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := records[len(records)-1]
+			rings := ringsOf(reg)
+			if !tc.wantReplaced {
+				if diff := cmp.Diff([][]string{sortedIDs(founder, dead)}, rings); diff != "" {
+					t.Errorf("unexpected rings (-want +got):\n%s", diff)
+				}
+				if want := strings.TrimPrefix(tc.wantStderr, "error: "); !strings.HasPrefix(last.Error, want) {
+					t.Errorf("the record's error is %q, want %q", last.Error, want)
+				}
+				if last.ReplaceHostID != tc.wantRecordReplace {
+					t.Errorf("the record's replaceHostID is %q, want %q", last.ReplaceHostID, tc.wantRecordReplace)
+				}
+				return
+			}
+			if last.ReplaceHostID != dead || last.HostID == "" {
+				t.Errorf("the record has host ID %q replacing %q, want a new host ID replacing %s", last.HostID, last.ReplaceHostID, dead)
+			}
+			if diff := cmp.Diff([][]string{sortedIDs(founder, last.HostID)}, rings); diff != "" {
+				t.Errorf("unexpected rings (-want +got):\n%s", diff)
+			}
+		})
+	}
 }

@@ -308,7 +308,7 @@ func (n *Node) join(ctx context.Context) error {
 		}
 	}
 	if state == StateJoining {
-		if err := sleep(ctx, time.Duration(knobs.BootstrapDelay)); err != nil {
+		if err := n.bootstrap(ctx, time.Now()); err != nil {
 			return nil
 		}
 		if err := n.opts.Registry.SetState(ctx, n.hostID, StateRequest{State: StateNormal}); err != nil {
@@ -330,6 +330,23 @@ func (n *Node) finishReplacement() {
 		n.opts.Logger.Printf("can't forget the finished replacement in the workdir: %v", err)
 	}
 	n.opts.Logger.Printf("node %s replaced node %s", n.hostID, n.replaceHostID)
+}
+
+// bootstrapPoll is how often a Joining node rereads the bootstrapDelay knob.
+const bootstrapPoll = 20 * time.Millisecond
+
+// bootstrap waits until bootstrapDelay has passed since start, rereading the knob so that a test can shorten or
+// end the Joining state through /fake/knobs.
+func (n *Node) bootstrap(ctx context.Context, start time.Time) error {
+	for {
+		remaining := time.Until(start.Add(time.Duration(n.currentKnobs().BootstrapDelay)))
+		if remaining <= 0 {
+			return ctx.Err()
+		}
+		if err := sleep(ctx, min(remaining, bootstrapPoll)); err != nil {
+			return err
+		}
+	}
 }
 
 // resolveSeeds turns seed names into addresses through the Resolver, as ScyllaDB resolves its seeds through DNS. IP
@@ -369,15 +386,25 @@ func (n *Node) resolveSeeds(ctx context.Context, seeds []string) ([]string, erro
 
 // setResolvedSeeds records the resolved seeds in the served record and in this start's entry of the record file.
 func (n *Node) setResolvedSeeds(seeds []string) {
+	n.updateRecord(func(r *Record) { r.ResolvedSeeds = slices.Clone(seeds) })
+}
+
+// recordError records why the node stopped, such as a refused join, in the served record and in this start's entry
+// of the record file.
+func (n *Node) recordError(err error) {
+	n.updateRecord(func(r *Record) { r.Error = err.Error() })
+}
+
+func (n *Node) updateRecord(update func(*Record)) {
 	n.lock.Lock()
-	n.record.ResolvedSeeds = slices.Clone(seeds)
+	update(&n.record)
 	record := n.record
 	n.lock.Unlock()
 	if n.opts.RecordPath == "" {
 		return
 	}
 	if err := replaceLastRecord(n.opts.RecordPath, record); err != nil {
-		n.opts.Logger.Printf("can't record the resolved seeds: %v", err)
+		n.opts.Logger.Printf("can't update the record: %v", err)
 	}
 }
 
