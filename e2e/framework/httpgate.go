@@ -3,6 +3,7 @@ package framework
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -88,6 +89,12 @@ type Hold struct {
 // StartHTTPGate starts a gate in front of target (a base URL such as http://127.0.0.1:5080) on a free loopback
 // port. Close it when done.
 func StartHTTPGate(target string) (*HTTPGate, error) {
+	return startHTTPGate(target, nil, nil)
+}
+
+// startHTTPGate starts a gate that forwards through transport, http.DefaultTransport when nil, and serves HTTPS with
+// serverTLS when it is set.
+func startHTTPGate(target string, transport http.RoundTripper, serverTLS *tls.Config) (*HTTPGate, error) {
 	u, err := url.Parse(target)
 	if err != nil {
 		return nil, fmt.Errorf("can't parse gate target %q: %w", target, err)
@@ -99,11 +106,17 @@ func StartHTTPGate(target string) (*HTTPGate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("can't listen for the gate: %w", err)
 	}
-	g := &HTTPGate{URL: "http://" + ln.Addr().String(), target: u, listener: ln}
+	scheme := "http"
+	if serverTLS != nil {
+		ln = tls.NewListener(ln, serverTLS)
+		scheme = "https"
+	}
+	g := &HTTPGate{URL: scheme + "://" + ln.Addr().String(), target: u, listener: ln}
 	g.proxy = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(u)
 		},
+		Transport:      transport,
 		ModifyResponse: g.holdResponse,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			w.WriteHeader(http.StatusBadGateway)

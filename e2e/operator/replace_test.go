@@ -1,0 +1,627 @@
+//go:build e2e
+
+package operator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	scyllav1 "github.com/scyllakube/api/scylla/v1"
+	scyllaclientset "github.com/scyllakube/client/scylla/clientset/versioned"
+	"github.com/scyllakube/scylla-operator/e2e/framework"
+	"github.com/scyllakube/scylla-operator/e2e/nodesim"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/test/fakescylladb"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+)
+
+const (
+	// replacingNodeHostIDLabel is the marker the operator puts on a member Service with the host ID it replaces.
+	replacingNodeHostIDLabel = "internal.scylla-operator.scylladb.com/replacing-node-hostid"
+
+	// replaceTimeout bounds a whole replacement: the operator's marker, the deletion of the node's claim and pod, and
+	// the new pod's ScyllaDB joining in the replaced node's place (a few seconds each here).
+	replaceTimeout = 2 * time.Minute
+
+	// orphanWatchWindow is how long a test watches the operator leave an orphaned node alone. With automatic
+	// replacement on, the operator marks an orphaned node within a second of learning that its Kubernetes node is gone.
+	orphanWatchWindow = 15 * time.Second
+
+	// nodePoolLabel labels the simulated Kubernetes nodes a test creates for its ScyllaDB nodes alone, valued with the
+	// test's namespace, so that deleting one of them touches no other test's pods.
+	nodePoolLabel = "e2e.scylla-operator.scylladb.com/node-pool"
+)
+
+// TestNodeReplacement runs one operator replica and, in parallel, the replacement scenarios that need only a working
+// operator, each with its own namespace, node simulator and (for the orphaned nodes) simulated Kubernetes nodes.
+func TestNodeReplacement(t *testing.T) {
+	f := framework.NewFramework(t)
+	op := startOperator(t, f, f.Cluster(), "operator-replace", operatorOptions{
+		leaseName:    f.Namespace(),
+		resyncPeriod: sharedResyncPeriod,
+		// Syncs are logged at 4; expectNoWrites and the orphan scenario count them.
+		verbosity: 4,
+	})
+
+	t.Run("group", func(t *testing.T) {
+		for _, tc := range []struct {
+			name string
+			run  func(t *testing.T, op *operatorProcess)
+		}{
+			{"UserRequestedReplacementThenNoWritesAtRest", testUserRequestedReplacement},
+			{"OrphanedNodeIsReplacedAutomatically", testOrphanedNodeReplaced},
+			{"OrphanedNodeIsLeftAloneWithoutAutomaticCleanup", testOrphanedNodeLeftAlone},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				tc.run(t, op)
+			})
+		}
+	})
+}
+
+// testUserRequestedReplacement labels a member Service scylla/replace: the node comes back with a new host ID in the
+// replaced node's place, the markers go away, and the operator then writes nothing over a resync period.
+func testUserRequestedReplacement(t *testing.T, op *operatorProcess) {
+	e, sim := newReplaceTestEnv(t)
+	ctx := t.Context()
+	sc := e.createScyllaCluster(e.newScyllaCluster(3, 1))
+	sc = e.waitForRollout(sc.Name, "the 3-rack ScyllaCluster to roll out")
+	e.waitForRing(sim, sc, "", "the ring of the new cluster")
+
+	rack := sc.Spec.Datacenter.Racks[1].Name
+	old := e.nodeIdentity(memberName(sc, rack, 0))
+	mark := e.auditMark()
+	e.requestReplacement(ctx, old.name)
+
+	e.waitForReplacement(sim, sc, rack, old)
+	e.expectOneDeletionEach(mark, old.name)
+	e.expectNoWrites(op, sc, 1)
+}
+
+// testOrphanedNodeReplaced deletes the Kubernetes node that held a ScyllaDB node's volume, with automatic cleanup of
+// orphaned nodes on: the operator replaces the node onto a live Kubernetes node, and says so in an event.
+func testOrphanedNodeReplaced(t *testing.T, _ *operatorProcess) {
+	e, sim := newReplaceTestEnv(t)
+	ctx := t.Context()
+	// One Kubernetes node per ScyllaDB node, and one to replace onto.
+	e.addNodePool(4)
+	sc := e.newScyllaCluster(1, 3)
+	sc.Spec.AutomaticOrphanedNodeCleanup = true
+	e.placeOnNodePool(sc)
+	sc = e.createScyllaCluster(sc)
+	sc = e.waitForRollout(sc.Name, "the ScyllaCluster on the test's own Kubernetes nodes to roll out")
+	e.waitForRing(sim, sc, "", "the ring of the new cluster")
+
+	rack := sc.Spec.Datacenter.Racks[0].Name
+	old := e.nodeIdentity(memberName(sc, rack, 1))
+	mark := e.auditMark()
+	e.loseKubernetesNode(ctx, old)
+
+	e.waitForReplacement(sim, sc, rack, old)
+	// The test deleted the lost pod as pod garbage collection would. The operator deletes the pod the StatefulSet
+	// recreated on the orphaned claim, unless the claim's deletion let the StatefulSet give that pending pod a new
+	// claim first: one pod deletion at most, and the claim exactly once.
+	deleted, described := e.operatorDeletions(mark)
+	want := map[string]int{"persistentvolumeclaims " + naming.PVCName(old.name): 1}
+	if deleted["pods "+old.name] != 0 {
+		want["pods "+old.name] = 1
+	}
+	if diff := cmp.Diff(want, deleted); diff != "" {
+		t.Errorf("the operator's deletions differ (-want +got):\n%s\nthe operator's deletions, failed ones too:\n%s", diff, described)
+	}
+	pod, err := e.kube.CoreV1().Pods(e.ns).Get(ctx, old.name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pod.Spec.NodeName == old.kubernetesNode {
+		t.Errorf("the replacing pod %s runs on the deleted Kubernetes node %s", pod.Name, old.kubernetesNode)
+	}
+	events, err := e.kube.CoreV1().Events(e.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var messages []string
+	found := false
+	for _, ev := range events.Items {
+		messages = append(messages, fmt.Sprintf("%s %s/%s %s: %s", ev.Type, ev.InvolvedObject.Kind, ev.InvolvedObject.Name, ev.Reason, ev.Message))
+		found = found || (strings.Contains(ev.Message, old.kubernetesNode) && strings.Contains(ev.Message, old.name))
+	}
+	if !found {
+		t.Errorf("no event names both the orphaned node %s and its deleted Kubernetes node %s; events:\n%s", old.name, old.kubernetesNode, strings.Join(messages, "\n"))
+	}
+}
+
+// testOrphanedNodeLeftAlone deletes the Kubernetes node that held a ScyllaDB node's volume, with automatic cleanup of
+// orphaned nodes off: the operator replaces nothing, and the recreated pod waits for its volume's node.
+func testOrphanedNodeLeftAlone(t *testing.T, op *operatorProcess) {
+	e, _ := newReplaceTestEnv(t)
+	ctx := t.Context()
+	e.addNodePool(3)
+	sc := e.newScyllaCluster(1, 3)
+	sc.Spec.AutomaticOrphanedNodeCleanup = false
+	e.placeOnNodePool(sc)
+	sc = e.createScyllaCluster(sc)
+	sc = e.waitForRollout(sc.Name, "the ScyllaCluster on the test's own Kubernetes nodes to roll out")
+	if sdc := e.scyllaDBDatacenter(ctx, sc); !deref(sdc.Spec.DisableAutomaticOrphanedNodeReplacement) {
+		t.Fatalf("ScyllaDBDatacenter %s has disableAutomaticOrphanedNodeReplacement %v for automaticOrphanedNodeCleanup false, want true",
+			sdc.Name, sdc.Spec.DisableAutomaticOrphanedNodeReplacement)
+	}
+
+	rack := sc.Spec.Datacenter.Racks[0].Name
+	old := e.nodeIdentity(memberName(sc, rack, 1))
+	mark := e.auditMark()
+	logOffset := op.logOffset()
+	e.loseKubernetesNode(ctx, old)
+
+	e.f.WaitFor(stepTimeout, "the StatefulSet to recreate pod "+old.name+" and the pod to wait for its volume's node", func(ctx context.Context) (bool, error) {
+		pod, err := e.kube.CoreV1().Pods(e.ns).Get(ctx, old.name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if pod.UID == old.podUID {
+			return false, fmt.Errorf("pod %s is still the lost one", pod.Name)
+		}
+		if pod.Spec.NodeName != "" {
+			return false, framework.StopPolling(fmt.Errorf("pod %s was scheduled onto %s though its volume's node %s is gone", pod.Name, pod.Spec.NodeName, old.kubernetesNode))
+		}
+		for _, c := range pod.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+				return true, nil
+			}
+		}
+		return false, fmt.Errorf("pod %s is not reported unschedulable yet", pod.Name)
+	})
+
+	deadline := time.Now().Add(orphanWatchWindow)
+	for time.Now().Before(deadline) {
+		if err := e.nodeUntouched(ctx, old); err != nil {
+			t.Fatalf("with automatic orphaned node cleanup off: %v", err)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		case <-time.After(framework.PollInterval):
+		}
+	}
+	if n := op.countLogLines(logOffset, `"Finished syncing"`, fmt.Sprintf(`scyllaDBDatacenter="%s/%s"`, e.ns, sc.Name)); n == 0 {
+		t.Errorf("the operator never synced ScyllaDBDatacenter %s/%s after the Kubernetes node was deleted: leaving it alone proves nothing", e.ns, sc.Name)
+	}
+	events, err := e.c.ControlPlane.Audit.EventsSince(mark)
+	if err != nil {
+		t.Fatal(err)
+	}
+	filters := append(operatorWrites(e.ns), verb("delete"))
+	if n := framework.CountRequests(events, filters...).Total(); n != 0 {
+		t.Errorf("the operator deleted %d objects of the orphaned node, want none:\n%s", n, describeRequests(events, filters...))
+	}
+}
+
+// TestOperatorKilledDuringReplacementFinishesIt kills the operator with SIGKILL in the middle of a replacement: the
+// API server deleted the node's data claim, but the operator never got the answer. The replica started next deletes
+// the pod, leaves the new claim alone, and brings the replacement to its end; every object is deleted once.
+func TestOperatorKilledDuringReplacementFinishesIt(t *testing.T) {
+	e, sim := newReplaceTestEnv(t)
+	ctx := t.Context()
+	cp := e.c.ControlPlane
+	gate, err := framework.StartAPIServerGate(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = gate.Close() })
+
+	const firstName = "operator-replace-kill-first"
+	cred := e.f.ProgramKubeconfig(e.c, framework.OperatorSubcommand, firstName+"-gated")
+	gatedKubeconfig := filepath.Join(cp.Dir, firstName+"-through-gate.kubeconfig")
+	if err := framework.WriteGatedKubeconfig(cred, gate, gatedKubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	// The later --kubeconfig wins: the first replica talks to the API server through the gate.
+	first := startOperator(t, e.f, e.c, firstName, operatorOptions{leaseName: e.ns, verbosity: 2, extraArgs: []string{"--kubeconfig=" + gatedKubeconfig}})
+
+	sc := e.createScyllaCluster(e.newScyllaCluster(3, 1))
+	sc = e.waitForRollout(sc.Name, "the 3-rack ScyllaCluster to roll out")
+	e.waitForRing(sim, sc, "", "the ring of the new cluster")
+
+	rack := sc.Spec.Datacenter.Racks[2].Name
+	old := e.nodeIdentity(memberName(sc, rack, 0))
+	claimPath := fmt.Sprintf("/api/v1/namespaces/%s/persistentvolumeclaims/%s", e.ns, naming.PVCName(old.name))
+	hold := gate.Arm(framework.HoldAfterResponse, func(r *http.Request) bool {
+		return r.Method == http.MethodDelete && r.URL.Path == claimPath
+	})
+	mark := e.auditMark()
+	e.requestReplacement(ctx, old.name)
+
+	held, err := hold.Wait(ctx, stepTimeout)
+	if err != nil {
+		t.Fatalf("the operator did not delete the data claim of node %s: %v", old.name, err)
+	}
+	svc, err := e.kube.CoreV1().Services(e.ns).Get(ctx, old.name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := svc.Labels[replacingNodeHostIDLabel]; got != old.hostID {
+		t.Errorf("the operator deleted the data claim (%s) while member Service %s had %s=%q, want the replaced host ID %q",
+			held, old.name, replacingNodeHostIDLabel, got, old.hostID)
+	}
+	first.kill()
+	hold.Release()
+
+	// A Lease of its own spares the successor waiting for the killed replica's Lease to expire.
+	startOperator(t, e.f, e.c, "operator-replace-kill-second", operatorOptions{leaseName: e.ns + "-after-kill", verbosity: 2})
+	e.waitForReplacement(sim, sc, rack, old)
+	e.expectOneDeletionEach(mark, old.name)
+}
+
+// newReplaceTestEnv creates the test's namespace and starts the node simulator for it.
+func newReplaceTestEnv(t *testing.T) (*testEnv, *nodesim.Simulator) {
+	t.Helper()
+	f := framework.NewFramework(t)
+	c := f.Cluster()
+	sim := startNodeSimulator(t, f, c)
+	scylla, err := scyllaclientset.NewForConfig(c.Clients.Config)
+	if err != nil {
+		t.Fatalf("can't create the scylla.scylladb.com client: %v", err)
+	}
+	return &testEnv{t: t, f: f, c: c, ns: c.Namespace, kube: c.Clients.Kube, scylla: scylla}, sim
+}
+
+// replacedNode is what identifies one ScyllaDB node before its replacement.
+type replacedNode struct {
+	// name is the name of the node's pod and member Service.
+	name   string
+	hostID string
+	podUID types.UID
+	// claimUID is the UID of the node's data PersistentVolumeClaim.
+	claimUID types.UID
+	// kubernetesNode is the Kubernetes node the node's pod runs on and its volume is bound to.
+	kubernetesNode string
+}
+
+// nodeIdentity returns the identity of the running node name, once its sidecar recorded its host ID.
+func (e *testEnv) nodeIdentity(name string) replacedNode {
+	e.t.Helper()
+	var n replacedNode
+	e.f.WaitFor(stepTimeout, "the host ID of node "+name+" on its member Service", func(ctx context.Context) (bool, error) {
+		svc, err := e.kube.CoreV1().Services(e.ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		pod, err := e.kube.CoreV1().Pods(e.ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		pvc, err := e.kube.CoreV1().PersistentVolumeClaims(e.ns).Get(ctx, naming.PVCName(name), metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		n = replacedNode{name: name, hostID: svc.Annotations[naming.HostIDAnnotation], podUID: pod.UID, claimUID: pvc.UID, kubernetesNode: pod.Spec.NodeName}
+		if n.hostID == "" {
+			return false, fmt.Errorf("member Service %s has no annotation %s", name, naming.HostIDAnnotation)
+		}
+		if pvc.Spec.VolumeName == "" || n.kubernetesNode == "" {
+			return false, fmt.Errorf("claim %s is bound to %q, pod %s runs on %q", pvc.Name, pvc.Spec.VolumeName, name, n.kubernetesNode)
+		}
+		pv, err := e.kube.CoreV1().PersistentVolumes().Get(ctx, pvc.Spec.VolumeName, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if nodes := volumeNodes(pv); !slices.Equal(nodes, []string{n.kubernetesNode}) {
+			return false, framework.StopPolling(fmt.Errorf("PersistentVolume %s of node %s is bound to Kubernetes nodes %q, want the pod's node %s", pv.Name, name, nodes, n.kubernetesNode))
+		}
+		return true, nil
+	})
+	return n
+}
+
+// volumeNodes returns the host names a PersistentVolume's node affinity requires.
+func volumeNodes(pv *corev1.PersistentVolume) []string {
+	if pv.Spec.NodeAffinity == nil || pv.Spec.NodeAffinity.Required == nil {
+		return nil
+	}
+	var nodes []string
+	for _, term := range pv.Spec.NodeAffinity.Required.NodeSelectorTerms {
+		for _, req := range term.MatchExpressions {
+			if req.Key == corev1.LabelHostname && req.Operator == corev1.NodeSelectorOpIn {
+				nodes = append(nodes, req.Values...)
+			}
+		}
+	}
+	return nodes
+}
+
+// requestReplacement asks for the replacement of node name the way a user does: label scylla/replace="" on its member
+// Service.
+func (e *testEnv) requestReplacement(ctx context.Context, name string) {
+	e.t.Helper()
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:""}}}`, naming.ReplaceLabel)
+	if _, err := e.kube.CoreV1().Services(e.ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		e.t.Fatalf("can't label member Service %s %s: %v", name, naming.ReplaceLabel, err)
+	}
+}
+
+// waitForReplacement waits until node old of rack is replaced: its member Service shows a new host ID and no marker,
+// a new pod on a new claim is Ready, the cluster is rolled out with one ring that holds the new host ID and not the old
+// one. On the way, the member Service must have carried the replaced host ID as its marker and the rack must have
+// reported MemberReplacing; the new node's ScyllaDB must have been started with the replace option for old's host ID.
+func (e *testEnv) waitForReplacement(sim *nodesim.Simulator, sc *scyllav1.ScyllaCluster, rack string, old replacedNode) {
+	e.t.Helper()
+	sawMarker, sawCondition := false, false
+	var newHostID string
+	e.f.WaitFor(replaceTimeout, "node "+old.name+" to be replaced", func(ctx context.Context) (bool, error) {
+		current, err := e.scylla.ScyllaV1().ScyllaClusters(e.ns).Get(ctx, sc.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		sawCondition = sawCondition || rackConditionTrue(current, rack, scyllav1.RackConditionTypeMemberReplacing)
+		svc, err := e.kube.CoreV1().Services(e.ns).Get(ctx, old.name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		marker, marked := svc.Labels[replacingNodeHostIDLabel]
+		switch {
+		case marked && marker != old.hostID:
+			return false, framework.StopPolling(fmt.Errorf("member Service %s has %s=%q, want the replaced host ID %q", old.name, replacingNodeHostIDLabel, marker, old.hostID))
+		case marked:
+			sawMarker = true
+			return false, fmt.Errorf("member Service %s is marked replacing %s", old.name, marker)
+		}
+		if _, ok := svc.Labels[naming.ReplaceLabel]; ok {
+			return false, fmt.Errorf("member Service %s still has %s", old.name, naming.ReplaceLabel)
+		}
+		newHostID = svc.Annotations[naming.HostIDAnnotation]
+		if newHostID == old.hostID {
+			return false, fmt.Errorf("member Service %s still records the replaced host ID %s", old.name, old.hostID)
+		}
+		pod, err := e.kube.CoreV1().Pods(e.ns).Get(ctx, old.name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if pod.UID == old.podUID || !podReady(pod) {
+			return false, fmt.Errorf("pod %s: new %v, ready %v", pod.Name, pod.UID != old.podUID, podReady(pod))
+		}
+		pvc, err := e.kube.CoreV1().PersistentVolumeClaims(e.ns).Get(ctx, naming.PVCName(old.name), metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if pvc.UID == old.claimUID {
+			return false, fmt.Errorf("claim %s is still the replaced node's", pvc.Name)
+		}
+		if newHostID == "" {
+			return false, fmt.Errorf("member Service %s records no host ID yet", old.name)
+		}
+		return true, nil
+	})
+	if !sawMarker {
+		e.t.Errorf("member Service %s never carried %s=%s during the replacement", old.name, replacingNodeHostIDLabel, old.hostID)
+	}
+	if !sawCondition {
+		e.t.Errorf("rack %s never reported %s during the replacement", rack, scyllav1.RackConditionTypeMemberReplacing)
+	}
+
+	sc = e.waitForRollout(sc.Name, "the ScyllaCluster to be rolled out after the replacement of "+old.name)
+	if rackConditionTrue(sc, rack, scyllav1.RackConditionTypeMemberReplacing) {
+		e.t.Errorf("rack %s still reports %s after the replacement: %+v", rack, scyllav1.RackConditionTypeMemberReplacing, sc.Status.Racks[rack].Conditions)
+	}
+	e.waitForRing(sim, sc, old.hostID, "one ring with the replacing node "+newHostID+" in place of "+old.hostID)
+
+	records, err := sim.Records(e.ns, old.name)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	// The last start with the option is the one that joined: earlier ones may have been refused and retried.
+	joined := -1
+	for i, r := range records {
+		if replaceOption(r.Args) == old.hostID {
+			joined = i
+		}
+	}
+	switch {
+	case joined < 0:
+		var args []string
+		for _, r := range records {
+			args = append(args, fmt.Sprintf("%q", r.Args))
+		}
+		e.t.Errorf("no start of the new pod %s ran ScyllaDB with --replace-node-first-boot=%s; starts:\n%s", old.name, old.hostID, strings.Join(args, "\n"))
+	case records[joined].Error != "" || records[joined].HostID != newHostID:
+		e.t.Errorf("ScyllaDB of pod %s replacing %s started as host %q (error %q), but its member Service records %q", old.name, old.hostID,
+			records[joined].HostID, records[joined].Error, newHostID)
+	}
+}
+
+// replaceOption returns the value of ScyllaDB's replace_node_first_boot option on a command line (dashes or
+// underscores, "--name=value" or "--name value"), the last one if given several times.
+func replaceOption(args []string) string {
+	value := ""
+	for i, arg := range args {
+		name, v, hasValue := strings.Cut(strings.TrimPrefix(arg, "--"), "=")
+		if !strings.HasPrefix(arg, "--") || strings.ReplaceAll(name, "-", "_") != "replace_node_first_boot" {
+			continue
+		}
+		if !hasValue && i+1 < len(args) {
+			v = args[i+1]
+		}
+		value = v
+	}
+	return value
+}
+
+// rackConditionTrue tells whether rack of sc reports condition type as True.
+func rackConditionTrue(sc *scyllav1.ScyllaCluster, rack string, condType scyllav1.RackConditionType) bool {
+	return slices.ContainsFunc(sc.Status.Racks[rack].Conditions, func(c scyllav1.RackCondition) bool {
+		return c.Type == condType && c.Status == corev1.ConditionTrue
+	})
+}
+
+// waitForRing waits until the fake ScyllaDB registry (GET /v1/rings) holds one ring, whose members are Up and Normal
+// and are exactly the host IDs the cluster's member Services record, without gone (unless empty).
+func (e *testEnv) waitForRing(sim *nodesim.Simulator, sc *scyllav1.ScyllaCluster, gone, what string) {
+	e.t.Helper()
+	registry, err := fakescylladb.NewRegistryClient(sim.RegistryURL())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.f.WaitFor(stepTimeout, what, func(ctx context.Context) (bool, error) {
+		rings, err := registry.Rings(ctx)
+		if err != nil {
+			return false, err
+		}
+		if len(rings) != 1 {
+			return false, fmt.Errorf("the registry holds %d rings, want one: %+v", len(rings), rings)
+		}
+		services, err := e.memberServices(ctx, sc.Name)
+		if err != nil {
+			return false, err
+		}
+		want := sets.New[string]()
+		for _, svc := range services {
+			want.Insert(svc.Annotations[naming.HostIDAnnotation])
+		}
+		got := sets.New[string]()
+		var problems []string
+		for _, m := range rings[0].Members {
+			got.Insert(m.HostID)
+			if m.Status != fakescylladb.StatusUp || m.State != fakescylladb.StateNormal {
+				problems = append(problems, fmt.Sprintf("host %s is %s/%s, want Up/Normal", m.HostID, m.Status, m.State))
+			}
+		}
+		if diff := cmp.Diff(sets.List(want), sets.List(got)); diff != "" {
+			problems = append(problems, "the ring's host IDs differ from the member Services' (-want +got):\n"+diff)
+		}
+		if gone != "" && got.Has(gone) {
+			problems = append(problems, "the replaced host "+gone+" is still in the ring")
+		}
+		if len(problems) != 0 {
+			return false, errors.New(strings.Join(problems, "\n"))
+		}
+		return true, nil
+	})
+}
+
+// auditMark returns the current end of the audit log.
+func (e *testEnv) auditMark() framework.AuditMark {
+	e.t.Helper()
+	mark, err := e.c.ControlPlane.Audit.Mark()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return mark
+}
+
+// expectOneDeletionEach checks that, since mark, the operator deleted node name's data claim and pod once each and
+// nothing else: a replacement that restarted midway neither skips nor repeats a deletion.
+func (e *testEnv) expectOneDeletionEach(mark framework.AuditMark, name string) {
+	e.t.Helper()
+	got, described := e.operatorDeletions(mark)
+	want := map[string]int{"persistentvolumeclaims " + naming.PVCName(name): 1, "pods " + name: 1}
+	if diff := cmp.Diff(want, got); diff != "" {
+		e.t.Errorf("the operator's deletions differ (-want +got):\n%s\nthe operator's deletions, failed ones too:\n%s", diff, described)
+	}
+}
+
+// operatorDeletions counts the successful deletions of the operator in the namespace since mark by "<resource>
+// <name>", and lists all its deletion requests, failed ones too.
+func (e *testEnv) operatorDeletions(mark framework.AuditMark) (map[string]int, string) {
+	e.t.Helper()
+	events, err := e.c.ControlPlane.Audit.EventsSince(mark)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	deletions := append(operatorWrites(e.ns), verb("delete"))
+	return countByObject(events, append(deletions, framework.Succeeded())...), describeRequests(events, deletions...)
+}
+
+// addNodePool creates n simulated Kubernetes nodes labelled for the test alone (nodePoolLabel), deleted when the test
+// ends.
+func (e *testEnv) addNodePool(n int) {
+	e.t.Helper()
+	specs := make([]framework.NodeSpec, 0, n)
+	for i := range n {
+		specs = append(specs, framework.NodeSpec{Name: fmt.Sprintf("%s-%d", e.ns, i), Region: "us-east-1", Zone: "us-east-1a", Labels: map[string]string{nodePoolLabel: e.ns}})
+	}
+	e.t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		for _, spec := range specs {
+			if err := e.kube.CoreV1().Nodes().Delete(ctx, spec.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				e.t.Errorf("can't delete Node %s: %v", spec.Name, err)
+			}
+		}
+	})
+	if err := framework.AddNodes(e.t.Context(), e.c.ControlPlane, e.kube, specs, stepTimeout); err != nil {
+		e.t.Fatalf("can't add the test's Kubernetes nodes: %v", err)
+	}
+}
+
+// placeOnNodePool makes every rack of sc run on the test's own Kubernetes nodes (addNodePool), one ScyllaDB node per
+// Kubernetes node.
+func (e *testEnv) placeOnNodePool(sc *scyllav1.ScyllaCluster) {
+	for i := range sc.Spec.Datacenter.Racks {
+		rack := &sc.Spec.Datacenter.Racks[i]
+		if rack.Placement == nil {
+			rack.Placement = &scyllav1.PlacementSpec{}
+		}
+		rack.Placement.NodeAffinity = &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{
+				Key: nodePoolLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{e.ns},
+			}}}},
+		}}
+		rack.Placement.PodAntiAffinity = &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+			TopologyKey:   corev1.LabelHostname,
+			LabelSelector: metav1.SetAsLabelSelector(naming.NodePodLabels(naming.ScyllaDBDatacenterNameForScyllaCluster(sc.Name))),
+		}}}
+	}
+}
+
+// loseKubernetesNode deletes the Kubernetes node of node n, as when a machine with local disks is gone for good, and
+// then n's pod as pod garbage collection would (at once, without the 40 s it waits): nothing runs the pod any more, and
+// its ScyllaDB stops.
+func (e *testEnv) loseKubernetesNode(ctx context.Context, n replacedNode) {
+	e.t.Helper()
+	if err := e.kube.CoreV1().Nodes().Delete(ctx, n.kubernetesNode, metav1.DeleteOptions{}); err != nil {
+		e.t.Fatalf("can't delete Node %s: %v", n.kubernetesNode, err)
+	}
+	zero := int64(0)
+	err := e.kube.CoreV1().Pods(e.ns).Delete(ctx, n.name, metav1.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: metav1.NewUIDPreconditions(string(n.podUID))})
+	// The operator may have deleted and the StatefulSet recreated the pod already.
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		e.t.Fatalf("can't delete pod %s of the deleted Node %s: %v", n.name, n.kubernetesNode, err)
+	}
+}
+
+// nodeUntouched says how the operator started replacing node n, or returns nil: no replacement label or marker on its
+// member Service, the same data claim, and the member Service still recording n's host ID.
+func (e *testEnv) nodeUntouched(ctx context.Context, n replacedNode) error {
+	svc, err := e.kube.CoreV1().Services(e.ns).Get(ctx, n.name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	for _, label := range []string{naming.ReplaceLabel, replacingNodeHostIDLabel} {
+		if v, ok := svc.Labels[label]; ok {
+			return fmt.Errorf("member Service %s got label %s=%q", n.name, label, v)
+		}
+	}
+	if got := svc.Annotations[naming.HostIDAnnotation]; got != n.hostID {
+		return fmt.Errorf("member Service %s records host ID %q, want %q", n.name, got, n.hostID)
+	}
+	pvc, err := e.kube.CoreV1().PersistentVolumeClaims(e.ns).Get(ctx, naming.PVCName(n.name), metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if pvc.UID != n.claimUID || pvc.DeletionTimestamp != nil {
+		return fmt.Errorf("claim %s was deleted or replaced", pvc.Name)
+	}
+	return nil
+}
