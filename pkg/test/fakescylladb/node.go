@@ -518,9 +518,13 @@ func (n *Node) serveRing(w http.ResponseWriter, r *http.Request, pick func(Membe
 	if !ok {
 		return
 	}
+	addressOf := map[string]string{}
+	for _, m := range ring.Members {
+		addressOf[m.HostID] = m.BroadcastAddress
+	}
 	hidden := map[string]bool{}
 	for _, m := range ring.Members {
-		if i := slices.IndexFunc(ring.Members, func(t Member) bool { return t.HostID == m.ReplaceHostID }); i >= 0 && ring.Members[i].BroadcastAddress == m.BroadcastAddress {
+		if addr, ok := addressOf[m.ReplaceHostID]; ok && addr == m.BroadcastAddress {
 			hidden[m.ReplaceHostID] = true
 		}
 	}

@@ -341,6 +341,13 @@ func getJSON(t *testing.T, url string, out any) {
 	}
 }
 
+func downEndpoints(t *testing.T, tn *testNode) []string {
+	t.Helper()
+	var down []string
+	getJSON(t, tn.url+scyllaclient.PathDownEndpoints, &down)
+	return down
+}
+
 // tokenOwners returns the node's answer to PathTokensEndpoint as token -> address.
 func tokenOwners(t *testing.T, tn *testNode) map[string]string {
 	t.Helper()
@@ -413,6 +420,13 @@ func TestNodeReplacesADeadNode(t *testing.T) {
 			if diff := cmp.Diff(want, statusOf(t, a)); diff != "" {
 				t.Errorf("unexpected status while replacing (-want +got):\n%s", diff)
 			}
+			wantDown := []string{}
+			if tc.dead {
+				wantDown = []string{"10.0.0.3"}
+			}
+			if diff := cmp.Diff(wantDown, downEndpoints(t, a)); diff != "" {
+				t.Errorf("unexpected Down endpoints while replacing (-want +got):\n%s", diff)
+			}
 			if diff := cmp.Diff(cTokens, tokensOf(t, reg, dID)); diff != "" {
 				t.Errorf("the replacing node doesn't hold the replaced node's tokens (-want +got):\n%s", diff)
 			}
@@ -439,6 +453,9 @@ func TestNodeReplacesADeadNode(t *testing.T) {
 			for _, n := range []*testNode{a, b, d} {
 				if diff := cmp.Diff(want, statusOf(t, n)); diff != "" {
 					t.Errorf("unexpected status on %s once replaced (-want +got):\n%s", n.node.HostID(), diff)
+				}
+				if diff := cmp.Diff([]string{}, downEndpoints(t, n)); diff != "" {
+					t.Errorf("unexpected Down endpoints on %s once replaced (-want +got):\n%s", n.node.HostID(), diff)
 				}
 				if diff := cmp.Diff(owning(tc.address, cTokens), subset(tokenOwners(t, n), cTokens)); diff != "" {
 					t.Errorf("once replaced, the replaced node's tokens don't belong to the replacing node (-want +got):\n%s", diff)
