@@ -4,7 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// NodeConfigInput is everything the node's addresses and seeds depend on.
+// NodeConfigInput is everything the node's addresses, seeds and replaced node depend on.
 type NodeConfigInput struct {
 	Options       AddressOptions
 	ExternalSeeds []string

@@ -122,19 +122,18 @@ func (o *Options) waitForBroadcastAddressRecord(ctx context.Context, lister core
 
 func (o *Options) settings(nc NodeConfig) ScyllaDBSettings {
 	return ScyllaDBSettings{
-		ClusterName:   o.ClusterName,
-		Datacenter:    o.Datacenter,
-		Rack:          o.Rack,
-		Addresses:     nc.Addresses,
-		Seeds:         nc.Seeds.Seeds,
-		APIAddress:    o.apiHost,
-		APIPort:       o.apiPort,
-		Workdir:       o.ScyllaDBDataDir,
-		IPFamily:      o.addressOptions.IPFamily,
-		CPUCount:      o.CPUCount,
-		DeveloperMode: o.DeveloperMode,
-		TLS:           o.tlsSettings,
-
+		ClusterName:          o.ClusterName,
+		Datacenter:           o.Datacenter,
+		Rack:                 o.Rack,
+		Addresses:            nc.Addresses,
+		Seeds:                nc.Seeds.Seeds,
+		APIAddress:           o.apiHost,
+		APIPort:              o.apiPort,
+		Workdir:              o.ScyllaDBDataDir,
+		IPFamily:             o.addressOptions.IPFamily,
+		CPUCount:             o.CPUCount,
+		DeveloperMode:        o.DeveloperMode,
+		TLS:                  o.tlsSettings,
 		ReplaceNodeFirstBoot: nc.ReplaceNodeHostID,
 	}
 }
