@@ -55,14 +55,8 @@ type testEnv struct {
 // newTestEnv creates the test's namespace and starts the node simulator for it.
 func newTestEnv(t *testing.T) *testEnv {
 	t.Helper()
-	f := framework.NewFramework(t)
-	c := f.Cluster()
-	startNodeSimulator(t, f, c)
-	scylla, err := scyllaclientset.NewForConfig(c.Clients.Config)
-	if err != nil {
-		t.Fatalf("can't create the scylla.scylladb.com client: %v", err)
-	}
-	return &testEnv{t: t, f: f, c: c, ns: c.Namespace, kube: c.Clients.Kube, scylla: scylla}
+	e, _ := newTestEnvWithSimulator(t)
+	return e
 }
 
 // newScyllaCluster returns deploy/examples/scyllacluster-basic.yaml in the test's namespace, made small: its first

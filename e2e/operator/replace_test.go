@@ -28,9 +28,6 @@ import (
 )
 
 const (
-	// replacingNodeHostIDLabel is the marker the operator puts on a member Service with the host ID it replaces.
-	replacingNodeHostIDLabel = "internal.scylla-operator.scylladb.com/replacing-node-hostid"
-
 	// replaceTimeout bounds a whole replacement: the operator's marker, the deletion of the node's claim and pod, and
 	// the new pod's ScyllaDB joining in the replaced node's place (a few seconds each here).
 	replaceTimeout = 2 * time.Minute
@@ -47,42 +44,24 @@ const (
 // TestNodeReplacement runs one operator replica and, in parallel, the replacement scenarios that need only a working
 // operator, each with its own namespace, node simulator and (for the orphaned nodes) simulated Kubernetes nodes.
 func TestNodeReplacement(t *testing.T) {
-	f := framework.NewFramework(t)
-	op := startOperator(t, f, f.Cluster(), "operator-replace", operatorOptions{
-		leaseName:    f.Namespace(),
-		resyncPeriod: sharedResyncPeriod,
-		// Syncs are logged at 4; expectNoWrites and the orphan scenario count them.
-		verbosity: 4,
-	})
-
-	t.Run("group", func(t *testing.T) {
-		for _, tc := range []struct {
-			name string
-			run  func(t *testing.T, op *operatorProcess)
-		}{
-			{"UserRequestedReplacementThenNoWritesAtRest", testUserRequestedReplacement},
-			{"OrphanedNodeIsReplacedAutomatically", testOrphanedNodeReplaced},
-			{"OrphanedNodeIsLeftAloneWithoutAutomaticCleanup", testOrphanedNodeLeftAlone},
-		} {
-			t.Run(tc.name, func(t *testing.T) {
-				t.Parallel()
-				tc.run(t, op)
-			})
-		}
+	runScenarios(t, "operator-replace", []scenario{
+		{"UserRequestedReplacementThenNoWritesAtRest", testUserRequestedReplacement},
+		{"OrphanedNodeIsReplacedAutomatically", testOrphanedNodeReplaced},
+		{"OrphanedNodeIsLeftAloneWithoutAutomaticCleanup", testOrphanedNodeLeftAlone},
 	})
 }
 
 // testUserRequestedReplacement labels a member Service scylla/replace: the node comes back with a new host ID in the
 // replaced node's place, the markers go away, and the operator then writes nothing over a resync period.
 func testUserRequestedReplacement(t *testing.T, op *operatorProcess) {
-	e, sim := newReplaceTestEnv(t)
+	e, sim := newTestEnvWithSimulator(t)
 	ctx := t.Context()
 	sc := e.createScyllaCluster(e.newScyllaCluster(3, 1))
 	sc = e.waitForRollout(sc.Name, "the 3-rack ScyllaCluster to roll out")
-	e.waitForRing(sim, sc, "", "the ring of the new cluster")
+	ring := e.waitForRing(sim, sc, "", "the ring of the new cluster")
 
 	rack := sc.Spec.Datacenter.Racks[1].Name
-	old := e.nodeIdentity(memberName(sc, rack, 0))
+	old := e.nodeIdentity(memberName(sc, rack, 0), &ring)
 	mark := e.auditMark()
 	e.requestReplacement(ctx, old.name)
 
@@ -94,19 +73,14 @@ func testUserRequestedReplacement(t *testing.T, op *operatorProcess) {
 // testOrphanedNodeReplaced deletes the Kubernetes node that held a ScyllaDB node's volume, with automatic cleanup of
 // orphaned nodes on: the operator replaces the node onto a live Kubernetes node, and says so in an event.
 func testOrphanedNodeReplaced(t *testing.T, _ *operatorProcess) {
-	e, sim := newReplaceTestEnv(t)
+	e, sim := newTestEnvWithSimulator(t)
 	ctx := t.Context()
 	// One Kubernetes node per ScyllaDB node, and one to replace onto.
-	e.addNodePool(4)
-	sc := e.newScyllaCluster(1, 3)
-	sc.Spec.AutomaticOrphanedNodeCleanup = true
-	e.placeOnNodePool(sc)
-	sc = e.createScyllaCluster(sc)
-	sc = e.waitForRollout(sc.Name, "the ScyllaCluster on the test's own Kubernetes nodes to roll out")
-	e.waitForRing(sim, sc, "", "the ring of the new cluster")
+	sc := e.createOnNodePool(4, true)
+	ring := e.waitForRing(sim, sc, "", "the ring of the new cluster")
 
 	rack := sc.Spec.Datacenter.Racks[0].Name
-	old := e.nodeIdentity(memberName(sc, rack, 1))
+	old := e.nodeIdentity(memberName(sc, rack, 1), &ring)
 	mark := e.auditMark()
 	e.loseKubernetesNode(ctx, old)
 
@@ -147,21 +121,12 @@ func testOrphanedNodeReplaced(t *testing.T, _ *operatorProcess) {
 // testOrphanedNodeLeftAlone deletes the Kubernetes node that held a ScyllaDB node's volume, with automatic cleanup of
 // orphaned nodes off: the operator replaces nothing, and the recreated pod waits for its volume's node.
 func testOrphanedNodeLeftAlone(t *testing.T, op *operatorProcess) {
-	e, _ := newReplaceTestEnv(t)
+	e, _ := newTestEnvWithSimulator(t)
 	ctx := t.Context()
-	e.addNodePool(3)
-	sc := e.newScyllaCluster(1, 3)
-	sc.Spec.AutomaticOrphanedNodeCleanup = false
-	e.placeOnNodePool(sc)
-	sc = e.createScyllaCluster(sc)
-	sc = e.waitForRollout(sc.Name, "the ScyllaCluster on the test's own Kubernetes nodes to roll out")
-	if sdc := e.scyllaDBDatacenter(ctx, sc); !deref(sdc.Spec.DisableAutomaticOrphanedNodeReplacement) {
-		t.Fatalf("ScyllaDBDatacenter %s has disableAutomaticOrphanedNodeReplacement %v for automaticOrphanedNodeCleanup false, want true",
-			sdc.Name, sdc.Spec.DisableAutomaticOrphanedNodeReplacement)
-	}
+	sc := e.createOnNodePool(3, false)
 
 	rack := sc.Spec.Datacenter.Racks[0].Name
-	old := e.nodeIdentity(memberName(sc, rack, 1))
+	old := e.nodeIdentity(memberName(sc, rack, 1), nil)
 	mark := e.auditMark()
 	logOffset := op.logOffset()
 	e.loseKubernetesNode(ctx, old)
@@ -213,7 +178,7 @@ func testOrphanedNodeLeftAlone(t *testing.T, op *operatorProcess) {
 // API server deleted the node's data claim, but the operator never got the answer. The replica started next deletes
 // the pod, leaves the new claim alone, and brings the replacement to its end; every object is deleted once.
 func TestOperatorKilledDuringReplacementFinishesIt(t *testing.T) {
-	e, sim := newReplaceTestEnv(t)
+	e, sim := newTestEnvWithSimulator(t)
 	ctx := t.Context()
 	cp := e.c.ControlPlane
 	gate, err := framework.StartAPIServerGate(cp)
@@ -233,10 +198,10 @@ func TestOperatorKilledDuringReplacementFinishesIt(t *testing.T) {
 
 	sc := e.createScyllaCluster(e.newScyllaCluster(3, 1))
 	sc = e.waitForRollout(sc.Name, "the 3-rack ScyllaCluster to roll out")
-	e.waitForRing(sim, sc, "", "the ring of the new cluster")
+	ring := e.waitForRing(sim, sc, "", "the ring of the new cluster")
 
 	rack := sc.Spec.Datacenter.Racks[2].Name
-	old := e.nodeIdentity(memberName(sc, rack, 0))
+	old := e.nodeIdentity(memberName(sc, rack, 0), &ring)
 	claimPath := fmt.Sprintf("/api/v1/namespaces/%s/persistentvolumeclaims/%s", e.ns, naming.PVCName(old.name))
 	hold := gate.Arm(framework.HoldAfterResponse, func(r *http.Request) bool {
 		return r.Method == http.MethodDelete && r.URL.Path == claimPath
@@ -252,9 +217,9 @@ func TestOperatorKilledDuringReplacementFinishesIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := svc.Labels[replacingNodeHostIDLabel]; got != old.hostID {
+	if got := svc.Labels[naming.ReplacingNodeHostIDLabel]; got != old.hostID {
 		t.Errorf("the operator deleted the data claim (%s) while member Service %s had %s=%q, want the replaced host ID %q",
-			held, old.name, replacingNodeHostIDLabel, got, old.hostID)
+			held, old.name, naming.ReplacingNodeHostIDLabel, got, old.hostID)
 	}
 	first.kill()
 	hold.Release()
@@ -265,8 +230,8 @@ func TestOperatorKilledDuringReplacementFinishesIt(t *testing.T) {
 	e.expectOneDeletionEach(mark, old.name)
 }
 
-// newReplaceTestEnv creates the test's namespace and starts the node simulator for it.
-func newReplaceTestEnv(t *testing.T) (*testEnv, *nodesim.Simulator) {
+// newTestEnvWithSimulator creates the test's namespace and starts the node simulator for it.
+func newTestEnvWithSimulator(t *testing.T) (*testEnv, *nodesim.Simulator) {
 	t.Helper()
 	f := framework.NewFramework(t)
 	c := f.Cluster()
@@ -288,10 +253,13 @@ type replacedNode struct {
 	claimUID types.UID
 	// kubernetesNode is the Kubernetes node the node's pod runs on and its volume is bound to.
 	kubernetesNode string
+	// tokens are the node's ring position in the fake ScyllaDB registry.
+	tokens []string
 }
 
-// nodeIdentity returns the identity of the running node name, once its sidecar recorded its host ID.
-func (e *testEnv) nodeIdentity(name string) replacedNode {
+// nodeIdentity returns the identity of the running node name, once its sidecar recorded its host ID, with its tokens
+// in ring if given.
+func (e *testEnv) nodeIdentity(name string, ring *fakescylladb.Ring) replacedNode {
 	e.t.Helper()
 	var n replacedNode
 	e.f.WaitFor(stepTimeout, "the host ID of node "+name+" on its member Service", func(ctx context.Context) (bool, error) {
@@ -323,6 +291,13 @@ func (e *testEnv) nodeIdentity(name string) replacedNode {
 		}
 		return true, nil
 	})
+	if ring != nil {
+		i := slices.IndexFunc(ring.Members, func(m fakescylladb.Member) bool { return m.HostID == n.hostID })
+		if i < 0 || len(ring.Members[i].Tokens) == 0 {
+			e.t.Fatalf("node %s (host %s) has no tokens in the ring %+v", name, n.hostID, ring)
+		}
+		n.tokens = ring.Members[i].Tokens
+	}
 	return n
 }
 
@@ -370,10 +345,10 @@ func (e *testEnv) waitForReplacement(sim *nodesim.Simulator, sc *scyllav1.Scylla
 		if err != nil {
 			return false, err
 		}
-		marker, marked := svc.Labels[replacingNodeHostIDLabel]
+		marker, marked := svc.Labels[naming.ReplacingNodeHostIDLabel]
 		switch {
 		case marked && marker != old.hostID:
-			return false, framework.StopPolling(fmt.Errorf("member Service %s has %s=%q, want the replaced host ID %q", old.name, replacingNodeHostIDLabel, marker, old.hostID))
+			return false, framework.StopPolling(fmt.Errorf("member Service %s has %s=%q, want the replaced host ID %q", old.name, naming.ReplacingNodeHostIDLabel, marker, old.hostID))
 		case marked:
 			sawMarker = true
 			return false, fmt.Errorf("member Service %s is marked replacing %s", old.name, marker)
@@ -405,7 +380,7 @@ func (e *testEnv) waitForReplacement(sim *nodesim.Simulator, sc *scyllav1.Scylla
 		return true, nil
 	})
 	if !sawMarker {
-		e.t.Errorf("member Service %s never carried %s=%s during the replacement", old.name, replacingNodeHostIDLabel, old.hostID)
+		e.t.Errorf("member Service %s never carried %s=%s during the replacement", old.name, naming.ReplacingNodeHostIDLabel, old.hostID)
 	}
 	if !sawCondition {
 		e.t.Errorf("rack %s never reported %s during the replacement", rack, scyllav1.RackConditionTypeMemberReplacing)
@@ -415,26 +390,34 @@ func (e *testEnv) waitForReplacement(sim *nodesim.Simulator, sc *scyllav1.Scylla
 	if rackConditionTrue(sc, rack, scyllav1.RackConditionTypeMemberReplacing) {
 		e.t.Errorf("rack %s still reports %s after the replacement: %+v", rack, scyllav1.RackConditionTypeMemberReplacing, sc.Status.Racks[rack].Conditions)
 	}
-	e.waitForRing(sim, sc, old.hostID, "one ring with the replacing node "+newHostID+" in place of "+old.hostID)
+	ring := e.waitForRing(sim, sc, old.hostID, "one ring with the replacing node "+newHostID+" in place of "+old.hostID)
+	if i := slices.IndexFunc(ring.Members, func(m fakescylladb.Member) bool { return m.HostID == newHostID }); i >= 0 {
+		m := ring.Members[i]
+		if m.ReplaceHostID != old.hostID || !slices.Equal(m.Tokens, old.tokens) {
+			e.t.Errorf("the replacing host %s replaced %q with tokens %q, want %s's place %q", newHostID, m.ReplaceHostID, m.Tokens, old.hostID, old.tokens)
+		}
+	}
 
 	records, err := sim.Records(e.ns, old.name)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	// The last start with the option is the one that joined: earlier ones may have been refused and retried.
+	// The last start that replaced old is the one that joined: earlier ones may have been refused and retried.
 	joined := -1
 	for i, r := range records {
-		if replaceOption(r.Args) == old.hostID {
+		if r.ReplaceHostID == old.hostID {
 			joined = i
 		}
 	}
 	switch {
 	case joined < 0:
-		var args []string
+		var starts []string
 		for _, r := range records {
-			args = append(args, fmt.Sprintf("%q", r.Args))
+			starts = append(starts, fmt.Sprintf("host %q replacing %q (error %q): %q", r.HostID, r.ReplaceHostID, r.Error, r.Args))
 		}
-		e.t.Errorf("no start of the new pod %s ran ScyllaDB with --replace-node-first-boot=%s; starts:\n%s", old.name, old.hostID, strings.Join(args, "\n"))
+		e.t.Errorf("no start of ScyllaDB in the new pod %s replaced %s; starts:\n%s", old.name, old.hostID, strings.Join(starts, "\n"))
+	case replaceOption(records[joined].Args) != old.hostID:
+		e.t.Errorf("ScyllaDB of pod %s replaced %s without --replace-node-first-boot=%s from the sidecar: %q", old.name, old.hostID, old.hostID, records[joined].Args)
 	case records[joined].Error != "" || records[joined].HostID != newHostID:
 		e.t.Errorf("ScyllaDB of pod %s replacing %s started as host %q (error %q), but its member Service records %q", old.name, old.hostID,
 			records[joined].HostID, records[joined].Error, newHostID)
@@ -467,12 +450,13 @@ func rackConditionTrue(sc *scyllav1.ScyllaCluster, rack string, condType scyllav
 
 // waitForRing waits until the fake ScyllaDB registry (GET /v1/rings) holds one ring, whose members are Up and Normal
 // and are exactly the host IDs the cluster's member Services record, without gone (unless empty).
-func (e *testEnv) waitForRing(sim *nodesim.Simulator, sc *scyllav1.ScyllaCluster, gone, what string) {
+func (e *testEnv) waitForRing(sim *nodesim.Simulator, sc *scyllav1.ScyllaCluster, gone, what string) fakescylladb.Ring {
 	e.t.Helper()
 	registry, err := fakescylladb.NewRegistryClient(sim.RegistryURL())
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	var ring fakescylladb.Ring
 	e.f.WaitFor(stepTimeout, what, func(ctx context.Context) (bool, error) {
 		rings, err := registry.Rings(ctx)
 		if err != nil {
@@ -506,8 +490,10 @@ func (e *testEnv) waitForRing(sim *nodesim.Simulator, sc *scyllav1.ScyllaCluster
 		if len(problems) != 0 {
 			return false, errors.New(strings.Join(problems, "\n"))
 		}
+		ring = rings[0]
 		return true, nil
 	})
+	return ring
 }
 
 // auditMark returns the current end of the audit log.
@@ -543,12 +529,13 @@ func (e *testEnv) operatorDeletions(mark framework.AuditMark) (map[string]int, s
 	return countByObject(events, append(deletions, framework.Succeeded())...), describeRequests(events, deletions...)
 }
 
-// addNodePool creates n simulated Kubernetes nodes labelled for the test alone (nodePoolLabel), deleted when the test
-// ends.
-func (e *testEnv) addNodePool(n int) {
+// createOnNodePool creates a ScyllaCluster of one rack of three nodes, with automaticOrphanedNodeCleanup as given,
+// on kubernetesNodes simulated Kubernetes nodes of the test's own (labelled nodePoolLabel, deleted when the test ends),
+// one ScyllaDB node per Kubernetes node, and waits for its rollout.
+func (e *testEnv) createOnNodePool(kubernetesNodes int, automaticCleanup bool) *scyllav1.ScyllaCluster {
 	e.t.Helper()
-	specs := make([]framework.NodeSpec, 0, n)
-	for i := range n {
+	specs := make([]framework.NodeSpec, 0, kubernetesNodes)
+	for i := range kubernetesNodes {
 		specs = append(specs, framework.NodeSpec{Name: fmt.Sprintf("%s-%d", e.ns, i), Region: "us-east-1", Zone: "us-east-1a", Labels: map[string]string{nodePoolLabel: e.ns}})
 	}
 	e.t.Cleanup(func() {
@@ -563,11 +550,10 @@ func (e *testEnv) addNodePool(n int) {
 	if err := framework.AddNodes(e.t.Context(), e.c.ControlPlane, e.kube, specs, stepTimeout); err != nil {
 		e.t.Fatalf("can't add the test's Kubernetes nodes: %v", err)
 	}
-}
 
-// placeOnNodePool makes every rack of sc run on the test's own Kubernetes nodes (addNodePool), one ScyllaDB node per
-// Kubernetes node.
-func (e *testEnv) placeOnNodePool(sc *scyllav1.ScyllaCluster) {
+	sc := e.newScyllaCluster(1, 3)
+	sc.Spec.AutomaticOrphanedNodeCleanup = automaticCleanup
+	podLabels := metav1.SetAsLabelSelector(naming.NodePodLabels(naming.ScyllaDBDatacenterNameForScyllaCluster(sc.Name)))
 	for i := range sc.Spec.Datacenter.Racks {
 		rack := &sc.Spec.Datacenter.Racks[i]
 		if rack.Placement == nil {
@@ -579,10 +565,16 @@ func (e *testEnv) placeOnNodePool(sc *scyllav1.ScyllaCluster) {
 			}}}},
 		}}
 		rack.Placement.PodAntiAffinity = &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
-			TopologyKey:   corev1.LabelHostname,
-			LabelSelector: metav1.SetAsLabelSelector(naming.NodePodLabels(naming.ScyllaDBDatacenterNameForScyllaCluster(sc.Name))),
+			TopologyKey: corev1.LabelHostname, LabelSelector: podLabels,
 		}}}
 	}
+	sc = e.createScyllaCluster(sc)
+	sc = e.waitForRollout(sc.Name, "the ScyllaCluster on the test's own Kubernetes nodes to roll out")
+	if sdc := e.scyllaDBDatacenter(e.t.Context(), sc); deref(sdc.Spec.DisableAutomaticOrphanedNodeReplacement) == automaticCleanup {
+		e.t.Fatalf("ScyllaDBDatacenter %s has disableAutomaticOrphanedNodeReplacement %v for automaticOrphanedNodeCleanup %v",
+			sdc.Name, sdc.Spec.DisableAutomaticOrphanedNodeReplacement, automaticCleanup)
+	}
+	return sc
 }
 
 // loseKubernetesNode deletes the Kubernetes node of node n, as when a machine with local disks is gone for good, and
@@ -608,7 +600,7 @@ func (e *testEnv) nodeUntouched(ctx context.Context, n replacedNode) error {
 	if err != nil {
 		return err
 	}
-	for _, label := range []string{naming.ReplaceLabel, replacingNodeHostIDLabel} {
+	for _, label := range []string{naming.ReplaceLabel, naming.ReplacingNodeHostIDLabel} {
 		if v, ok := svc.Labels[label]; ok {
 			return fmt.Errorf("member Service %s got label %s=%q", n.name, label, v)
 		}
