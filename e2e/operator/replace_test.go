@@ -22,6 +22,7 @@ import (
 	"github.com/scyllakube/scylla-operator/pkg/test/fakescylladb"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -329,11 +330,14 @@ func (e *testEnv) requestReplacement(ctx context.Context, name string) {
 
 // waitForReplacement waits until node old of rack is replaced: its member Service shows a new host ID and no marker,
 // a new pod on a new claim is Ready, the cluster is rolled out with one ring that holds the new host ID and not the old
-// one. On the way, the member Service must have carried the replaced host ID as its marker and the rack must have
-// reported MemberReplacing; the new node's ScyllaDB must have been started with the replace option for old's host ID.
+// one, and the new host holds the replaced host's tokens. On the way, the member Service must have carried the replaced
+// host ID as its marker, and the ScyllaCluster's rack (MemberReplacing) and the ScyllaDBDatacenter
+// (naming.RackMemberReplacingConditionType) must have reported the replacement; the new node's ScyllaDB must have been
+// started with the replace option for old's host ID.
 func (e *testEnv) waitForReplacement(sim *nodesim.Simulator, sc *scyllav1.ScyllaCluster, rack string, old replacedNode) {
 	e.t.Helper()
-	sawMarker, sawCondition := false, false
+	sawMarker, sawCondition, sawDatacenterCondition := false, false, false
+	datacenterCondition := naming.RackMemberReplacingConditionType(rack)
 	var newHostID string
 	e.f.WaitFor(replaceTimeout, "node "+old.name+" to be replaced", func(ctx context.Context) (bool, error) {
 		current, err := e.scylla.ScyllaV1().ScyllaClusters(e.ns).Get(ctx, sc.Name, metav1.GetOptions{})
@@ -341,6 +345,11 @@ func (e *testEnv) waitForReplacement(sim *nodesim.Simulator, sc *scyllav1.Scylla
 			return false, err
 		}
 		sawCondition = sawCondition || rackConditionTrue(current, rack, scyllav1.RackConditionTypeMemberReplacing)
+		sdc, err := e.scylla.ScyllaV1alpha1().ScyllaDBDatacenters(e.ns).Get(ctx, naming.ScyllaDBDatacenterNameForScyllaCluster(sc.Name), metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		sawDatacenterCondition = sawDatacenterCondition || meta.IsStatusConditionTrue(sdc.Status.Conditions, datacenterCondition)
 		svc, err := e.kube.CoreV1().Services(e.ns).Get(ctx, old.name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -383,12 +392,18 @@ func (e *testEnv) waitForReplacement(sim *nodesim.Simulator, sc *scyllav1.Scylla
 		e.t.Errorf("member Service %s never carried %s=%s during the replacement", old.name, naming.ReplacingNodeHostIDLabel, old.hostID)
 	}
 	if !sawCondition {
-		e.t.Errorf("rack %s never reported %s during the replacement", rack, scyllav1.RackConditionTypeMemberReplacing)
+		e.t.Errorf("rack %s of the ScyllaCluster never reported %s during the replacement", rack, scyllav1.RackConditionTypeMemberReplacing)
+	}
+	if !sawDatacenterCondition {
+		e.t.Errorf("the ScyllaDBDatacenter never reported %s=True during the replacement", datacenterCondition)
 	}
 
 	sc = e.waitForRollout(sc.Name, "the ScyllaCluster to be rolled out after the replacement of "+old.name)
 	if rackConditionTrue(sc, rack, scyllav1.RackConditionTypeMemberReplacing) {
 		e.t.Errorf("rack %s still reports %s after the replacement: %+v", rack, scyllav1.RackConditionTypeMemberReplacing, sc.Status.Racks[rack].Conditions)
+	}
+	if sdc := e.scyllaDBDatacenter(e.t.Context(), sc); meta.IsStatusConditionTrue(sdc.Status.Conditions, datacenterCondition) {
+		e.t.Errorf("the ScyllaDBDatacenter still reports %s=True after the replacement", datacenterCondition)
 	}
 	ring := e.waitForRing(sim, sc, old.hostID, "one ring with the replacing node "+newHostID+" in place of "+old.hostID)
 	if i := slices.IndexFunc(ring.Members, func(m fakescylladb.Member) bool { return m.HostID == newHostID }); i >= 0 {
