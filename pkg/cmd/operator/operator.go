@@ -124,6 +124,10 @@ func (o *OperatorOptions) remoteClientOptions() remoteclient.Options {
 func (o *OperatorOptions) newControllers() (*controllerSet, error) {
 	kubeInformers := newManagedObjectsInformerFactory(o.kubeClient, o.ResyncPeriod)
 	scyllaInformers := newScyllaInformerFactory(o.scyllaClient, o.ResyncPeriod)
+	// Nodes and PersistentVolumes carry no operator label: they are watched cluster-wide, trimmed to what orphan
+	// detection reads.
+	clusterInformers := kubeinformers.NewSharedInformerFactoryWithOptions(o.kubeClient, o.ResyncPeriod,
+		kubeinformers.WithTransform(scylladbdatacenter.TrimForOrphanDetection))
 	remoteClients := remoteclient.NewPool(o.remoteClientOptions())
 
 	scController, err := scyllacluster.NewController(
@@ -150,6 +154,8 @@ func (o *OperatorOptions) newControllers() (*controllerSet, error) {
 		kubeInformers.Policy().V1().PodDisruptionBudgets(),
 		kubeInformers.Core().V1().Pods(),
 		kubeInformers.Core().V1().PersistentVolumeClaims(),
+		clusterInformers.Core().V1().Nodes(),
+		clusterInformers.Core().V1().PersistentVolumes(),
 		scyllaInformers.Scylla().V1alpha1().ScyllaDBManagerTasks(),
 		scyllaInformers.Scylla().V1alpha1().ScyllaDBBackupBuckets(),
 		o.OperatorImage,
@@ -196,7 +202,7 @@ func (o *OperatorOptions) newControllers() (*controllerSet, error) {
 
 	return &controllerSet{
 		// The pool is shut down with the factories: its remote informers stop when the operator stops leading.
-		informerFactories: []informerFactory{kubeInformers, scyllaInformers, remoteClients},
+		informerFactories: []informerFactory{kubeInformers, clusterInformers, scyllaInformers, remoteClients},
 		runs: []func(ctx context.Context){
 			func(ctx context.Context) { scController.Run(ctx, o.ConcurrentSyncs) },
 			func(ctx context.Context) { sdcController.Run(ctx, o.ConcurrentSyncs) },

@@ -4,13 +4,14 @@ import "github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 
 // Names of the sub-syncs; each gives its conditions their prefix (<Name>Progressing, <Name>Degraded).
 const (
-	serviceAccountControllerName = "ServiceAccountController"
-	roleBindingControllerName    = "RoleBindingController"
-	configMapControllerName      = "ConfigMapController"
-	secretControllerName         = "SecretController"
-	serviceControllerName        = "ServiceController"
-	statefulSetControllerName    = "StatefulSetController"
-	pdbControllerName            = "PodDisruptionBudgetController"
+	serviceAccountControllerName  = "ServiceAccountController"
+	roleBindingControllerName     = "RoleBindingController"
+	configMapControllerName       = "ConfigMapController"
+	secretControllerName          = "SecretController"
+	serviceControllerName         = "ServiceController"
+	statefulSetControllerName     = "StatefulSetController"
+	pdbControllerName             = "PodDisruptionBudgetController"
+	nodeReplacementControllerName = "NodeReplacementController"
 )
 
 // statefulSetControllerAvailableCondition is the only child of the aggregated Available condition: True when every

@@ -2,7 +2,8 @@
 // pods, a member Service per node, the datacenter's client Service, PodDisruptionBudget, member ServiceAccount and
 // RoleBinding, managed scylla.yaml ConfigMap and agent auth-token Secret, whose agent configuration also carries the
 // credentials of the ScyllaDBBackupBuckets its backup tasks store into (backup.go). It scales racks up, scales them
-// down by decommissioning one node at a time, and reports the datacenter's state in its status.
+// down by decommissioning one node at a time, replaces nodes on request or when their Kubernetes node is gone with their
+// data (replace.go, orphan.go), and reports the datacenter's state in its status.
 package scylladbdatacenter
 
 import (
@@ -20,6 +21,7 @@ import (
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/scyllaagent"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -61,6 +63,13 @@ type Controller struct {
 	pdbLister            policyv1listers.PodDisruptionBudgetLister
 	podLister            corev1listers.PodLister
 	pvcLister            corev1listers.PersistentVolumeClaimLister
+	// nodeLister and pvLister tell which nodes are orphaned: their data volume is pinned to a Kubernetes node that
+	// is gone (orphan.go).
+	nodeLister corev1listers.NodeLister
+	pvLister   corev1listers.PersistentVolumeLister
+	// replacementServices serves a sync the member Services as node replacement last patched them while the
+	// informer is behind, so that a replacement never takes a step twice.
+	replacementServices *controllerhelpers.MutationCache[*corev1.Service]
 	// taskLister and bucketLister tell which backup buckets a datacenter's agents must reach (backup.go).
 	taskLister   scyllav1alpha1listers.ScyllaDBManagerTaskLister
 	bucketLister scyllav1alpha1listers.ScyllaDBBackupBucketLister
@@ -111,6 +120,8 @@ func NewController(
 	pdbInformer policyv1informers.PodDisruptionBudgetInformer,
 	podInformer corev1informers.PodInformer,
 	pvcInformer corev1informers.PersistentVolumeClaimInformer,
+	nodeInformer corev1informers.NodeInformer,
+	pvInformer corev1informers.PersistentVolumeInformer,
 	taskInformer scyllav1alpha1informers.ScyllaDBManagerTaskInformer,
 	bucketInformer scyllav1alpha1informers.ScyllaDBBackupBucketInformer,
 	operatorImage string,
@@ -139,8 +150,12 @@ func NewController(
 		pdbLister:            pdbInformer.Lister(),
 		podLister:            podInformer.Lister(),
 		pvcLister:            pvcInformer.Lister(),
-		taskLister:           taskInformer.Lister(),
-		bucketLister:         bucketInformer.Lister(),
+		nodeLister:           nodeInformer.Lister(),
+		pvLister:             pvInformer.Lister(),
+		replacementServices: controllerhelpers.NewMutationCache[*corev1.Service](
+			serviceInformer.Informer().GetStore(), corev1.Resource("services")),
+		taskLister:   taskInformer.Lister(),
+		bucketLister: bucketInformer.Lister(),
 
 		cachesToSync: []cache.InformerSynced{
 			sdcInformer.Informer().HasSynced,
@@ -153,6 +168,8 @@ func NewController(
 			pdbInformer.Informer().HasSynced,
 			podInformer.Informer().HasSynced,
 			pvcInformer.Informer().HasSynced,
+			nodeInformer.Informer().HasSynced,
+			pvInformer.Informer().HasSynced,
 			taskInformer.Informer().HasSynced,
 			bucketInformer.Informer().HasSynced,
 		},
@@ -198,6 +215,9 @@ func NewController(
 		// Removing a node waits for its pod and data claim to be gone; a pod's new IPs may be serving certificate names.
 		{"Pod", podInformer.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueByClusterLabel, UpdateFunc: c.enqueueOnPodIPChange}},
 		{"PersistentVolumeClaim", pvcInformer.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueByClusterLabel}},
+		// A node whose data volume is pinned to a Kubernetes node that is gone is orphaned.
+		{"Node", nodeInformer.Informer(), c.nodeHandlerFuncs()},
+		{"PersistentVolume", pvInformer.Informer(), c.persistentVolumeHandlerFuncs()},
 		// Backup tasks and buckets decide the s3 section of the agent configuration (backup.go); the
 		// manager-controller's status writes to either change nothing of it.
 		{"ScyllaDBManagerTask", taskInformer.Informer(), controllerhelpers.IgnoringStatusUpdates(c.taskHandlerFuncs())},
@@ -293,26 +313,34 @@ func readsConfigMap(sdc *scyllav1alpha1.ScyllaDBDatacenter, name string) bool {
 
 // taskHandlerFuncs enqueue the datacenter a backup ScyllaDBManagerTask targets, before and after a change.
 func (c *Controller) taskHandlerFuncs() cache.ResourceEventHandlerFuncs {
-	enqueue := func(obj any) {
-		if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = tombstone.Obj
-		}
-		task, ok := obj.(*scyllav1alpha1.ScyllaDBManagerTask)
-		if !ok {
-			utilruntime.HandleError(fmt.Errorf("expected a ScyllaDBManagerTask, got %T", obj))
-			return
-		}
+	return beforeAndAfterHandlerFuncs("ScyllaDBManagerTask", func(task *scyllav1alpha1.ScyllaDBManagerTask) {
 		if isBackupTaskOf(task, task.Namespace, task.Spec.ScyllaDBClusterRef.Name) {
 			c.queue.Add(cache.NewObjectName(task.Namespace, task.Spec.ScyllaDBClusterRef.Name).String())
 		}
+	})
+}
+
+// beforeAndAfterHandlerFuncs call enqueue with the object of every event, a T of kind (from a tombstone too), and
+// with both the old and the new object of an update.
+func beforeAndAfterHandlerFuncs[T any](kind string, enqueue func(T)) cache.ResourceEventHandlerFuncs {
+	handle := func(obj any) {
+		if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tombstone.Obj
+		}
+		typed, ok := obj.(T)
+		if !ok {
+			utilruntime.HandleError(fmt.Errorf("expected a %s, got %T", kind, obj))
+			return
+		}
+		enqueue(typed)
 	}
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) { enqueue(obj) },
+		AddFunc: func(obj any) { handle(obj) },
 		UpdateFunc: func(oldObj, newObj any) {
-			enqueue(oldObj)
-			enqueue(newObj)
+			handle(oldObj)
+			handle(newObj)
 		},
-		DeleteFunc: enqueue,
+		DeleteFunc: handle,
 	}
 }
 

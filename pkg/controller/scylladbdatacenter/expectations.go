@@ -28,6 +28,8 @@ type expectations struct {
 	// statefulSets and decommissions hold, by datacenter key and then object name, what was written.
 	statefulSets  map[string]map[string]statefulSetWrite
 	decommissions map[string]map[string]decommissionWrite
+	// deletions hold, by datacenter key, when each object a node replacement deleted, by UID, was deleted.
+	deletions map[string]map[types.UID]time.Time
 }
 
 // statefulSetWrite is a StatefulSet as a write returned it.
@@ -49,6 +51,7 @@ func newExpectations(now func() time.Time) *expectations {
 		now:           now,
 		statefulSets:  map[string]map[string]statefulSetWrite{},
 		decommissions: map[string]map[string]decommissionWrite{},
+		deletions:     map[string]map[types.UID]time.Time{},
 	}
 }
 
@@ -122,4 +125,31 @@ func (e *expectations) forget(key string) {
 	defer e.lock.Unlock()
 	delete(e.statefulSets, key)
 	delete(e.decommissions, key)
+	delete(e.deletions, key)
+}
+
+// wroteDeletion records that the object uid was deleted for the datacenter key, and drops the deletions recorded
+// longer than expectationsTTL ago.
+func (e *expectations) wroteDeletion(key string, uid types.UID) {
+	e.lock.Lock()
+	defer e.lock.Unlock()
+	now := e.now()
+	for k, at := range e.deletions[key] {
+		if now.Sub(at) > expectationsTTL {
+			delete(e.deletions[key], k)
+		}
+	}
+	if e.deletions[key] == nil {
+		e.deletions[key] = map[types.UID]time.Time{}
+	}
+	e.deletions[key][uid] = now
+}
+
+// pendingDeletion tells whether the object uid was deleted for the datacenter key less than expectationsTTL ago:
+// a cache that still shows it without a deletion timestamp is behind.
+func (e *expectations) pendingDeletion(key string, uid types.UID) bool {
+	e.lock.Lock()
+	defer e.lock.Unlock()
+	at, ok := e.deletions[key][uid]
+	return ok && e.now().Sub(at) <= expectationsTTL
 }

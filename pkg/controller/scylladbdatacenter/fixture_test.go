@@ -1,8 +1,10 @@
 package scylladbdatacenter
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,6 +20,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -58,6 +61,7 @@ func newFixture(t *testing.T, w world) *fixture {
 	kubeClient := kubefake.NewClientset(w.objects...)
 	kubeClient.PrependReactor("create", "statefulsets", countGenerations(kubeClient))
 	kubeClient.PrependReactor("update", "statefulsets", countGenerations(kubeClient))
+	kubeClient.PrependReactor("patch", "services", patchMetadata(kubeClient))
 	scyllaClient, scyllaTracker, err := apiserverfields.NewScyllaClientset(w.sdc)
 	if err != nil {
 		t.Fatal(err)
@@ -78,6 +82,8 @@ func newFixture(t *testing.T, w world) *fixture {
 		kubeInformers.Policy().V1().PodDisruptionBudgets(),
 		kubeInformers.Core().V1().Pods(),
 		kubeInformers.Core().V1().PersistentVolumeClaims(),
+		kubeInformers.Core().V1().Nodes(),
+		kubeInformers.Core().V1().PersistentVolumes(),
 		scyllaInformers.Scylla().V1alpha1().ScyllaDBManagerTasks(),
 		scyllaInformers.Scylla().V1alpha1().ScyllaDBBackupBuckets(),
 		testOperatorImage,
@@ -124,6 +130,73 @@ func countGenerations(client *kubefake.Clientset) clienttesting.ReactionFunc {
 	}
 }
 
+// patchMetadata returns a reactor that applies the JSON merge patches of Service labels and annotations node
+// replacement sends as the API server does (other patches go to the default reactor): a uid or resourceVersion in the patch is a precondition (Conflict when it does not hold), a
+// null value removes a label or annotation, and the resourceVersion goes up by one (from 0 when unset).
+func patchMetadata(client *kubefake.Clientset) clienttesting.ReactionFunc {
+	return func(action clienttesting.Action) (bool, runtime.Object, error) {
+		patch := action.(clienttesting.PatchAction)
+		if patch.GetPatchType() != types.MergePatchType {
+			return false, nil, nil
+		}
+		var p struct {
+			Metadata map[string]json.RawMessage `json:"metadata"`
+		}
+		var top map[string]json.RawMessage
+		if err := json.Unmarshal(patch.GetPatch(), &top); err != nil || len(top) != 1 || json.Unmarshal(patch.GetPatch(), &p) != nil {
+			// Not a patch of metadata alone: the default reactor applies it.
+			return false, nil, nil
+		}
+		for key := range p.Metadata {
+			if !slices.Contains([]string{"uid", "resourceVersion", "labels", "annotations"}, key) {
+				return false, nil, nil
+			}
+		}
+		obj, err := client.Tracker().Get(action.GetResource(), action.GetNamespace(), patch.GetName())
+		if err != nil {
+			return true, nil, err
+		}
+		svc := obj.(*corev1.Service).DeepCopy()
+		for key, raw := range p.Metadata {
+			switch key {
+			case "uid", "resourceVersion":
+				var want string
+				if err := json.Unmarshal(raw, &want); err != nil {
+					return true, nil, apierrors.NewBadRequest(err.Error())
+				}
+				if got := map[string]string{"uid": string(svc.UID), "resourceVersion": svc.ResourceVersion}[key]; got != want {
+					return true, nil, apierrors.NewConflict(corev1.Resource("services"), svc.Name, fmt.Errorf("%s is %q, not %q", key, got, want))
+				}
+			case "labels", "annotations":
+				var changes map[string]*string
+				if err := json.Unmarshal(raw, &changes); err != nil {
+					return true, nil, apierrors.NewBadRequest(err.Error())
+				}
+				m := &svc.Labels
+				if key == "annotations" {
+					m = &svc.Annotations
+				}
+				for k, v := range changes {
+					if v == nil {
+						delete(*m, k)
+						continue
+					}
+					if *m == nil {
+						*m = map[string]string{}
+					}
+					(*m)[k] = *v
+				}
+			}
+		}
+		version, _ := strconv.Atoi(svc.ResourceVersion)
+		svc.ResourceVersion = strconv.Itoa(version + 1)
+		if err := client.Tracker().Update(action.GetResource(), svc, svc.Namespace); err != nil {
+			return true, nil, err
+		}
+		return true, svc, nil
+	}
+}
+
 // cache puts objects into the informer caches, replacing the objects of the same name: what the controller sees of
 // the API server on its next sync.
 func (f *fixture) cache(objects ...runtime.Object) {
@@ -155,6 +228,10 @@ func (f *fixture) cache(objects ...runtime.Object) {
 			informer = f.kubeInformers.Core().V1().Pods().Informer()
 		case *corev1.PersistentVolumeClaim:
 			informer = f.kubeInformers.Core().V1().PersistentVolumeClaims().Informer()
+		case *corev1.Node:
+			informer = f.kubeInformers.Core().V1().Nodes().Informer()
+		case *corev1.PersistentVolume:
+			informer = f.kubeInformers.Core().V1().PersistentVolumes().Informer()
 		default:
 			f.t.Fatalf("the fixture can't hold a %T", obj)
 		}

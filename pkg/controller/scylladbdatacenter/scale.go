@@ -217,7 +217,8 @@ func parallelNodeOperations(sdc *scyllav1alpha1.ScyllaDBDatacenter) bool {
 // "true", lower replicas by one, and (in the Service sync) delete the Service and the node's data claim once the pod
 // is gone. Every step reads only the objects, so the procedure resumes wherever it stopped after a restart.
 //
-// A node operation never starts while another one runs in the datacenter: no new decommission while a node is
+// A node operation never starts while another one runs in the datacenter: no scaling at all while replacing, which
+// describes a node replacement in progress (replacementInProgress), and no new decommission while a node is
 // decommissioning, a removed node is being cleaned up, a node is in maintenance (naming.NodeMaintenanceLabel) or any
 // StatefulSet is not settled, and no scale-up while a node is decommissioning. A rack whose StatefulSet is not
 // observed (rackObjects.observed) keeps the nodes it has until it is, and counts as not settled. A rack whose removed
@@ -227,7 +228,7 @@ func parallelNodeOperations(sdc *scyllav1alpha1.ScyllaDBDatacenter) bool {
 // once, racks scale up one at a time, in spec order: a rack grows only while every StatefulSet of the datacenter is
 // ready (statefulSetReady) and no rack before it grows in the same plan. Within the growing rack, the StatefulSet's OrderedReady
 // policy starts the new pods one by one.
-func planScale(dcName string, parallelNodeOperations bool, racks []*rackObjects) []rackPlan {
+func planScale(dcName string, parallelNodeOperations bool, racks []*rackObjects, replacing string) []rackPlan {
 	decommissioning := false
 	settled := true
 	// nodesReady tells whether every node of the datacenter runs ready: every StatefulSet is ready, racks without
@@ -310,6 +311,10 @@ func planScale(dcName string, parallelNodeOperations bool, racks []*rackObjects)
 		case desired > current && decommissioning:
 			plan.progressing = append(plan.progressing, rackCondition(r.name, waitingForOtherOperationReason,
 				"waiting for a decommission in datacenter %q to finish before scaling up from %d to %d nodes", dcName, current, desired))
+
+		case desired != current && len(replacing) != 0:
+			plan.progressing = append(plan.progressing, rackCondition(r.name, waitingForOtherOperationReason,
+				"waiting for %s to finish before scaling from %d to %d nodes", replacing, current, desired))
 
 		case desired > current && !parallelNodeOperations && len(growing) != 0:
 			plan.progressing = append(plan.progressing, rackCondition(r.name, waitingForNodesToJoinReason,

@@ -386,7 +386,7 @@ func TestPlanScale(t *testing.T) {
 	for _, tc := range tt {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			plans := planScale("dc1", tc.parallel, tc.racks())
+			plans := planScale("dc1", tc.parallel, tc.racks(), "")
 			if len(plans) != len(tc.want) {
 				t.Fatalf("expected %d plans, got %d", len(tc.want), len(plans))
 			}
@@ -413,7 +413,7 @@ func TestPlanScaleExplainsItself(t *testing.T) {
 		plans := planScale("dc1", false, []*rackObjects{
 			testRack("a", new(int32(3)), notReady, 3, ""),
 			testRack("b", new(int32(2)), settledStatefulSet("basic-dc1-b", 1), 1, ""),
-		})
+		}, "")
 		want := []metav1.Condition{{
 			Type:    `rack "b"`,
 			Status:  metav1.ConditionTrue,
@@ -426,7 +426,7 @@ func TestPlanScaleExplainsItself(t *testing.T) {
 		plans = planScale("dc1", false, []*rackObjects{
 			testRack("a", new(int32(3)), nil, 0, ""),
 			testRack("b", new(int32(2)), nil, 0, ""),
-		})
+		}, "")
 		want = []metav1.Condition{{
 			Type:    `rack "b"`,
 			Status:  metav1.ConditionTrue,
@@ -437,7 +437,7 @@ func TestPlanScaleExplainsItself(t *testing.T) {
 			t.Errorf("unexpected conditions (-want +got):\n%s", diff)
 		}
 	})
-	plans := planScale("dc1", false, []*rackObjects{testRack("a", new(int32(2)), settledStatefulSet("basic-dc1-a", 3), 3, "")})
+	plans := planScale("dc1", false, []*rackObjects{testRack("a", new(int32(2)), settledStatefulSet("basic-dc1-a", 3), 3, "")}, "")
 	want := []metav1.Condition{{
 		Type:    `rack "a"`,
 		Status:  metav1.ConditionTrue,

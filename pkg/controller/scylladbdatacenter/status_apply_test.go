@@ -135,6 +135,7 @@ func conditionTypes(conditions []metav1.Condition) []string {
 // operatorConditionTypes are the types of the conditions the operator computes, sorted.
 var operatorConditionTypes = []string{
 	"Available", "ConfigMapControllerDegraded", "ConfigMapControllerProgressing", "Degraded",
+	"NodeReplacementControllerDegraded", "NodeReplacementControllerProgressing",
 	"PodDisruptionBudgetControllerDegraded", "PodDisruptionBudgetControllerProgressing", "Progressing",
 	"RoleBindingControllerDegraded", "RoleBindingControllerProgressing", "SecretControllerDegraded",
 	"SecretControllerProgressing", "ServiceAccountControllerDegraded", "ServiceAccountControllerProgressing",

@@ -95,8 +95,10 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return err
 	}
 
+	c.useWrittenServices(owned)
 	racks := collectRacks(sdc, owned, c.expectations)
-	plans := planScale(datacenterName(sdc), parallelNodeOperations(sdc), racks)
+	plans := planScale(datacenterName(sdc), parallelNodeOperations(sdc), racks, replacementInProgress(racks))
+	replacements, replacementErr := c.planReplacements(sdc, racks, plans)
 
 	var managedConfig *corev1.ConfigMap
 	customConfigs, configErr := c.getCustomConfigs(ctx, sdc)
@@ -142,6 +144,12 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		{Name: serviceControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
 			return c.syncServices(ctx, sdc, owned, racks, plans, services)
 		}},
+		{Name: nodeReplacementControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
+			if replacementErr != nil {
+				return nil, replacementErr
+			}
+			return c.syncReplacements(ctx, sdc, replacements, services)
+		}},
 		{Name: statefulSetControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
 			if configErr != nil || !authTokenApplied || !certsApplied {
 				// Pods carry hashes of the first two, so their StatefulSets wait rather than roll twice; they mount the
@@ -162,13 +170,14 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			return c.syncPodDisruptionBudgets(ctx, sdc, owned)
 		}},
 	}
+	// Right before the StatefulSets, which wait for what their pods mount.
+	certificatesAt := slices.IndexFunc(subSyncs, func(s controllerhelpers.SubSync) bool { return s.Name == statefulSetControllerName })
 	if c.tlsEnabled() {
-		// Right before the StatefulSets, which wait for what their pods mount.
-		subSyncs = slices.Insert(subSyncs, 5, controllerhelpers.SubSync{Name: certificateControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
+		subSyncs = slices.Insert(subSyncs, certificatesAt, controllerhelpers.SubSync{Name: certificateControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
 			return c.syncCertificates(ctx, sdc, owned, services, certOwned, &certsApplied)
 		}})
 	} else if alternatorCertificateIsUserManaged(sdc) {
-		subSyncs = slices.Insert(subSyncs, 5, controllerhelpers.SubSync{Name: certificateControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
+		subSyncs = slices.Insert(subSyncs, certificatesAt, controllerhelpers.SubSync{Name: certificateControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
 			return c.syncUserManagedAlternatorCertificate(ctx, sdc, key)
 		}})
 	}
@@ -182,6 +191,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		if sts, ok := statefulSets[r.statefulSetName]; ok {
 			r.statefulSet = sts
 		}
+	}
+	if replacements != nil {
+		conditions = append(conditions, replacements.rackConditions(sdc.Generation)...)
 	}
 	status, err := c.calculateStatus(sdc, racks, owned.pods, conditions)
 	if err != nil {

@@ -1,0 +1,176 @@
+package scylladbdatacenter
+
+import (
+	"fmt"
+	"slices"
+
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	corev1listers "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+)
+
+// nodeNameField is the field a node selector term's matchFields can pin a Kubernetes node by.
+const nodeNameField = "metadata.name"
+
+// pinnedNodes returns, for each term of pv's required node affinity, the Kubernetes nodes it allows by name or by
+// hostname label (corev1.LabelHostname In, metadata.name In). ok is false unless every term pins nodes that way: a
+// volume a term allows by zone or any other label is never taken for orphaned, since nodes matching it may come.
+func pinnedNodes(pv *corev1.PersistentVolume) (terms [][]string, ok bool) {
+	affinity := pv.Spec.NodeAffinity
+	if affinity == nil || affinity.Required == nil || len(affinity.Required.NodeSelectorTerms) == 0 {
+		return nil, false
+	}
+	for _, term := range affinity.Required.NodeSelectorTerms {
+		var names []string
+		pinned := false
+		for _, req := range term.MatchExpressions {
+			if req.Key == corev1.LabelHostname && req.Operator == corev1.NodeSelectorOpIn {
+				names, pinned = append(names, req.Values...), true
+			}
+		}
+		for _, req := range term.MatchFields {
+			if req.Key == nodeNameField && req.Operator == corev1.NodeSelectorOpIn {
+				names, pinned = append(names, req.Values...), true
+			}
+		}
+		if !pinned {
+			return nil, false
+		}
+		terms = append(terms, names)
+	}
+	return terms, true
+}
+
+// orphanedOn returns the Kubernetes node pv is pinned to when no node pv can be used on exists any more (nodes lists
+// every Kubernetes node), and "" when pv is not pinned to nodes by name or one of them exists (pinnedNodes).
+func orphanedOn(pv *corev1.PersistentVolume, nodes []*corev1.Node) string {
+	terms, ok := pinnedNodes(pv)
+	if !ok {
+		return ""
+	}
+	for _, node := range nodes {
+		for _, names := range terms {
+			if slices.Contains(names, node.Name) || slices.Contains(names, node.Labels[corev1.LabelHostname]) {
+				return ""
+			}
+		}
+	}
+	for _, names := range terms {
+		if len(names) != 0 {
+			return names[0]
+		}
+	}
+	return "<none>"
+}
+
+// findOrphans returns, by member Service name, the nodes of racks whose data claim (not being deleted) is bound to a
+// PersistentVolume pinned to Kubernetes nodes of which none exists any more (orphanedOn).
+func findOrphans(racks []*rackObjects, pvLister corev1listers.PersistentVolumeLister, nodeLister corev1listers.NodeLister) (map[string]orphan, error) {
+	orphans := map[string]orphan{}
+	var nodes []*corev1.Node
+	listed := false
+	for _, n := range memberNodes(racks) {
+		if n.pvc == nil || n.pvc.DeletionTimestamp != nil || len(n.pvc.Spec.VolumeName) == 0 {
+			continue
+		}
+		pv, err := pvLister.Get(n.pvc.Spec.VolumeName)
+		if err != nil {
+			// Not bound yet as far as the cache goes, or deleted: nothing pins the node.
+			continue
+		}
+		if ref := pv.Spec.ClaimRef; ref == nil || ref.UID != n.pvc.UID {
+			continue
+		}
+		if !listed {
+			nodes, err = nodeLister.List(labels.Everything())
+			if err != nil {
+				return nil, fmt.Errorf("can't list Nodes: %w", err)
+			}
+			listed = true
+		}
+		if kubeNode := orphanedOn(pv, nodes); len(kubeNode) != 0 {
+			orphans[n.service.Name] = orphan{volume: pv.Name, kubeNode: kubeNode}
+		}
+	}
+	return orphans, nil
+}
+
+// orphanReplacementDisabled tells whether sdc turns off the automatic replacement of orphaned nodes.
+func orphanReplacementDisabled(sdc *scyllav1alpha1.ScyllaDBDatacenter) bool {
+	return sdc.Spec.DisableAutomaticOrphanedNodeReplacement != nil && *sdc.Spec.DisableAutomaticOrphanedNodeReplacement
+}
+
+// TrimForOrphanDetection is the cache.TransformFunc of the informers of Nodes and PersistentVolumes the
+// ScyllaDBDatacenter controller watches for orphaned nodes. Both kinds are cluster-wide and read for orphan
+// detection only: a Node keeps its name, UID and labels (its spec and status, with images and heartbeats, are most of
+// it); a PersistentVolume its name, UID, claim reference and node affinity. Other kinds pass unchanged.
+func TrimForOrphanDetection(obj any) (any, error) {
+	switch o := obj.(type) {
+	case *corev1.Node:
+		return &corev1.Node{
+			TypeMeta:   o.TypeMeta,
+			ObjectMeta: trimmedMeta(&o.ObjectMeta, o.Labels),
+		}, nil
+	case *corev1.PersistentVolume:
+		return &corev1.PersistentVolume{
+			TypeMeta:   o.TypeMeta,
+			ObjectMeta: trimmedMeta(&o.ObjectMeta, nil),
+			Spec: corev1.PersistentVolumeSpec{
+				ClaimRef:     o.Spec.ClaimRef,
+				NodeAffinity: o.Spec.NodeAffinity,
+			},
+		}, nil
+	}
+	return obj, nil
+}
+
+// trimmedMeta keeps of meta what the informer needs (name, UID, resource version, deletion) and labels.
+func trimmedMeta(meta *metav1.ObjectMeta, labels map[string]string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{
+		Name:              meta.Name,
+		UID:               meta.UID,
+		ResourceVersion:   meta.ResourceVersion,
+		DeletionTimestamp: meta.DeletionTimestamp,
+		Labels:            labels,
+	}
+}
+
+// nodeHandlerFuncs enqueue every datacenter when a Kubernetes node comes or goes: a node's data may have been on it.
+// Node updates (heartbeats, mostly) change nothing orphan detection reads.
+func (c *Controller) nodeHandlerFuncs() cache.ResourceEventHandlerFuncs {
+	enqueueAll := func(any) {
+		sdcs, err := c.sdcLister.List(labels.Everything())
+		if err != nil {
+			utilruntime.HandleError(fmt.Errorf("can't list ScyllaDBDatacenters: %w", err))
+			return
+		}
+		for _, sdc := range sdcs {
+			c.handlers.Enqueue(sdc)
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { enqueueAll(obj) },
+		DeleteFunc: enqueueAll,
+	}
+}
+
+// persistentVolumeHandlerFuncs enqueue the datacenter whose data claim a PersistentVolume is bound to, before and
+// after a change.
+func (c *Controller) persistentVolumeHandlerFuncs() cache.ResourceEventHandlerFuncs {
+	return beforeAndAfterHandlerFuncs("PersistentVolume", func(pv *corev1.PersistentVolume) {
+		ref := pv.Spec.ClaimRef
+		if ref == nil {
+			return
+		}
+		pvc, err := c.pvcLister.PersistentVolumeClaims(ref.Namespace).Get(ref.Name)
+		if err != nil {
+			// Not a claim of a datacenter: the cache holds only those.
+			return
+		}
+		c.enqueueByClusterLabel(pvc)
+	})
+}
