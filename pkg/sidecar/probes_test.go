@@ -178,8 +178,7 @@ func TestProberJudgesAReplacingNodeByItsOwnHostID(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	const bootstrap = 2 * time.Second
-	n := startInProcessNodeIn(t, registry, fakescylladb.Knobs{BootstrapDelay: fakescylladb.Duration(bootstrap)}, func(s *fakescylladb.Settings) {
+	n := startInProcessNodeIn(t, registry, fakescylladb.Knobs{BootstrapDelay: fakescylladb.Duration(time.Hour)}, func(s *fakescylladb.Settings) {
 		s.Seeds = []string{"10.96.0.2"}
 		s.ReplaceNodeFirstBoot = replacedHostID
 	})
@@ -191,7 +190,9 @@ func TestProberJudgesAReplacingNodeByItsOwnHostID(t *testing.T) {
 	if got := errorString(p.Readyz(ctx)); got != want {
 		t.Errorf("Readyz() while bootstrapping = %q, want %q", got, want)
 	}
-	deadline := time.Now().Add(bootstrap + 10*time.Second)
+	// The bootstrap ends.
+	n.setKnobs(t, `{"bootstrapDelay": "0s"}`)
+	deadline := time.Now().Add(10 * time.Second)
 	for err := p.Readyz(ctx); err != nil; err = p.Readyz(ctx) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the replacing node isn't ready after its bootstrap: %v", err)
