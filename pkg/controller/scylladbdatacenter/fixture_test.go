@@ -365,14 +365,23 @@ var kubeKinds = map[string]schema.GroupVersionKind{
 	"poddisruptionbudgets":   policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"),
 	"pods":                   corev1.SchemeGroupVersion.WithKind("Pod"),
 	"persistentvolumeclaims": corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"),
+	"nodes":                  corev1.SchemeGroupVersion.WithKind("Node"),
+	"persistentvolumes":      corev1.SchemeGroupVersion.WithKind("PersistentVolume"),
 }
+
+// clusterScoped are the resources of kubeKinds that live in no namespace.
+var clusterScoped = map[string]bool{"nodes": true, "persistentvolumes": true}
 
 // world returns what the fake API server holds now, for the next sync's fixture.
 func (f *fixture) world() world {
 	f.t.Helper()
 	var objects []runtime.Object
 	for resource, gvk := range kubeKinds {
-		list, err := f.kubeClient.Tracker().List(gvk.GroupVersion().WithResource(resource), gvk, testNamespace)
+		namespace := testNamespace
+		if clusterScoped[resource] {
+			namespace = ""
+		}
+		list, err := f.kubeClient.Tracker().List(gvk.GroupVersion().WithResource(resource), gvk, namespace)
 		if err != nil {
 			f.t.Fatal(err)
 		}
