@@ -11,6 +11,7 @@ import (
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
+	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -75,7 +76,7 @@ func calculateStatus(sc *scyllav1.ScyllaCluster, state *syncState, subSyncCondit
 			status.RackCount = new(int32(len(sdc.Status.Racks)))
 			status.Racks = make(map[string]scyllav1.RackStatus, len(sdc.Status.Racks))
 			for _, rack := range sdc.Status.Racks {
-				status.Racks[rack.Name] = makeRackStatus(&rack, len(staleness) != 0)
+				status.Racks[rack.Name] = makeRackStatus(&rack, sdc.Status.Conditions, len(staleness) != 0)
 			}
 		}
 	}
@@ -133,7 +134,14 @@ func scyllaDBDatacenterStaleness(name string, sdc *scyllav1alpha1.ScyllaDBDatace
 	}
 }
 
-func makeRackStatus(rack *scyllav1alpha1.RackStatus, datacenterStale bool) scyllav1.RackStatus {
+// makeRackStatus returns the v1 status of rack, a rack of a ScyllaDBDatacenter whose status has sdcConditions: its
+// counts and version, and condition MemberReplacing while a node of the rack is replaced (the datacenter's condition
+// naming.RackMemberReplacingConditionType of the rack is True).
+func makeRackStatus(rack *scyllav1alpha1.RackStatus, sdcConditions []metav1.Condition, datacenterStale bool) scyllav1.RackStatus {
+	var conditions []scyllav1.RackCondition
+	if meta.IsStatusConditionTrue(sdcConditions, naming.RackMemberReplacingConditionType(rack.Name)) {
+		conditions = append(conditions, scyllav1.RackCondition{Type: scyllav1.RackConditionTypeMemberReplacing, Status: corev1.ConditionTrue})
+	}
 	version := rack.CurrentVersion
 	if len(version) == 0 {
 		version = rack.UpdatedVersion
@@ -145,6 +153,7 @@ func makeRackStatus(rack *scyllav1alpha1.RackStatus, datacenterStale bool) scyll
 		AvailableMembers: rack.AvailableNodes,
 		UpdatedMembers:   rack.UpdatedNodes,
 		Stale:            new(datacenterStale || isTrue(rack.Stale)),
+		Conditions:       conditions,
 	}
 }
 

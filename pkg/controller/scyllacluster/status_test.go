@@ -9,6 +9,7 @@ import (
 	scyllav1 "github.com/scyllakube/api/scylla/v1"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -370,5 +371,40 @@ func TestCalculateStatusReadsTaskStatusesFromTheirScyllaDBManagerTasks(t *testin
 	}
 	if diff := cmp.Diff(wantRepairs, got.Repairs); diff != "" {
 		t.Errorf("unexpected repair statuses (-want +got):\n%s", diff)
+	}
+}
+
+func TestRackStatusShowsMemberReplacingWhileTheDatacenterReplacesANodeOfIt(t *testing.T) {
+	t.Parallel()
+	replacing := []scyllav1.RackCondition{{Type: scyllav1.RackConditionTypeMemberReplacing, Status: corev1.ConditionTrue}}
+	for _, tc := range []struct {
+		name       string
+		conditions []metav1.Condition
+		want       map[string][]scyllav1.RackCondition
+	}{
+		{name: "no replacement", want: map[string][]scyllav1.RackCondition{"a": nil, "b": nil}},
+		{
+			name:       "a node of rack a is replaced",
+			conditions: []metav1.Condition{condition(naming.RackMemberReplacingConditionType("a"), metav1.ConditionTrue, "ReplacingNode", "", 6, testEarlier)},
+			want:       map[string][]scyllav1.RackCondition{"a": replacing, "b": nil},
+		},
+		{
+			name:       "a condition that is not True says nothing",
+			conditions: []metav1.Condition{condition(naming.RackMemberReplacingConditionType("b"), metav1.ConditionFalse, "Done", "", 6, testEarlier)},
+			want:       map[string][]scyllav1.RackCondition{"a": nil, "b": nil},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			sdc := newScyllaDBDatacenterWithStatus(6)
+			sdc.Status.Conditions = append(sdc.Status.Conditions, tc.conditions...)
+			got := map[string][]scyllav1.RackCondition{}
+			for _, rack := range sdc.Status.Racks {
+				got[rack.Name] = makeRackStatus(&rack, sdc.Status.Conditions, false).Conditions
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("unexpected rack conditions (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
