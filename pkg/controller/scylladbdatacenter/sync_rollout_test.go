@@ -65,18 +65,11 @@ func TestSyncStartsNoRolloutWhileANodeIsLeaving(t *testing.T) {
 	w, _ = step(t, "scale-down requested", w, "update services basic-dc1-a-2")
 
 	// A new version while node a-2 decommissions: restarting it, or any other node, would break the decommission.
-	w.sdc.Spec.ScyllaDB.Image = "docker.io/scylladb/scylla:2026.2.1"
-	w.sdc.Generation++
-	w, f := step(t, "version change", w, "update statefulsets basic-dc1-a", "update statefulsets basic-dc1-b")
-	checkRollout(t, f.written("statefulsets", "basic-dc1-a").(*appsv1.StatefulSet), 3)
-	checkRollout(t, f.written("statefulsets", "basic-dc1-b").(*appsv1.StatefulSet), 3)
+	w = newVersionHeldBack(t, w)
 
 	// The node is decommissioned and removed; then rack a rolls.
-	for _, name := range []string{"basic-dc1-a", "basic-dc1-b"} {
-		rollTo(object[*appsv1.StatefulSet](t, w, name), 0, 3)
-	}
 	object[*corev1.Service](t, w, "basic-dc1-a-2").Labels["scylla/decommissioned"] = "true"
-	w, f = step(t, "decommissioned", w, "update statefulsets basic-dc1-a")
+	w, f := step(t, "decommissioned", w, "update statefulsets basic-dc1-a")
 	checkRollout(t, f.written("statefulsets", "basic-dc1-a").(*appsv1.StatefulSet), 2)
 	rollTo(object[*appsv1.StatefulSet](t, w, "basic-dc1-a"), 0, 2)
 	w = without[*corev1.Pod](w, "basic-dc1-a-2")
@@ -84,4 +77,19 @@ func TestSyncStartsNoRolloutWhileANodeIsLeaving(t *testing.T) {
 	w = without[*corev1.PersistentVolumeClaim](w, "data-basic-dc1-a-2")
 	_, f = step(t, "rollout starts", w, "update statefulsets basic-dc1-a")
 	checkRollout(t, f.written("statefulsets", "basic-dc1-a").(*appsv1.StatefulSet), 0)
+}
+
+// newVersionHeldBack changes the version of w's datacenter while a node operation runs: both StatefulSets get the new
+// template with every pod held at the current one. It returns the world once both StatefulSet controllers observed it.
+func newVersionHeldBack(t *testing.T, w world) world {
+	t.Helper()
+	w.sdc.Spec.ScyllaDB.Image = "docker.io/scylladb/scylla:2026.2.1"
+	w.sdc.Generation++
+	w, f := step(t, "version change", w, "update statefulsets basic-dc1-a", "update statefulsets basic-dc1-b")
+	checkRollout(t, f.written("statefulsets", "basic-dc1-a").(*appsv1.StatefulSet), 3)
+	checkRollout(t, f.written("statefulsets", "basic-dc1-b").(*appsv1.StatefulSet), 3)
+	for _, name := range []string{"basic-dc1-a", "basic-dc1-b"} {
+		rollTo(object[*appsv1.StatefulSet](t, w, name), 0, 3)
+	}
+	return w
 }
