@@ -179,11 +179,12 @@
 // internal.scylla-operator.scylladb.com/replacing-node-hostid=<host ID of the lost node> and deleting the node's
 // volume claim and Pod. At start, before ScyllaDB, the sidecar reads that label from the member Service: a non-empty
 // value is passed, lower-cased, as --replace-node-first-boot. ScyllaDB honours the option on the node's first boot
-// only (no identity in its data directory yet) and ignores it once the node has a host ID, so a container restart
-// while the label is still set passes it again and changes nothing. A value that is not a host ID (a UUID in its
-// 8-4-4-4-12 form, not the nil UUID) is refused at once: the sidecar exits with an error naming the Service, the
-// label and the value, without starting ScyllaDB, and the kubelet restarts it with back-off until the label is fixed
-// or removed. A missing or empty label, or scylla/replace alone, starts the node as usual.
+// only (no identity in its data directory yet). A container restart while the label is still set passes it again:
+// a node that finished the replacement ignores it and keeps its host ID, one restarted while still bootstrapping
+// resumes the replacement under the same host ID; the data directory decides, not the sidecar. A value that is not
+// a host ID (a UUID in its 8-4-4-4-12 form, not the nil UUID) is refused at once: the sidecar exits with an error
+// naming the Service, the label and the value, without starting ScyllaDB, and the kubelet restarts it with back-off
+// until the label is fixed or removed. A missing or empty label, or scylla/replace alone, starts the node as usual.
 //
 // The host ID annotation is written whenever ScyllaDB reports a host ID other than the recorded one, so a replacing
 // node records its new host ID over the lost node's as soon as its REST API answers, while it still bootstraps; a

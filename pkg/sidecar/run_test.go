@@ -749,29 +749,30 @@ func (rs *runningSidecar) lastRecord(t *testing.T) fakescylladb.Record {
 	return records[len(records)-1]
 }
 
-// TestRunReplacesANode replaces the second node of a datacenter as the operator does (issue 15): the new node's
-// ScyllaDB is started with --replace-node-first-boot naming the lost node's host ID, becomes ready under a host ID of
-// its own, and the sidecar records that host ID over the lost node's. A sidecar restart while the label is still
-// set passes the option again, and ScyllaDB, which has its identity by then, keeps its host ID.
-func TestRunReplacesANode(t *testing.T) {
-	t.Parallel()
-	e := newTestEnv(t)
+// loseAndReplaceSecondNode runs a datacenter of two nodes, stops the second one's sidecar, which stops ScyllaDB so
+// that the ring sees the node Down as it would a node whose Kubernetes node died, and asks for its replacement as the
+// operator does. It returns the lost node, its host ID and the first node's host ID.
+func (e *testEnv) loseAndReplaceSecondNode(t *testing.T) (lost testNodeSpec, lostHostID, firstHostID string) {
+	t.Helper()
 	nodes := datacenterNodes(1, 2, baseTime)
 	sidecars := e.startOneByOne(t, nodes, func(int, testNodeSpec, *Options) {})
-	lost := nodes[1]
+	lost = nodes[1]
 	sidecars[1].waitFor(t, "the host ID annotation", func() bool { return e.hostIDAnnotation(lost) != "" })
-	lostHostID := e.hostIDAnnotation(lost)
-	// The sidecar stops ScyllaDB, which the ring then sees Down, as it would see a node whose Kubernetes node died.
+	lostHostID = e.hostIDAnnotation(lost)
 	if err := sidecars[1].stop(); err != nil {
 		t.Fatal(err)
 	}
 	e.replaceNode(lost, sidecars[1].options.ScyllaDBDataDir, lostHostID)
+	return lost, lostHostID, sidecars[0].lastRecord(t).HostID
+}
 
-	rs := e.start(e.options(lost, nil))
-	rs.waitReady(t)
+// checkReplaced checks that the node's last start replaced lostHostID under a new host ID of its own, passed through
+// --replace-node-first-boot, that the sidecar recorded that host ID on the member Service, and that the lost node
+// left the ring. It returns the new host ID.
+func (e *testEnv) checkReplaced(t *testing.T, rs *runningSidecar, node testNodeSpec, lostHostID, firstHostID string) string {
+	t.Helper()
 	record := rs.lastRecord(t)
-	wantArg := "--replace-node-first-boot=" + lostHostID
-	if !slices.Contains(record.Args, wantArg) {
+	if wantArg := "--replace-node-first-boot=" + lostHostID; !slices.Contains(record.Args, wantArg) {
 		t.Errorf("ScyllaDB was started with %v, want %s among them", record.Args, wantArg)
 	}
 	if record.ReplaceHostID != lostHostID {
@@ -781,13 +782,28 @@ func TestRunReplacesANode(t *testing.T) {
 	if newHostID == "" || newHostID == lostHostID {
 		t.Fatalf("the replacing node runs with host ID %q, want a new one", newHostID)
 	}
-	rs.waitFor(t, "the new host ID annotation", func() bool { return e.hostIDAnnotation(lost) == newHostID })
+	rs.waitFor(t, "the new host ID annotation", func() bool { return e.hostIDAnnotation(node) == newHostID })
 	// Ready means Normal, and the lost node has left the ring for good.
-	wantMembers := []string{sidecars[0].lastRecord(t).HostID, newHostID}
+	wantMembers := []string{firstHostID, newHostID}
 	slices.Sort(wantMembers)
 	if diff := cmp.Diff([][]string{wantMembers}, e.ringHostIDs()); diff != "" {
 		t.Errorf("unexpected rings after the replacement (-want +got):\n%s", diff)
 	}
+	return newHostID
+}
+
+// TestRunReplacesANode replaces the second node of a datacenter as the operator does (issue 15): the new node's
+// ScyllaDB is started with --replace-node-first-boot naming the lost node's host ID, becomes ready under a host ID of
+// its own, and the sidecar records that host ID over the lost node's. A sidecar restart while the label is still
+// set passes the option again, and ScyllaDB, which has its identity by then, keeps its host ID.
+func TestRunReplacesANode(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	lost, lostHostID, firstHostID := e.loseAndReplaceSecondNode(t)
+
+	rs := e.start(e.options(lost, nil))
+	rs.waitReady(t)
+	newHostID := e.checkReplaced(t, rs, lost, lostHostID, firstHostID)
 
 	// The container restarts before the operator removed the labels.
 	if err := rs.stop(); err != nil {
@@ -795,8 +811,8 @@ func TestRunReplacesANode(t *testing.T) {
 	}
 	restarted := e.start(e.options(lost, nil))
 	restarted.waitReady(t)
-	record = restarted.lastRecord(t)
-	if !slices.Contains(record.Args, wantArg) {
+	record := restarted.lastRecord(t)
+	if wantArg := "--replace-node-first-boot=" + lostHostID; !slices.Contains(record.Args, wantArg) {
 		t.Errorf("after a restart ScyllaDB was started with %v, want %s among them", record.Args, wantArg)
 	}
 	if record.HostID != newHostID || record.ReplaceHostID != "" {
@@ -804,6 +820,36 @@ func TestRunReplacesANode(t *testing.T) {
 	}
 	if got := e.hostIDAnnotation(lost); got != newHostID {
 		t.Errorf("after a restart the member Service records host ID %q, want %q", got, newHostID)
+	}
+}
+
+// TestRunFinishesAnInterruptedReplacement restarts the replacing node's container while ScyllaDB still bootstraps:
+// the sidecar passes the option again, and ScyllaDB, whose data directory says the replacement hasn't finished,
+// takes it up again under the same host ID and finishes it.
+func TestRunFinishesAnInterruptedReplacement(t *testing.T) {
+	t.Parallel()
+	e := newTestEnv(t)
+	lost, lostHostID, firstHostID := e.loseAndReplaceSecondNode(t)
+
+	o := e.options(lost, nil)
+	o.childEnv = append(o.childEnv, fakescylladb.EnvBootstrapDelay+"=1h")
+	rs := e.start(o)
+	rs.waitFor(t, "the replacing node's host ID annotation", func() bool {
+		id := e.hostIDAnnotation(lost)
+		return id != "" && id != lostHostID
+	})
+	if code := rs.probe(ReadyzPath); code != http.StatusServiceUnavailable {
+		t.Errorf("readiness of a bootstrapping replacement = %d, want 503", code)
+	}
+	interruptedHostID := e.hostIDAnnotation(lost)
+	if err := rs.stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	restarted := e.start(e.options(lost, nil))
+	restarted.waitReady(t)
+	if newHostID := e.checkReplaced(t, restarted, lost, lostHostID, firstHostID); newHostID != interruptedHostID {
+		t.Errorf("the resumed replacement runs with host ID %q, want the interrupted one's %q", newHostID, interruptedHostID)
 	}
 }
 
