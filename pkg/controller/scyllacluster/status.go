@@ -265,6 +265,22 @@ func mirrorScyllaDBDatacenterConditions(sc *scyllav1.ScyllaCluster, sdc *scyllav
 	return mirrored
 }
 
+// rackConditionsChanged tells whether a rack's conditions (MemberReplacing) differ between existing and racks: a
+// replacement starting or ending is a change clients wait for, and it may be over before a batched write.
+func rackConditionsChanged(existing, racks map[string]scyllav1.RackStatus) bool {
+	for name, rack := range racks {
+		if !apiequality.Semantic.DeepEqual(existing[name].Conditions, rack.Conditions) {
+			return true
+		}
+	}
+	for name, rack := range existing {
+		if _, ok := racks[name]; !ok && len(rack.Conditions) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // updateStatus writes status as sc's status unless it is already that. A change clients wait for
 // (controllerhelpers.UrgentStatusChange) is written at once; any other waits until sc's last status write is
 // controllerhelpers.DefaultStatusBatchPeriod old (statusBatcher), and sc is synced again then.
@@ -278,7 +294,9 @@ func (c *Controller) updateStatus(ctx context.Context, sc *scyllav1.ScyllaCluste
 		return nil
 	}
 	key := cache.MetaObjectToName(sc).String()
-	if !controllerhelpers.UrgentStatusChange(sc.Status.ObservedGeneration, status.ObservedGeneration, sc.Status.Conditions, status.Conditions, aggregatedConditionTypes...) {
+	urgent := controllerhelpers.UrgentStatusChange(sc.Status.ObservedGeneration, status.ObservedGeneration, sc.Status.Conditions, status.Conditions, aggregatedConditionTypes...) ||
+		rackConditionsChanged(sc.Status.Racks, status.Racks)
+	if !urgent {
 		if wait := c.statusBatcher.Wait(key); wait > 0 {
 			klog.FromContext(ctx).V(4).Info("Batching status change", "scyllaCluster", klog.KObj(sc), "wait", wait)
 			c.queue.AddAfter(key, wait)

@@ -408,3 +408,28 @@ func TestRackStatusShowsMemberReplacingWhileTheDatacenterReplacesANodeOfIt(t *te
 		})
 	}
 }
+
+func TestRackConditionsChangedMakesAReplacementUrgent(t *testing.T) {
+	t.Parallel()
+	replacing := scyllav1.RackStatus{Members: 3, Conditions: []scyllav1.RackCondition{{Type: scyllav1.RackConditionTypeMemberReplacing, Status: corev1.ConditionTrue}}}
+	plain := scyllav1.RackStatus{Members: 3}
+	for _, tc := range []struct {
+		name            string
+		existing, racks map[string]scyllav1.RackStatus
+		want            bool
+	}{
+		{name: "no conditions anywhere", existing: map[string]scyllav1.RackStatus{"a": plain}, racks: map[string]scyllav1.RackStatus{"a": {Members: 4}}, want: false},
+		{name: "a replacement starts", existing: map[string]scyllav1.RackStatus{"a": plain}, racks: map[string]scyllav1.RackStatus{"a": replacing}, want: true},
+		{name: "a replacement ends", existing: map[string]scyllav1.RackStatus{"a": replacing}, racks: map[string]scyllav1.RackStatus{"a": plain}, want: true},
+		{name: "a replacement goes on", existing: map[string]scyllav1.RackStatus{"a": replacing}, racks: map[string]scyllav1.RackStatus{"a": replacing}, want: false},
+		{name: "a rack replacing leaves the status", existing: map[string]scyllav1.RackStatus{"a": replacing}, racks: map[string]scyllav1.RackStatus{}, want: true},
+		{name: "a first status with a replacement", racks: map[string]scyllav1.RackStatus{"a": replacing}, want: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := rackConditionsChanged(tc.existing, tc.racks); got != tc.want {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

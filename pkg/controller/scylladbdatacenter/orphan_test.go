@@ -3,6 +3,7 @@ package scylladbdatacenter
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
@@ -163,4 +164,21 @@ func TestSyncFindsNoOrphanWhileEveryKubernetesNodeExists(t *testing.T) {
 	step(t, "at rest", w)
 	w.sdc.Spec.DisableAutomaticOrphanedNodeReplacement = new(false)
 	step(t, "at rest, replacement enabled explicitly", w)
+}
+
+// TestSyncWritesAReplacementsRackConditionAtOnce: with status writes batched, the start and the end of a replacement
+// are written at once, though the datacenter's Progressing stays True throughout (an orphan first, then the
+// replacement): a quick replacement would otherwise never show.
+func TestSyncWritesAReplacementsRackConditionAtOnce(t *testing.T) {
+	t.Parallel()
+	const node = "basic-dc1-b-1"
+	r := newBudgetRun(t, nil)
+	r.w = orphanWorld(t, node)
+	r.step("orphaned", 0, nil, []string{"patch services " + node, "apply scylladbdatacenters/status basic"})
+	f := r.step("replacement starts", time.Second, nil, []string{
+		"patch services " + node, "delete persistentvolumeclaims data-" + node, "delete pods " + node, "apply scylladbdatacenters/status basic",
+	})
+	checkCondition(t, f, naming.RackMemberReplacingConditionType("b"), metav1.ConditionTrue)
+	checkCondition(t, f, "Progressing", metav1.ConditionTrue)
+	r.step("waiting for the new node", time.Second, nil, nil)
 }

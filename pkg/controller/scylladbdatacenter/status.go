@@ -184,7 +184,9 @@ func (c *Controller) updateStatus(ctx context.Context, sdc *scyllav1alpha1.Scyll
 		return upgradeErr
 	}
 	key := cache.MetaObjectToName(sdc).String()
-	if !controllerhelpers.UrgentStatusChange(sdc.Status.ObservedGeneration, status.ObservedGeneration, sdc.Status.Conditions, status.Conditions, controllerhelpers.AvailableCondition, controllerhelpers.ProgressingCondition, controllerhelpers.DegradedCondition) {
+	urgentTypes := append([]string{controllerhelpers.AvailableCondition, controllerhelpers.ProgressingCondition, controllerhelpers.DegradedCondition},
+		memberReplacingConditionTypes(sdc.Status.Conditions, status.Conditions)...)
+	if !controllerhelpers.UrgentStatusChange(sdc.Status.ObservedGeneration, status.ObservedGeneration, sdc.Status.Conditions, status.Conditions, urgentTypes...) {
 		if wait := c.statusBatcher.Wait(key); wait > 0 {
 			// Written with whatever else changes meanwhile; the sync then computes it afresh.
 			logger.V(4).Info("Batching status change", "wait", wait)
@@ -206,6 +208,21 @@ func (c *Controller) updateStatus(ctx context.Context, sdc *scyllav1alpha1.Scyll
 	c.statusBatcher.Wrote(key)
 	logger.V(2).Info("Applied status")
 	return upgradeErr
+}
+
+// memberReplacingConditionTypes lists the rack conditions naming.RackMemberReplacingConditionType of both lists: a
+// replacement starting or ending in a rack is a change clients wait for, written at once (a replacement may be over
+// before a batched write).
+func memberReplacingConditionTypes(lists ...[]metav1.Condition) []string {
+	types := sets.New[string]()
+	for _, conditions := range lists {
+		for _, c := range conditions {
+			if strings.HasSuffix(c.Type, "-"+naming.MemberReplacingConditionSuffix) {
+				types.Insert(c.Type)
+			}
+		}
+	}
+	return sets.List(types)
 }
 
 // ownedStatus returns a copy of status with only the conditions of the types in owned, sorted by type: the API server
