@@ -18,6 +18,7 @@ import (
 	scyllaclientset "github.com/scyllakube/client/scylla/clientset/versioned"
 	"github.com/scyllakube/scylla-operator/e2e/framework"
 	"github.com/scyllakube/scylla-operator/e2e/nodesim"
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/test/fakescylladb"
 	corev1 "k8s.io/api/core/v1"
@@ -26,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/util/retry"
 )
 
 const (
@@ -55,7 +57,7 @@ func TestNodeReplacement(t *testing.T) {
 // testUserRequestedReplacement labels a member Service scylla/replace: the node comes back with a new host ID in the
 // replaced node's place, the markers go away, and the operator then writes nothing over a resync period.
 func testUserRequestedReplacement(t *testing.T, op *operatorProcess) {
-	e, sim := newTestEnvWithSimulator(t)
+	e, sim := newTestEnvWithSimulator(t, 0)
 	ctx := t.Context()
 	sc := e.createScyllaCluster(e.newScyllaCluster(3, 1))
 	sc = e.waitForRollout(sc.Name, "the 3-rack ScyllaCluster to roll out")
@@ -74,7 +76,10 @@ func testUserRequestedReplacement(t *testing.T, op *operatorProcess) {
 // testOrphanedNodeReplaced deletes the Kubernetes node that held a ScyllaDB node's volume, with automatic cleanup of
 // orphaned nodes on: the operator replaces the node onto a live Kubernetes node, and says so in an event.
 func testOrphanedNodeReplaced(t *testing.T, _ *operatorProcess) {
-	e, sim := newTestEnvWithSimulator(t)
+	// The lost node leaves the datacenter Progressing already, so the replacement's own conditions are status changes
+	// the operator batches (docs/operator.md): a replacement must last longer than the ScyllaDBDatacenter's and then the
+	// ScyllaCluster's batch period to show.
+	e, sim := newTestEnvWithSimulator(t, 2*controllerhelpers.DefaultStatusBatchPeriod+2*time.Second)
 	ctx := t.Context()
 	// One Kubernetes node per ScyllaDB node, and one to replace onto.
 	sc := e.createOnNodePool(4, true)
@@ -123,7 +128,7 @@ func testOrphanedNodeReplaced(t *testing.T, _ *operatorProcess) {
 // orphaned nodes off: the operator reports the orphan in a condition and replaces nothing, and the recreated pod waits
 // for its volume's node.
 func testOrphanedNodeLeftAlone(t *testing.T, _ *operatorProcess) {
-	e, _ := newTestEnvWithSimulator(t)
+	e, _ := newTestEnvWithSimulator(t, 0)
 	ctx := t.Context()
 	sc := e.createOnNodePool(3, false)
 
@@ -191,7 +196,7 @@ func testOrphanedNodeLeftAlone(t *testing.T, _ *operatorProcess) {
 // API server deleted the node's data claim, but the operator never got the answer. The replica started next deletes
 // the pod, leaves the new claim alone, and brings the replacement to its end; every object is deleted once.
 func TestOperatorKilledDuringReplacementFinishesIt(t *testing.T) {
-	e, sim := newTestEnvWithSimulator(t)
+	e, sim := newTestEnvWithSimulator(t, 0)
 	ctx := t.Context()
 	cp := e.c.ControlPlane
 	gate, err := framework.StartAPIServerGate(cp)
@@ -243,12 +248,27 @@ func TestOperatorKilledDuringReplacementFinishesIt(t *testing.T) {
 	e.expectOneDeletionEach(mark, old.name)
 }
 
-// newTestEnvWithSimulator creates the test's namespace and starts the node simulator for it.
-func newTestEnvWithSimulator(t *testing.T) (*testEnv, *nodesim.Simulator) {
+// newTestEnvWithSimulator creates the test's namespace and starts the node simulator for it. With a non-zero
+// replacingBootstrapDelay, the fake ScyllaDB of a pod that starts while its member Service names a host to replace
+// (naming.ReplacingNodeHostIDLabel) stays Joining that long, as a replacing ScyllaDB node streams its data for a while.
+func newTestEnvWithSimulator(t *testing.T, replacingBootstrapDelay time.Duration) (*testEnv, *nodesim.Simulator) {
 	t.Helper()
 	f := framework.NewFramework(t)
 	c := f.Cluster()
-	sim := startNodeSimulator(t, f, c)
+	var extraEnv func(*corev1.Pod) []string
+	if replacingBootstrapDelay != 0 {
+		extraEnv = func(pod *corev1.Pod) []string {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			// A pod's member Service has the pod's name.
+			svc, err := c.Clients.Kube.CoreV1().Services(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+			if err != nil || svc.Labels[naming.ReplacingNodeHostIDLabel] == "" {
+				return nil
+			}
+			return []string{fakescylladb.EnvBootstrapDelay + "=" + replacingBootstrapDelay.String()}
+		}
+	}
+	sim := startNodeSimulator(t, f, c, extraEnv)
 	scylla, err := scyllaclientset.NewForConfig(c.Clients.Config)
 	if err != nil {
 		t.Fatalf("can't create the scylla.scylladb.com client: %v", err)
@@ -561,6 +581,9 @@ func (e *testEnv) operatorDeletions(mark framework.AuditMark) (map[string]int, s
 // one ScyllaDB node per Kubernetes node, and waits for its rollout.
 func (e *testEnv) createOnNodePool(kubernetesNodes int, automaticCleanup bool) *scyllav1.ScyllaCluster {
 	e.t.Helper()
+	sc := e.newScyllaCluster(1, 3)
+	sc.Spec.AutomaticOrphanedNodeCleanup = automaticCleanup
+	name := sc.Name
 	specs := make([]framework.NodeSpec, 0, kubernetesNodes)
 	for i := range kubernetesNodes {
 		specs = append(specs, framework.NodeSpec{Name: fmt.Sprintf("%s-%d", e.ns, i), Region: "us-east-1", Zone: "us-east-1a", Labels: map[string]string{nodePoolLabel: e.ns}})
@@ -568,6 +591,12 @@ func (e *testEnv) createOnNodePool(kubernetesNodes int, automaticCleanup bool) *
 	e.t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
+		if automaticCleanup {
+			// Else the operator would start replacing the nodes left on the deleted Kubernetes nodes.
+			if err := e.turnOffOrphanReplacement(ctx, name); err != nil {
+				e.t.Logf("can't turn off the replacement of orphaned nodes before deleting the test's Kubernetes nodes: %v", err)
+			}
+		}
 		for _, spec := range specs {
 			if err := e.kube.CoreV1().Nodes().Delete(ctx, spec.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 				e.t.Errorf("can't delete Node %s: %v", spec.Name, err)
@@ -578,8 +607,6 @@ func (e *testEnv) createOnNodePool(kubernetesNodes int, automaticCleanup bool) *
 		e.t.Fatalf("can't add the test's Kubernetes nodes: %v", err)
 	}
 
-	sc := e.newScyllaCluster(1, 3)
-	sc.Spec.AutomaticOrphanedNodeCleanup = automaticCleanup
 	podLabels := metav1.SetAsLabelSelector(naming.NodePodLabels(naming.ScyllaDBDatacenterNameForScyllaCluster(sc.Name)))
 	for i := range sc.Spec.Datacenter.Racks {
 		rack := &sc.Spec.Datacenter.Racks[i]
@@ -602,6 +629,36 @@ func (e *testEnv) createOnNodePool(kubernetesNodes int, automaticCleanup bool) *
 			sdc.Name, sdc.Spec.DisableAutomaticOrphanedNodeReplacement, automaticCleanup)
 	}
 	return sc
+}
+
+// turnOffOrphanReplacement sets automaticOrphanedNodeCleanup false on the ScyllaCluster called name, if it exists, and
+// waits until its ScyllaDBDatacenter has it.
+func (e *testEnv) turnOffOrphanReplacement(ctx context.Context, name string) error {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		sc, err := e.scylla.ScyllaV1().ScyllaClusters(e.ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		sc.Spec.AutomaticOrphanedNodeCleanup = false
+		_, err = e.scylla.ScyllaV1().ScyllaClusters(e.ns).Update(ctx, sc, metav1.UpdateOptions{})
+		return err
+	})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return framework.WaitFor(ctx, stepTimeout, func(ctx context.Context) (bool, error) {
+		sdc, err := e.scylla.ScyllaV1alpha1().ScyllaDBDatacenters(e.ns).Get(ctx, naming.ScyllaDBDatacenterNameForScyllaCluster(name), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		return deref(sdc.Spec.DisableAutomaticOrphanedNodeReplacement), nil
+	})
 }
 
 // loseKubernetesNode deletes the Kubernetes node of node n, as when a machine with local disks is gone for good, and
