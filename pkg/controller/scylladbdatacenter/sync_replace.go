@@ -22,8 +22,8 @@ import (
 const maxReplaceSteps = 3
 
 // planReplacements finds the datacenter's orphaned nodes and plans its node replacements (planReplacements). A
-// replacement that runs or starts is the datacenter's node operation: plans get it, so that no rollout restarts a pod
-// meanwhile (planRollout).
+// replacement that runs, starts or is stuck is the datacenter's node operation: plans get it, so that no rollout
+// restarts a pod meanwhile (planRollout).
 func (c *Controller) planReplacements(sdc *scyllav1alpha1.ScyllaDBDatacenter, racks []*rackObjects, plans []rackPlan) (*replacementPlan, error) {
 	orphans, err := findOrphans(racks, c.pvLister, c.nodeLister)
 	if err != nil {
@@ -32,7 +32,12 @@ func (c *Controller) planReplacements(sdc *scyllav1alpha1.ScyllaDBDatacenter, ra
 	key := cache.MetaObjectToName(sdc).String()
 	plan := planReplacements(datacenterName(sdc), racks, plans, orphans, orphanReplacementDisabled(sdc),
 		func(uid types.UID) bool { return c.expectations.pendingDeletion(key, uid) })
-	if operation := plan.nodeOperation(); len(operation) != 0 {
+	operation := plan.nodeOperation()
+	if len(operation) == 0 {
+		// A replacement that can't go on (its markers are broken) is still one: nothing else may start meanwhile.
+		operation = replacementInProgress(racks)
+	}
+	if len(operation) != 0 {
 		for i := range plans {
 			if len(plans[i].nodeOperation) == 0 {
 				plans[i].nodeOperation = operation

@@ -328,3 +328,14 @@ func TestSyncStartsNoRolloutWhileReplacing(t *testing.T) {
 	_, f := step(t, "rollout starts", w, "update statefulsets basic-dc1-a")
 	checkRollout(t, f.written("statefulsets", "basic-dc1-a").(*appsv1.StatefulSet), 0)
 }
+
+// TestSyncStartsNoRolloutWhileAReplacementIsStuck: a replacement whose markers are broken is reported and still holds
+// every other node operation back.
+func TestSyncStartsNoRolloutWhileAReplacementIsStuck(t *testing.T) {
+	t.Parallel()
+	const node = "basic-dc1-a-2"
+	w := replaceWorld(t)
+	markReplacing(t, w, node, replacedObjects{})
+	object[*corev1.Service](t, w, node).Labels[naming.ReplacingNodeHostIDLabel] = "not-a-host-id"
+	newVersionHeldBack(t, w)
+}
