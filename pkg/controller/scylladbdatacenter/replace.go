@@ -90,7 +90,7 @@ type replacementPlan struct {
 	replacements []nodeReplacement
 	// orphanRequests are the orphaned nodes whose replacement the operator requests in this sync (naming.ReplaceLabel).
 	orphanRequests []orphanRequest
-	// progressing are the waiting requests and running replacements.
+	// progressing are the waiting requests and the orphans found; syncReplacements adds the replacements.
 	progressing []metav1.Condition
 	// errs are the problems only a person can solve (specError).
 	errs []error
@@ -217,12 +217,6 @@ func planReplacements(dcName string, racks []*rackObjects, plans []rackPlan, orp
 				n.service.Name, o.volume, o.kubeNode))
 		}
 	}
-	for _, r := range plan.replacements {
-		if r.decision.step == replaceStepWait {
-			plan.progressing = append(plan.progressing, rackCondition(r.node.rack.name, r.decision.reason, "%s", r.decision.message))
-		}
-	}
-
 	running := plan.nodeOperation()
 	for _, n := range requests {
 		decision, err := replaceStart(n)

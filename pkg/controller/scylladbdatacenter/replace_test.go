@@ -37,7 +37,11 @@ func replaceSummary(p replacementPlan) []string {
 		replaceStepDeletePod: "delete pod", replaceStepFinish: "finish"}
 	var out []string
 	for _, r := range p.replacements {
-		out = append(out, r.node.service.Name+" "+steps[r.decision.step])
+		summary := r.node.service.Name + " " + steps[r.decision.step]
+		if r.decision.step == replaceStepWait {
+			summary += ": " + r.decision.reason + ": " + r.decision.message
+		}
+		out = append(out, summary)
 	}
 	for _, o := range p.orphanRequests {
 		out = append(out, o.node.service.Name+" orphan")
@@ -187,12 +191,12 @@ func TestPlanReplacements(t *testing.T) {
 			name:    "both deleted, not yet in the cache: waiting",
 			change:  started(record),
 			deleted: []types.UID{"data-basic-dc1-a-1-uid", "basic-dc1-a-1-uid"},
-			want:    []string{node + " wait", "ReplacingNode: replacing node " + node + " (host ID " + hostID + "): waiting for pod " + node + " to be deleted"},
+			want:    []string{node + " wait: ReplacingNode: replacing node " + node + " (host ID " + hostID + "): waiting for pod " + node + " to be deleted"},
 		},
 		{
 			name:   "new pod, old host ID: waiting",
 			change: recreated,
-			want:   []string{node + " wait", "ReplacingNode: replacing node " + node + " (host ID " + hostID + "): waiting for the new node to join and record its host ID"},
+			want:   []string{node + " wait: ReplacingNode: replacing node " + node + " (host ID " + hostID + "): waiting for the new node to join and record its host ID"},
 		},
 		{
 			name: "new host ID, pod not ready: waiting",
@@ -200,7 +204,7 @@ func TestPlanReplacements(t *testing.T) {
 				recreated(racks)
 				racks[0].services[1].Annotations[naming.HostIDAnnotation] = testHostID("new")
 			},
-			want: []string{node + " wait", "ReplacingNode: replacing node " + node + " (host ID " + hostID + "): waiting for the new node (host ID " + testHostID("new") + ") to be ready"},
+			want: []string{node + " wait: ReplacingNode: replacing node " + node + " (host ID " + hostID + "): waiting for the new node (host ID " + testHostID("new") + ") to be ready"},
 		},
 		{
 			name: "new host ID, pod ready: finished",

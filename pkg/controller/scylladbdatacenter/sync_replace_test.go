@@ -140,7 +140,11 @@ func TestSyncReplacesANodeOnRequest(t *testing.T) {
 		t.Errorf("expected Progressing True naming %s, got %+v", node, progressing)
 	}
 
-	w, _ = step(t, "waiting for the pod", w)
+	w, f = step(t, "waiting for the pod", w)
+	wantMessage := `rack "a": replacing node ` + node + " (host ID " + oldHostID + "): waiting for its StatefulSet to create pod " + node
+	if c := meta.FindStatusCondition(f.lastStatus().Conditions, nodeReplacementControllerName+"Progressing"); c == nil || c.Message != wantMessage {
+		t.Errorf("expected %sProgressing with message %q, got %+v", nodeReplacementControllerName, wantMessage, c)
+	}
 	w = recreateNode(t, w, node, "2")
 	w, _ = step(t, "new node joining", w)
 
