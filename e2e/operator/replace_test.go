@@ -243,9 +243,28 @@ func TestOperatorKilledDuringReplacementFinishesIt(t *testing.T) {
 	hold.Release()
 
 	// A Lease of its own spares the successor waiting for the killed replica's Lease to expire.
-	startOperator(t, e.f, e.c, "operator-replace-kill-second", operatorOptions{leaseName: e.ns + "-after-kill", verbosity: 2})
+	second := startOperator(t, e.f, e.c, "operator-replace-kill-second", operatorOptions{leaseName: e.ns + "-after-kill", verbosity: 2})
 	e.waitForReplacement(sim, sc, rack, old)
 	e.expectOneDeletionEach(mark, old.name)
+
+	// The kill fell between the two deletions: the killed replica deleted the claim, its successor the pod.
+	events, err := cp.Audit.EventsSince(mark)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deletions := append(operatorWrites(e.ns), verb("delete"), framework.Succeeded())
+	for _, replica := range []struct {
+		name       string
+		credential *framework.ServiceAccountCredential
+		want       map[string]int
+	}{
+		{firstName, cred, map[string]int{"persistentvolumeclaims " + naming.PVCName(old.name): 1}},
+		{second.name, second.credential, map[string]int{"pods " + old.name: 1}},
+	} {
+		if diff := cmp.Diff(replica.want, countByObject(events, append(deletions, framework.Credential(replica.credential))...)); diff != "" {
+			t.Errorf("the deletions of replica %s differ (-want +got):\n%s", replica.name, diff)
+		}
+	}
 }
 
 // newTestEnvWithSimulator creates the test's namespace and starts the node simulator for it. With a non-zero
