@@ -217,7 +217,8 @@ func planReplacements(dcName string, racks []*rackObjects, plans []rackPlan, orp
 				n.service.Name, o.volume, o.kubeNode))
 		}
 	}
-	running := plan.nodeOperation()
+	// A replacement whose markers are broken runs too: it is stuck, not over.
+	running := replacementInProgress(racks)
 	for _, n := range requests {
 		decision, err := replaceStart(n)
 		switch {

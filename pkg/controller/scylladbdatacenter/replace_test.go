@@ -185,6 +185,18 @@ func TestPlanReplacements(t *testing.T) {
 			want:      []string{node + " start", `WaitingToReplaceNode: rack "b": waiting for the replacement of node ` + node + ` to finish before replacing node basic-dc1-b-0`},
 			wantStart: &replacedObjects{PersistentVolumeClaim: "data-basic-dc1-a-1-uid", Pod: "basic-dc1-a-1-uid"},
 		},
+		{
+			name: "a request waits for a replacement stuck on broken markers",
+			change: func(racks []*rackObjects) {
+				started(record)(racks)
+				racks[0].services[1].Annotations[naming.ReplacingNodeObjectsAnnotation] = "{"
+				racks[1].services[0].Labels[naming.ReplaceLabel] = ""
+			},
+			want: []string{
+				`WaitingToReplaceNode: rack "b": waiting for the replacement of node ` + node + ` to finish before replacing node basic-dc1-b-0`,
+				"error: can't go on replacing node " + node + ": annotation " + naming.ReplacingNodeObjectsAnnotation + " of its member Service is not the record the operator writes: unexpected end of JSON input",
+			},
+		},
 		{name: "started: the claim goes first", change: started(record), want: []string{node + " delete claim"}},
 		{name: "claim deleted, not yet in the cache: the pod goes", change: started(record), deleted: []types.UID{"data-basic-dc1-a-1-uid"}, want: []string{node + " delete pod"}},
 		{
