@@ -106,14 +106,18 @@ func orphanReplacementDisabled(sdc *scyllav1alpha1.ScyllaDBDatacenter) bool {
 
 // TrimForOrphanDetection is the cache.TransformFunc of the informers of Nodes and PersistentVolumes the
 // ScyllaDBDatacenter controller watches for orphaned nodes. Both kinds are cluster-wide and read for orphan
-// detection only: a Node keeps its name, UID and labels (its spec and status, with images and heartbeats, are most of
-// it); a PersistentVolume its name, UID, claim reference and node affinity. Other kinds pass unchanged.
+// detection only: a Node keeps its name, UID and hostname label (its other labels, spec and status, with images and
+// heartbeats, are most of it); a PersistentVolume its name, UID, claim reference and node affinity. Other kinds pass unchanged.
 func TrimForOrphanDetection(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *corev1.Node:
+		var labels map[string]string
+		if hostname, ok := o.Labels[corev1.LabelHostname]; ok {
+			labels = map[string]string{corev1.LabelHostname: hostname}
+		}
 		return &corev1.Node{
 			TypeMeta:   o.TypeMeta,
-			ObjectMeta: trimmedMeta(&o.ObjectMeta, o.Labels),
+			ObjectMeta: trimmedMeta(&o.ObjectMeta, labels),
 		}, nil
 	case *corev1.PersistentVolume:
 		return &corev1.PersistentVolume{

@@ -70,6 +70,7 @@ func TestTrimForOrphanDetectionKeepsWhatIsRead(t *testing.T) {
 	node.ResourceVersion = "3"
 	node.Status.Images = []corev1.ContainerImage{{Names: []string{"big"}}}
 	node.Annotations = map[string]string{"a": "b"}
+	node.Labels[corev1.LabelTopologyZone] = "z1"
 	got, err := TrimForOrphanDetection(node)
 	if err != nil {
 		t.Fatal(err)
