@@ -55,7 +55,7 @@ type testEnv struct {
 // newTestEnv creates the test's namespace and starts the node simulator for it.
 func newTestEnv(t *testing.T) *testEnv {
 	t.Helper()
-	e, _ := newTestEnvWithSimulator(t, 0)
+	e, _ := newTestEnvWithSimulator(t)
 	return e
 }
 

@@ -26,8 +26,7 @@ var memberClusterRole struct {
 
 // startNodeSimulator runs the real sidecar with a fake ScyllaDB for every ScyllaDB pod of the test's namespace
 // (e2e/nodesim), until the test ends: the sidecars make the pods Ready and decommission nodes when the operator asks.
-// extraEnv, if set, adds FAKE_SCYLLADB_* settings for the fake ScyllaDB of a starting pod.
-func startNodeSimulator(t testing.TB, f *framework.Framework, c *framework.Cluster, extraEnv func(*corev1.Pod) []string) *nodesim.Simulator {
+func startNodeSimulator(t testing.TB, f *framework.Framework, c *framework.Cluster) *nodesim.Simulator {
 	t.Helper()
 	memberClusterRole.once.Do(func() {
 		memberClusterRole.err = nodesim.InstallMemberClusterRole(context.Background(), c.Clients, f.Suite().RepoRoot, "e2e-operator-suite")
@@ -37,12 +36,8 @@ func startNodeSimulator(t testing.TB, f *framework.Framework, c *framework.Clust
 	}
 	return nodesim.StartForTest(t, f, c, nodesim.Options{
 		Namespaces: []string{c.Namespace},
-		FakeEnv: func(pod *corev1.Pod) []string {
-			env := []string{fakescylladb.EnvDecommissionDelay + "=" + decommissionDelay}
-			if extraEnv != nil {
-				env = append(env, extraEnv(pod)...)
-			}
-			return env
+		FakeEnv: func(*corev1.Pod) []string {
+			return []string{fakescylladb.EnvDecommissionDelay + "=" + decommissionDelay}
 		},
 	})
 }

@@ -18,7 +18,6 @@ import (
 	scyllaclientset "github.com/scyllakube/client/scylla/clientset/versioned"
 	"github.com/scyllakube/scylla-operator/e2e/framework"
 	"github.com/scyllakube/scylla-operator/e2e/nodesim"
-	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/test/fakescylladb"
 	corev1 "k8s.io/api/core/v1"
@@ -57,7 +56,7 @@ func TestNodeReplacement(t *testing.T) {
 // testUserRequestedReplacement labels a member Service scylla/replace: the node comes back with a new host ID in the
 // replaced node's place, the markers go away, and the operator then writes nothing over a resync period.
 func testUserRequestedReplacement(t *testing.T, op *operatorProcess) {
-	e, sim := newTestEnvWithSimulator(t, 0)
+	e, sim := newTestEnvWithSimulator(t)
 	ctx := t.Context()
 	sc := e.createScyllaCluster(e.newScyllaCluster(3, 1))
 	sc = e.waitForRollout(sc.Name, "the 3-rack ScyllaCluster to roll out")
@@ -76,10 +75,9 @@ func testUserRequestedReplacement(t *testing.T, op *operatorProcess) {
 // testOrphanedNodeReplaced deletes the Kubernetes node that held a ScyllaDB node's volume, with automatic cleanup of
 // orphaned nodes on: the operator replaces the node onto a live Kubernetes node, and says so in an event.
 func testOrphanedNodeReplaced(t *testing.T, _ *operatorProcess) {
-	// The lost node leaves the datacenter Progressing already, so the replacement's own conditions are status changes
-	// the operator batches (docs/operator.md): a replacement must last longer than the ScyllaDBDatacenter's and then the
-	// ScyllaCluster's batch period to show.
-	e, sim := newTestEnvWithSimulator(t, 2*controllerhelpers.DefaultStatusBatchPeriod+2*time.Second)
+	// The lost node leaves the datacenter Progressing already: the replacement's conditions show only because the
+	// operator writes a replacement's start and end at once rather than with its batched status changes.
+	e, sim := newTestEnvWithSimulator(t)
 	ctx := t.Context()
 	// One Kubernetes node per ScyllaDB node, and one to replace onto.
 	sc := e.createOnNodePool(4, true)
@@ -128,7 +126,7 @@ func testOrphanedNodeReplaced(t *testing.T, _ *operatorProcess) {
 // orphaned nodes off: the operator reports the orphan in a condition and replaces nothing, and the recreated pod waits
 // for its volume's node.
 func testOrphanedNodeLeftAlone(t *testing.T, _ *operatorProcess) {
-	e, _ := newTestEnvWithSimulator(t, 0)
+	e, _ := newTestEnvWithSimulator(t)
 	ctx := t.Context()
 	sc := e.createOnNodePool(3, false)
 
@@ -196,7 +194,7 @@ func testOrphanedNodeLeftAlone(t *testing.T, _ *operatorProcess) {
 // API server deleted the node's data claim, but the operator never got the answer. The replica started next deletes
 // the pod, leaves the new claim alone, and brings the replacement to its end; every object is deleted once.
 func TestOperatorKilledDuringReplacementFinishesIt(t *testing.T) {
-	e, sim := newTestEnvWithSimulator(t, 0)
+	e, sim := newTestEnvWithSimulator(t)
 	ctx := t.Context()
 	cp := e.c.ControlPlane
 	gate, err := framework.StartAPIServerGate(cp)
@@ -267,27 +265,12 @@ func TestOperatorKilledDuringReplacementFinishesIt(t *testing.T) {
 	}
 }
 
-// newTestEnvWithSimulator creates the test's namespace and starts the node simulator for it. With a non-zero
-// replacingBootstrapDelay, the fake ScyllaDB of a pod that starts while its member Service names a host to replace
-// (naming.ReplacingNodeHostIDLabel) stays Joining that long, as a replacing ScyllaDB node streams its data for a while.
-func newTestEnvWithSimulator(t *testing.T, replacingBootstrapDelay time.Duration) (*testEnv, *nodesim.Simulator) {
+// newTestEnvWithSimulator creates the test's namespace and starts the node simulator for it.
+func newTestEnvWithSimulator(t *testing.T) (*testEnv, *nodesim.Simulator) {
 	t.Helper()
 	f := framework.NewFramework(t)
 	c := f.Cluster()
-	var extraEnv func(*corev1.Pod) []string
-	if replacingBootstrapDelay != 0 {
-		extraEnv = func(pod *corev1.Pod) []string {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			// A pod's member Service has the pod's name.
-			svc, err := c.Clients.Kube.CoreV1().Services(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
-			if err != nil || svc.Labels[naming.ReplacingNodeHostIDLabel] == "" {
-				return nil
-			}
-			return []string{fakescylladb.EnvBootstrapDelay + "=" + replacingBootstrapDelay.String()}
-		}
-	}
-	sim := startNodeSimulator(t, f, c, extraEnv)
+	sim := startNodeSimulator(t, f, c)
 	scylla, err := scyllaclientset.NewForConfig(c.Clients.Config)
 	if err != nil {
 		t.Fatalf("can't create the scylla.scylladb.com client: %v", err)

@@ -47,7 +47,7 @@ func startTLSTestEnv(t *testing.T, name string, extraArgs []string) (*testEnv, *
 	t.Helper()
 	f := framework.NewFramework(t)
 	c := f.Cluster()
-	sim := startNodeSimulator(t, f, c, nil)
+	sim := startNodeSimulator(t, f, c)
 	scylla, err := scyllaclientset.NewForConfig(c.Clients.Config)
 	if err != nil {
 		t.Fatal(err)
