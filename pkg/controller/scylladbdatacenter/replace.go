@@ -94,6 +94,8 @@ type replacementPlan struct {
 	progressing []metav1.Condition
 	// errs are the problems only a person can solve (specError).
 	errs []error
+	// stuck are the nodes whose replacement started but can't go on: their markers are broken (errs says how).
+	stuck []memberNode
 }
 
 // orphanRequest is the replacement of an orphaned node the operator requests.
@@ -116,7 +118,8 @@ func replaceOperation(serviceName string) string {
 }
 
 // rackConditions returns a True condition of type naming.RackMemberReplacingConditionType per rack with a node
-// being replaced, naming the nodes.
+// being replaced (its member Service has naming.ReplacingNodeHostIDLabel, stuck or not, and the sync did not just
+// finish it), naming the nodes.
 func (p *replacementPlan) rackConditions(generation int64) []metav1.Condition {
 	byRack := map[string][]string{}
 	for _, r := range p.replacements {
@@ -124,6 +127,9 @@ func (p *replacementPlan) rackConditions(generation int64) []metav1.Condition {
 			continue
 		}
 		byRack[r.node.rack.name] = append(byRack[r.node.rack.name], fmt.Sprintf("node %s (host ID %s)", r.node.service.Name, r.decision.hostID))
+	}
+	for _, n := range p.stuck {
+		byRack[n.rack.name] = append(byRack[n.rack.name], fmt.Sprintf("node %s (stuck, see Degraded)", n.service.Name))
 	}
 	var conditions []metav1.Condition
 	for _, rack := range slices.Sorted(maps.Keys(byRack)) {
@@ -195,6 +201,7 @@ func planReplacements(dcName string, racks []*rackObjects, plans []rackPlan, orp
 			decision, err := replaceProgress(n, deleted)
 			if err != nil {
 				plan.errs = append(plan.errs, err)
+				plan.stuck = append(plan.stuck, n)
 				continue
 			}
 			plan.replacements = append(plan.replacements, nodeReplacement{node: n, decision: decision})

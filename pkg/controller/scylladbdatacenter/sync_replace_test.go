@@ -341,5 +341,9 @@ func TestSyncStartsNoRolloutWhileAReplacementIsStuck(t *testing.T) {
 	w := replaceWorld(t)
 	markReplacing(t, w, node, replacedObjects{})
 	object[*corev1.Service](t, w, node).Labels[naming.ReplacingNodeHostIDLabel] = "not-a-host-id"
-	newVersionHeldBack(t, w)
+	w = newVersionHeldBack(t, w)
+	c := meta.FindStatusCondition(w.sdc.Status.Conditions, naming.RackMemberReplacingConditionType("a"))
+	if want := `rack "a": replacing node ` + node + " (stuck, see Degraded)"; c == nil || c.Status != metav1.ConditionTrue || c.Message != want {
+		t.Errorf("expected rack condition %q, got %+v", want, c)
+	}
 }
