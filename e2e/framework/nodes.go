@@ -26,6 +26,8 @@ type NodeSpec struct {
 	// InternalIP is the address the node reports, and its host-network pods get. Empty: the control plane gives
 	// each node its own (ControlPlaneOptions.NodeIP, then the next addresses).
 	InternalIP string
+	// Taints keep pods that don't tolerate them off the node.
+	Taints []corev1.Taint
 }
 
 // DefaultNodeCapacity is large enough for several ScyllaDB pods per node.
@@ -90,6 +92,7 @@ func makeNode(spec NodeSpec) *corev1.Node {
 			Labels:      labels,
 			Annotations: map[string]string{naming.KwokNodeAnnotation: naming.KwokNodeAnnotationValue, naming.KwokNodeInternalIPAnnotation: spec.InternalIP},
 		},
+		Spec: corev1.NodeSpec{Taints: spec.Taints},
 		Status: corev1.NodeStatus{
 			Capacity:    capacity.DeepCopy(),
 			Allocatable: capacity.DeepCopy(),

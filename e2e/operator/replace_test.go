@@ -38,20 +38,11 @@ const (
 	// replacement on, the operator marks an orphaned node within a second of learning that its Kubernetes node is gone.
 	orphanWatchWindow = 15 * time.Second
 
-	// nodePoolLabel labels the simulated Kubernetes nodes a test creates for its ScyllaDB nodes alone, valued with the
-	// test's namespace, so that deleting one of them touches no other test's pods.
+	// nodePoolLabel labels and taints the simulated Kubernetes nodes a test creates for its ScyllaDB nodes alone,
+	// valued with the test's namespace, so that deleting one of them touches no other test's pods: the nodes carry the
+	// labels the examples' placement selects, and only the test's pods tolerate the taint.
 	nodePoolLabel = "e2e.scylla-operator.scylladb.com/node-pool"
 )
-
-// TestNodeReplacement runs one operator replica and, in parallel, the replacement scenarios that need only a working
-// operator, each with its own namespace, node simulator and (for the orphaned nodes) simulated Kubernetes nodes.
-func TestNodeReplacement(t *testing.T) {
-	runScenarios(t, "operator-replace", []scenario{
-		{"UserRequestedReplacementThenNoWritesAtRest", testUserRequestedReplacement},
-		{"OrphanedNodeIsReplacedAutomatically", testOrphanedNodeReplaced},
-		{"OrphanedNodeIsLeftAloneWithoutAutomaticCleanup", testOrphanedNodeLeftAlone},
-	})
-}
 
 // testUserRequestedReplacement labels a member Service scylla/replace: the node comes back with a new host ID in the
 // replaced node's place, the markers go away, and the operator then writes nothing over a resync period.
@@ -579,7 +570,7 @@ func (e *testEnv) operatorDeletions(mark framework.AuditMark) (map[string]int, s
 }
 
 // createOnNodePool creates a ScyllaCluster of one rack of three nodes, with automaticOrphanedNodeCleanup as given,
-// on kubernetesNodes simulated Kubernetes nodes of the test's own (labelled nodePoolLabel, deleted when the test ends),
+// on kubernetesNodes simulated Kubernetes nodes of the test's own (nodePoolLabel, deleted when the test ends),
 // one ScyllaDB node per Kubernetes node, and waits for its rollout.
 func (e *testEnv) createOnNodePool(kubernetesNodes int, automaticCleanup bool) *scyllav1.ScyllaCluster {
 	e.t.Helper()
@@ -588,7 +579,11 @@ func (e *testEnv) createOnNodePool(kubernetesNodes int, automaticCleanup bool) *
 	name := sc.Name
 	specs := make([]framework.NodeSpec, 0, kubernetesNodes)
 	for i := range kubernetesNodes {
-		specs = append(specs, framework.NodeSpec{Name: fmt.Sprintf("%s-%d", e.ns, i), Region: "us-east-1", Zone: "us-east-1a", Labels: map[string]string{nodePoolLabel: e.ns}})
+		specs = append(specs, framework.NodeSpec{
+			Name: fmt.Sprintf("%s-%d", e.ns, i), Region: "us-east-1", Zone: "us-east-1a",
+			Labels: map[string]string{nodePoolLabel: e.ns},
+			Taints: []corev1.Taint{{Key: nodePoolLabel, Value: e.ns, Effect: corev1.TaintEffectNoSchedule}},
+		})
 	}
 	e.t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -623,6 +618,9 @@ func (e *testEnv) createOnNodePool(kubernetesNodes int, automaticCleanup bool) *
 		rack.Placement.PodAntiAffinity = &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
 			TopologyKey: corev1.LabelHostname, LabelSelector: podLabels,
 		}}}
+		rack.Placement.Tolerations = append(rack.Placement.Tolerations, corev1.Toleration{
+			Key: nodePoolLabel, Operator: corev1.TolerationOpEqual, Value: e.ns, Effect: corev1.TaintEffectNoSchedule,
+		})
 	}
 	sc = e.createScyllaCluster(sc)
 	sc = e.waitForRollout(sc.Name, "the ScyllaCluster on the test's own Kubernetes nodes to roll out")

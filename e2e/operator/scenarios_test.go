@@ -31,36 +31,31 @@ const sharedResyncPeriod = time.Minute
 // TestOperatorScenarios runs one operator replica and, in parallel, scenarios that each drive a ScyllaCluster in
 // their own namespace through it.
 func TestOperatorScenarios(t *testing.T) {
-	runScenarios(t, "operator-shared", []scenario{
-		{"ThreeRacksBecomeAvailableWithEveryObject", testThreeRacksBecomeAvailable},
-		{"ScaleUpThenDownByDecommission", testScaleUpThenDownByDecommission},
-		{"RackRemovedAfterScalingToZero", testRackRemovedAfterScalingToZero},
-		{"VersionChangeReplacesEveryPod", testVersionChangeReplacesEveryPod},
-		{"DeletingTheScyllaClusterCollectsEverything", testDeletingTheScyllaClusterCollectsEverything},
-		{"NoWritesOverTwoResyncPeriodsAfterConvergence", testNoWritesAfterConvergence},
-		{"LabelsOfAnotherActorSurviveReconciles", testLabelsOfAnotherActorSurvive},
-	})
-}
-
-// scenario is a test that drives a ScyllaCluster in its own namespace through an operator replica it shares.
-type scenario struct {
-	name string
-	run  func(t *testing.T, op *operatorProcess)
-}
-
-// runScenarios starts one operator replica called name, with the shortest resync period and syncs logged, and runs
-// scenarios in parallel against it.
-func runScenarios(t *testing.T, name string, scenarios []scenario) {
 	f := framework.NewFramework(t)
-	op := startOperator(t, f, f.Cluster(), name, operatorOptions{
+	op := startOperator(t, f, f.Cluster(), "operator-shared", operatorOptions{
 		leaseName:    f.Namespace(),
 		resyncPeriod: sharedResyncPeriod,
-		// Syncs are logged at 4; the steady-state checks count them.
+		// Syncs are logged at 4; the steady-state test counts them.
 		verbosity: 4,
 	})
 
 	t.Run("group", func(t *testing.T) {
-		for _, tc := range scenarios {
+		for _, tc := range []struct {
+			name string
+			run  func(t *testing.T, op *operatorProcess)
+		}{
+			{"ThreeRacksBecomeAvailableWithEveryObject", testThreeRacksBecomeAvailable},
+			{"ScaleUpThenDownByDecommission", testScaleUpThenDownByDecommission},
+			{"RackRemovedAfterScalingToZero", testRackRemovedAfterScalingToZero},
+			{"VersionChangeReplacesEveryPod", testVersionChangeReplacesEveryPod},
+			{"DeletingTheScyllaClusterCollectsEverything", testDeletingTheScyllaClusterCollectsEverything},
+			{"NoWritesOverTwoResyncPeriodsAfterConvergence", testNoWritesAfterConvergence},
+			{"LabelsOfAnotherActorSurviveReconciles", testLabelsOfAnotherActorSurvive},
+			// Node replacement (replace_test.go).
+			{"UserRequestedReplacementThenNoWritesAtRest", testUserRequestedReplacement},
+			{"OrphanedNodeIsReplacedAutomatically", testOrphanedNodeReplaced},
+			{"OrphanedNodeIsLeftAloneWithoutAutomaticCleanup", testOrphanedNodeLeftAlone},
+		} {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()
 				tc.run(t, op)
