@@ -2,8 +2,9 @@
 
 // Package operator runs the `scylla-operator operator` program, built from the working tree, against a real control
 // plane with simulated nodes and pods (kwok), and checks what it does to ScyllaClusters end to end: the objects it
-// creates, scaling with decommission, rack removal, rolling version changes, garbage collection, restarts after
-// SIGKILL, leader election, and that it stops writing once everything converged.
+// creates, scaling with decommission, rack removal, rolling version changes, garbage collection, node replacement (on
+// request, of nodes whose Kubernetes node is gone, and across a SIGKILL), restarts after SIGKILL, leader election, and
+// that it stops writing once everything converged.
 //
 // The operator watches every namespace and has no flag to limit that. So the tests that run their own replicas
 // (kill, leader election) run one at a time, and the tests that only need a working operator share one replica and
