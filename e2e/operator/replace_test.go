@@ -66,8 +66,6 @@ func testUserRequestedReplacement(t *testing.T, op *operatorProcess) {
 // testOrphanedNodeReplaced deletes the Kubernetes node that held a ScyllaDB node's volume, with automatic cleanup of
 // orphaned nodes on: the operator replaces the node onto a live Kubernetes node, and says so in an event.
 func testOrphanedNodeReplaced(t *testing.T, _ *operatorProcess) {
-	// The lost node leaves the datacenter Progressing already: the replacement's conditions show only because the
-	// operator writes a replacement's start and end at once rather than with its batched status changes.
 	e, sim := newTestEnvWithSimulator(t)
 	ctx := t.Context()
 	// One Kubernetes node per ScyllaDB node, and one to replace onto.
@@ -79,6 +77,8 @@ func testOrphanedNodeReplaced(t *testing.T, _ *operatorProcess) {
 	mark := e.auditMark()
 	e.loseKubernetesNode(ctx, old)
 
+	// The lost node leaves the datacenter Progressing already: the replacement's conditions show only because the
+	// operator writes a replacement's start and end at once rather than with its batched status changes.
 	e.waitForReplacement(sim, sc, rack, old)
 	// The test deleted the lost pod as pod garbage collection would. The operator deletes the pod the StatefulSet
 	// recreated on the orphaned claim, unless the claim's deletion let the StatefulSet give that pending pod a new
