@@ -181,9 +181,11 @@ func testOrphanedNodeLeftAlone(t *testing.T, _ *operatorProcess) {
 	}
 }
 
-// TestOperatorKilledDuringReplacementFinishesIt kills the operator with SIGKILL in the middle of a replacement: the
-// API server deleted the node's data claim, but the operator never got the answer. The replica started next deletes
-// the pod, leaves the new claim alone, and brings the replacement to its end; every object is deleted once.
+// TestOperatorKilledDuringReplacementFinishesIt kills the operator with SIGKILL in the middle of replacements, each
+// time right after the API server carried out one of its steps and before the operator got the answer: the marker on
+// the member Service, then the deletion of the node's data claim. The replica started next finishes the replacement:
+// it deletes whatever of the claim and the pod the killed one had not, leaves the new claim alone, and clears the
+// markers; every object is deleted once.
 func TestOperatorKilledDuringReplacementFinishesIt(t *testing.T) {
 	e, sim := newTestEnvWithSimulator(t)
 	ctx := t.Context()
@@ -193,65 +195,95 @@ func TestOperatorKilledDuringReplacementFinishesIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = gate.Close() })
-
-	const firstName = "operator-replace-kill-first"
-	cred := e.f.ProgramKubeconfig(e.c, framework.OperatorSubcommand, firstName+"-gated")
-	gatedKubeconfig := filepath.Join(cp.Dir, firstName+"-through-gate.kubeconfig")
-	if err := framework.WriteGatedKubeconfig(cred, gate, gatedKubeconfig); err != nil {
-		t.Fatal(err)
+	// replica starts a replica that reaches the API server through the gate, with its own token (to tell the
+	// replicas apart in the audit log) and its own Lease (to spare it waiting for a killed replica's Lease to expire).
+	replica := func(name string) (*operatorProcess, *framework.ServiceAccountCredential) {
+		cred := e.f.ProgramKubeconfig(e.c, framework.OperatorSubcommand, name+"-gated")
+		kubeconfig := filepath.Join(cp.Dir, name+"-through-gate.kubeconfig")
+		if err := framework.WriteGatedKubeconfig(cred, gate, kubeconfig); err != nil {
+			t.Fatal(err)
+		}
+		// The later --kubeconfig wins.
+		return startOperator(t, e.f, e.c, name, operatorOptions{leaseName: e.ns + "-" + name, verbosity: 2, extraArgs: []string{"--kubeconfig=" + kubeconfig}}), cred
 	}
-	// The later --kubeconfig wins: the first replica talks to the API server through the gate.
-	first := startOperator(t, e.f, e.c, firstName, operatorOptions{leaseName: e.ns, verbosity: 2, extraArgs: []string{"--kubeconfig=" + gatedKubeconfig}})
 
+	op, cred := replica("operator-replace-kill-1")
 	sc := e.createScyllaCluster(e.newScyllaCluster(3, 1))
 	sc = e.waitForRollout(sc.Name, "the 3-rack ScyllaCluster to roll out")
-	ring := e.waitForRing(sim, sc, "", "the ring of the new cluster")
 
-	rack := sc.Spec.Datacenter.Racks[2].Name
-	old := e.nodeIdentity(memberName(sc, rack, 0), &ring)
-	claimPath := fmt.Sprintf("/api/v1/namespaces/%s/persistentvolumeclaims/%s", e.ns, naming.PVCName(old.name))
-	hold := gate.Arm(framework.HoldAfterResponse, func(r *http.Request) bool {
-		return r.Method == http.MethodDelete && r.URL.Path == claimPath
-	})
-	mark := e.auditMark()
-	e.requestReplacement(ctx, old.name)
-
-	held, err := hold.Wait(ctx, stepTimeout)
-	if err != nil {
-		t.Fatalf("the operator did not delete the data claim of node %s: %v", old.name, err)
-	}
-	svc, err := e.kube.CoreV1().Services(e.ns).Get(ctx, old.name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := svc.Labels[naming.ReplacingNodeHostIDLabel]; got != old.hostID {
-		t.Errorf("the operator deleted the data claim (%s) while member Service %s had %s=%q, want the replaced host ID %q",
-			held, old.name, naming.ReplacingNodeHostIDLabel, got, old.hostID)
-	}
-	first.kill()
-	hold.Release()
-
-	// A Lease of its own spares the successor waiting for the killed replica's Lease to expire.
-	second := startOperator(t, e.f, e.c, "operator-replace-kill-second", operatorOptions{leaseName: e.ns + "-after-kill", verbosity: 2})
-	e.waitForReplacement(sim, sc, rack, old)
-	e.expectOneDeletionEach(mark, old.name)
-
-	// The kill fell between the two deletions: the killed replica deleted the claim, its successor the pod.
-	events, err := cp.Audit.EventsSince(mark)
-	if err != nil {
-		t.Fatal(err)
-	}
-	deletions := append(operatorWrites(e.ns), verb("delete"), framework.Succeeded())
-	for _, replica := range []struct {
-		name       string
-		credential *framework.ServiceAccountCredential
-		want       map[string]int
+	for i, step := range []struct {
+		name string
+		rack int
+		// held matches the request of the replacement whose answer the gate holds while the replica is killed.
+		held func(r *http.Request, claimPath, servicePath string) bool
+		// killedDeletesClaim says whether the killed replica deleted the data claim before it was killed.
+		killedDeletesClaim bool
 	}{
-		{firstName, cred, map[string]int{"persistentvolumeclaims " + naming.PVCName(old.name): 1}},
-		{second.name, second.credential, map[string]int{"pods " + old.name: 1}},
+		{
+			name: "the marker on the member Service",
+			rack: 0,
+			held: func(r *http.Request, _, servicePath string) bool {
+				return r.Method == http.MethodPatch && r.URL.Path == servicePath
+			},
+		},
+		{
+			name: "the deletion of the data claim",
+			rack: 2,
+			held: func(r *http.Request, claimPath, _ string) bool {
+				return r.Method == http.MethodDelete && r.URL.Path == claimPath
+			},
+			killedDeletesClaim: true,
+		},
 	} {
-		if diff := cmp.Diff(replica.want, countByObject(events, append(deletions, framework.Credential(replica.credential))...)); diff != "" {
-			t.Errorf("the deletions of replica %s differ (-want +got):\n%s", replica.name, diff)
+		ring := e.waitForRing(sim, sc, "", "the ring before the replacement after "+step.name)
+		rack := sc.Spec.Datacenter.Racks[step.rack].Name
+		old := e.nodeIdentity(memberName(sc, rack, 0), &ring)
+		claimPath := fmt.Sprintf("/api/v1/namespaces/%s/persistentvolumeclaims/%s", e.ns, naming.PVCName(old.name))
+		servicePath := fmt.Sprintf("/api/v1/namespaces/%s/services/%s", e.ns, old.name)
+		hold := gate.Arm(framework.HoldAfterResponse, func(r *http.Request) bool { return step.held(r, claimPath, servicePath) })
+		mark := e.auditMark()
+		e.requestReplacement(ctx, old.name)
+
+		held, err := hold.Wait(ctx, stepTimeout)
+		if err != nil {
+			t.Fatalf("the operator did not carry out %s for node %s: %v", step.name, old.name, err)
+		}
+		svc, err := e.kube.CoreV1().Services(e.ns).Get(ctx, old.name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := svc.Labels[naming.ReplacingNodeHostIDLabel]; got != old.hostID {
+			t.Errorf("after %s (%s), member Service %s has %s=%q, want the replaced host ID %q", step.name, held, old.name, naming.ReplacingNodeHostIDLabel, got, old.hostID)
+		}
+		op.kill()
+		hold.Release()
+
+		killed, killedCred := op, cred
+		op, cred = replica(fmt.Sprintf("operator-replace-kill-%d", i+2))
+		e.waitForReplacement(sim, sc, rack, old)
+		e.expectOneDeletionEach(mark, old.name)
+
+		// The kill fell where it was meant to: the killed replica deleted nothing after the held request.
+		claim, pod := "persistentvolumeclaims "+naming.PVCName(old.name), "pods "+old.name
+		wantKilled, wantSuccessor := map[string]int{}, map[string]int{pod: 1}
+		if step.killedDeletesClaim {
+			wantKilled[claim] = 1
+		} else {
+			wantSuccessor[claim] = 1
+		}
+		events, err := cp.Audit.EventsSince(mark)
+		if err != nil {
+			t.Fatal(err)
+		}
+		deletions := append(operatorWrites(e.ns), verb("delete"), framework.Succeeded())
+		for _, r := range []struct {
+			name       string
+			credential *framework.ServiceAccountCredential
+			want       map[string]int
+		}{{killed.name, killedCred, wantKilled}, {op.name, cred, wantSuccessor}} {
+			if diff := cmp.Diff(r.want, countByObject(events, slices.Concat(deletions, []framework.AuditFilter{framework.Credential(r.credential)})...)); diff != "" {
+				t.Errorf("killed after %s: the deletions of replica %s differ (-want +got):\n%s", step.name, r.name, diff)
+			}
 		}
 	}
 }
