@@ -136,16 +136,72 @@ func makeCertificateSetObjects(sdc *scyllav1alpha1.ScyllaDBDatacenter, set *cert
 	if err != nil {
 		return certificateObjects{}, fmt.Errorf("can't encode the certificates of %q: %w", set.certName, err)
 	}
+	return makeCertificateSetObjectsFromPEM(sdc, set, certs.EncodeCertificatesPEM(state.CA.Certificate), caKeyPEM, certPEM, keyPEM, string(bundlePEM)), nil
+}
+
+// existingCertificateSetObjects returns the objects of the set that hold the data of the existing ones.
+func existingCertificateSetObjects(sdc *scyllav1alpha1.ScyllaDBDatacenter, set *certificateSet, secrets map[string]*corev1.Secret, configMaps map[string]*corev1.ConfigMap) certificateObjects {
+	var caData, certData map[string][]byte
+	if s, ok := secrets[set.caName]; ok {
+		caData = s.Data
+	}
+	if s, ok := secrets[set.certName]; ok {
+		certData = s.Data
+	}
+	var bundlePEM string
+	if cm, ok := configMaps[set.caName]; ok {
+		bundlePEM = cm.Data[naming.CABundleKey]
+	}
+	return makeCertificateSetObjectsFromPEM(sdc, set, caData[corev1.TLSCertKey], caData[corev1.TLSPrivateKeyKey],
+		certData[corev1.TLSCertKey], certData[corev1.TLSPrivateKeyKey], bundlePEM)
+}
+
+// makeCertificateSetObjectsFromPEM returns the objects of the set holding the given PEM data: the CA's key pair, the
+// certificate's key pair and the trust bundle.
+func makeCertificateSetObjectsFromPEM(sdc *scyllav1alpha1.ScyllaDBDatacenter, set *certificateSet, caCertPEM, caKeyPEM, certPEM, keyPEM []byte, bundlePEM string) certificateObjects {
 	return certificateObjects{
 		secrets: []*corev1.Secret{
-			makeTLSSecret(sdc, set.caName, certs.EncodeCertificatesPEM(state.CA.Certificate), caKeyPEM),
+			makeTLSSecret(sdc, set.caName, caCertPEM, caKeyPEM),
 			makeTLSSecret(sdc, set.certName, certPEM, keyPEM),
 		},
 		configMaps: []*corev1.ConfigMap{{
 			ObjectMeta: objectMeta(sdc, set.caName, naming.ClusterLabels(sdc.Name)),
-			Data:       map[string]string{naming.CABundleKey: string(bundlePEM)},
+			Data:       map[string]string{naming.CABundleKey: bundlePEM},
 		}},
-	}, nil
+	}
+}
+
+// holdDataOf tells whether every one of the objects exists in secrets or configMaps with the same data.
+func (o *certificateObjects) holdDataOf(secrets map[string]*corev1.Secret, configMaps map[string]*corev1.ConfigMap) bool {
+	for _, s := range o.secrets {
+		existing, ok := secrets[s.Name]
+		if !ok || !maps.EqualFunc(s.Data, existing.Data, bytes.Equal) {
+			return false
+		}
+	}
+	for _, cm := range o.configMaps {
+		existing, ok := configMaps[cm.Name]
+		if !ok || !maps.Equal(cm.Data, existing.Data) {
+			return false
+		}
+	}
+	return true
+}
+
+// secretData returns the value of key in the Secret name of the objects, nil if there is none.
+func (o *certificateObjects) secretData(name, key string) []byte {
+	if i := slices.IndexFunc(o.secrets, func(s *corev1.Secret) bool { return s.Name == name }); i >= 0 {
+		return o.secrets[i].Data[key]
+	}
+	return nil
+}
+
+// configMapData returns the value of key in the ConfigMap name of the objects, "" if there is none.
+func (o *certificateObjects) configMapData(name, key string) string {
+	if i := slices.IndexFunc(o.configMaps, func(cm *corev1.ConfigMap) bool { return cm.Name == name }); i >= 0 {
+		return o.configMaps[i].Data[key]
+	}
+	return ""
 }
 
 func makeTLSSecret(sdc *scyllav1alpha1.ScyllaDBDatacenter, name string, certPEM, keyPEM []byte) *corev1.Secret {
@@ -337,15 +393,14 @@ func makeCertificateSets(sdc *scyllav1alpha1.ScyllaDBDatacenter, options Certifi
 
 // makeAdminCQLConnectionConfig returns the Secret with the admin's CQL connection configuration: a cqlshrc that
 // connects to the client Service's TLS port with the admin certificate and checks the server against the serving
-// trust bundle, next to the three PEM files it names. Mounted at naming.CQLConnectionConfigDir, `cqlsh --cqlshrc
-// <dir>/cqlshrc` works as is; drivers take the same three files.
-func makeAdminCQLConnectionConfig(sdc *scyllav1alpha1.ScyllaDBDatacenter, servingTrustBundle []byte, admin *certs.KeyPair) (*corev1.Secret, error) {
-	if len(servingTrustBundle) == 0 {
+// trust bundle, next to the three PEM files it names (certPEM and keyPEM are the admin's key pair). Mounted at
+// naming.CQLConnectionConfigDir, `cqlsh --cqlshrc <dir>/cqlshrc` works as is; drivers take the same three files.
+func makeAdminCQLConnectionConfig(sdc *scyllav1alpha1.ScyllaDBDatacenter, servingTrustBundle, certPEM, keyPEM []byte) (*corev1.Secret, error) {
+	switch {
+	case len(servingTrustBundle) == 0:
 		return nil, errors.New("can't make the admin CQL connection config: the serving trust bundle is empty")
-	}
-	certPEM, keyPEM, err := admin.EncodePEM()
-	if err != nil {
-		return nil, fmt.Errorf("can't make the admin CQL connection config: %w", err)
+	case len(certPEM) == 0 || len(keyPEM) == 0:
+		return nil, errors.New("can't make the admin CQL connection config: the admin certificate or key is empty")
 	}
 	dir := naming.CQLConnectionConfigDir
 	cqlshrc := fmt.Sprintf(`; CQL over TLS as %s to ScyllaDBDatacenter %s/%s. Mount this Secret at %s.

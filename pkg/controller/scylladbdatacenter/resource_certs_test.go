@@ -479,7 +479,11 @@ func TestAdminCQLConnectionConfigIsReadyForCqlsh(t *testing.T) {
 		t.Fatal(err)
 	}
 	bundle := certs.EncodeCertificatesPEM(ca.Certificate)
-	secret, err := makeAdminCQLConnectionConfig(sdc, bundle, admin)
+	certPEM, keyPEM, err := admin.EncodePEM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, err := makeAdminCQLConnectionConfig(sdc, bundle, certPEM, keyPEM)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -503,8 +507,17 @@ func TestAdminCQLConnectionConfigIsReadyForCqlsh(t *testing.T) {
 	if !bytes.Equal(secret.Data["ca.crt"], bundle) {
 		t.Errorf("ca.crt is not the serving trust bundle")
 	}
-	if _, err := makeAdminCQLConnectionConfig(sdc, nil, admin); err == nil {
-		t.Errorf("an empty trust bundle is accepted")
+	for _, tc := range []struct {
+		name                    string
+		bundle, certPEM, keyPEM []byte
+	}{
+		{name: "no trust bundle", certPEM: certPEM, keyPEM: keyPEM},
+		{name: "no admin certificate", bundle: bundle, keyPEM: keyPEM},
+		{name: "no admin key", bundle: bundle, certPEM: certPEM},
+	} {
+		if _, err := makeAdminCQLConnectionConfig(sdc, tc.bundle, tc.certPEM, tc.keyPEM); err == nil {
+			t.Errorf("%s: accepted", tc.name)
+		}
 	}
 }
 

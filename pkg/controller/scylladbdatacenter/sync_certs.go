@@ -12,7 +12,6 @@ import (
 	"time"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
-	"github.com/scyllakube/scylla-operator/pkg/certs"
 	"github.com/scyllakube/scylla-operator/pkg/metrics"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	corev1 "k8s.io/api/core/v1"
@@ -88,34 +87,34 @@ func (c *Controller) syncCertificates(ctx context.Context, sdc *scyllav1alpha1.S
 
 	var required certificateObjects
 	var errs []error
-	var servingBundle []byte
-	var admin *certs.KeyPair
+	var servingBundle, adminCertPEM, adminKeyPEM []byte
 	recheck := now.Add(c.certOptions.CertificateValidity)
 	for _, set := range sets {
-		objects, state, changed, setRecheck, err := c.certDecisions.reconcile(sdc, set, existing.secrets, existing.configMaps, now)
+		decision, err := c.certDecisions.reconcile(sdc, set, existing.secrets, existing.configMaps, now)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if changed {
-			klog.FromContext(ctx).V(2).Info("Renewing certificates", "secret", set.certName, "ca", state.CA.Certificate.Subject.CommonName,
-				"trustedCAs", len(state.TrustBundle), "notAfter", state.Certificate.Certificate.NotAfter)
+		if decision.changed {
+			klog.FromContext(ctx).V(2).Info("Renewing certificates", "secret", set.certName, "ca", decision.caCommonName,
+				"trustedCAs", decision.trustedCAs, "notAfter", decision.notAfter)
 		}
-		required.add(objects)
-		if setRecheck.Before(recheck) {
-			recheck = setRecheck
+		required.add(decision.objects)
+		if decision.recheck.Before(recheck) {
+			recheck = decision.recheck
 		}
-		metrics.SetCertificateExpiry(sdc.Namespace, set.certName, state.Certificate.Certificate.NotAfter)
-		metrics.SetCertificateExpiry(sdc.Namespace, set.caName, state.CA.Certificate.NotAfter)
+		metrics.SetCertificateExpiry(sdc.Namespace, set.certName, decision.notAfter)
+		metrics.SetCertificateExpiry(sdc.Namespace, set.caName, decision.caNotAfter)
 		switch set.certName {
 		case naming.ServingCertsName(sdc.Name):
-			servingBundle = certs.EncodeCertificatesPEM(state.TrustBundle...)
+			servingBundle = []byte(decision.objects.configMapData(set.caName, naming.CABundleKey))
 		case naming.AdminClientCertName(sdc.Name):
-			admin = state.Certificate
+			adminCertPEM = decision.objects.secretData(set.certName, corev1.TLSCertKey)
+			adminKeyPEM = decision.objects.secretData(set.certName, corev1.TLSPrivateKeyKey)
 		}
 	}
-	if servingBundle != nil && admin != nil {
-		config, err := makeAdminCQLConnectionConfig(sdc, servingBundle, admin)
+	if servingBundle != nil && adminCertPEM != nil {
+		config, err := makeAdminCQLConnectionConfig(sdc, servingBundle, adminCertPEM, adminKeyPEM)
 		if err != nil {
 			errs = append(errs, err)
 		} else {
@@ -194,50 +193,87 @@ func alternatorCertificateIsUserManaged(sdc *scyllav1alpha1.ScyllaDBDatacenter) 
 	return tlsCert != nil && tlsCert.Type == scyllav1alpha1.TLSCertificateTypeUserManaged
 }
 
-// certificateDecisions remembers, per certificate set, the last reconcileCertificateSet result and what it was
-// computed from, so that a sync of a datacenter whose certificates need nothing costs a hash of their data rather
-// than parsing them and checking their signatures again. An entry holds until the set's next recheck time.
+// certificateDecisions remembers, per certificate set, the last reconcileCertificateSet result that left the set's
+// objects as they are, and what it was computed from, so that a sync of a datacenter whose certificates need nothing
+// costs a hash of their data rather than parsing them and checking their signatures again. An entry holds until the
+// set's next recheck time.
+//
+// An entry keeps only what a sync reads of the result besides the objects (when to look again, the expiry times): the
+// objects are the existing ones' data, which the informer caches hold already, and are built from it again. Keeping
+// the parsed certificates, keys and encoded objects instead cost about 30 KiB per datacenter
+// (BenchmarkCertificateDecisionsRetainedBytes).
 type certificateDecisions struct {
 	mu      sync.Mutex
-	entries map[string]certificateDecision
+	entries map[string]rememberedCertificateDecision
 }
 
-type certificateDecision struct {
+type rememberedCertificateDecision struct {
 	fingerprint [sha256.Size]byte
 	recheck     time.Time
-	objects     certificateObjects
-	state       *certs.State
+	caNotAfter  time.Time
+	notAfter    time.Time
+}
+
+// certificateSetDecision is what a sync uses of a set's reconcileCertificateSet result.
+type certificateSetDecision struct {
+	// objects hold the set as it must be.
+	objects certificateObjects
+	// changed tells whether objects differ from the existing ones: keys were generated.
+	changed bool
+	// recheck is when to look at the set again at the latest.
+	recheck time.Time
+	// caNotAfter and notAfter are when the set's CA and its certificate expire.
+	caNotAfter time.Time
+	notAfter   time.Time
+	// caCommonName and trustedCAs describe a changed set for the log; they are empty for a remembered one.
+	caCommonName string
+	trustedCAs   int
 }
 
 func newCertificateDecisions() *certificateDecisions {
-	return &certificateDecisions{entries: map[string]certificateDecision{}}
+	return &certificateDecisions{entries: map[string]rememberedCertificateDecision{}}
 }
 
 // reconcile is reconcileCertificateSet, answered from memory when the existing objects' data, the datacenter's
-// identity and the set's policy are the ones of the remembered result and its recheck time has not come. A
-// remembered result is unchanged by definition: it is what the existing objects already hold, or they differ.
-func (d *certificateDecisions) reconcile(sdc *scyllav1alpha1.ScyllaDBDatacenter, set *certificateSet, secrets map[string]*corev1.Secret, configMaps map[string]*corev1.ConfigMap, now time.Time) (certificateObjects, *certs.State, bool, time.Time, error) {
+// identity and the set's policy are the ones of a remembered result and its recheck time has not come. Only results
+// whose objects hold the existing objects' data byte for byte are remembered, so that the answer from memory,
+// rebuilt from that data, is the result itself.
+func (d *certificateDecisions) reconcile(sdc *scyllav1alpha1.ScyllaDBDatacenter, set *certificateSet, secrets map[string]*corev1.Secret, configMaps map[string]*corev1.ConfigMap, now time.Time) (certificateSetDecision, error) {
 	key := sdc.Namespace + "/" + sdc.Name + "/" + set.certName
 	fingerprint := certificateSetFingerprint(sdc, set, secrets, configMaps)
 	d.mu.Lock()
 	entry, ok := d.entries[key]
 	d.mu.Unlock()
 	if ok && entry.fingerprint == fingerprint && now.Before(entry.recheck) {
-		return entry.objects, entry.state, false, entry.recheck, nil
+		return certificateSetDecision{
+			objects:    existingCertificateSetObjects(sdc, set, secrets, configMaps),
+			recheck:    entry.recheck,
+			caNotAfter: entry.caNotAfter,
+			notAfter:   entry.notAfter,
+		}, nil
 	}
 	objects, state, changed, recheck, err := reconcileCertificateSet(sdc, set, secrets, configMaps, now)
 	if err != nil {
-		return certificateObjects{}, nil, false, time.Time{}, err
+		return certificateSetDecision{}, err
+	}
+	decision := certificateSetDecision{
+		objects:      objects,
+		changed:      changed,
+		recheck:      recheck,
+		caNotAfter:   state.CA.Certificate.NotAfter,
+		notAfter:     state.Certificate.Certificate.NotAfter,
+		caCommonName: state.CA.Certificate.Subject.CommonName,
+		trustedCAs:   len(state.TrustBundle),
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if changed {
+	if changed || !objects.holdDataOf(secrets, configMaps) {
 		// The objects hold the new data only once applied; the next sync remembers them.
 		delete(d.entries, key)
 	} else {
-		d.entries[key] = certificateDecision{fingerprint: fingerprint, recheck: recheck, objects: objects, state: state}
+		d.entries[key] = rememberedCertificateDecision{fingerprint: fingerprint, recheck: recheck, caNotAfter: decision.caNotAfter, notAfter: decision.notAfter}
 	}
-	return objects, state, changed, recheck, nil
+	return decision, nil
 }
 
 // forget drops what is remembered of the datacenter namespace/name.

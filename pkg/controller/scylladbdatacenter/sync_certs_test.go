@@ -2,6 +2,8 @@ package scylladbdatacenter
 
 import (
 	"fmt"
+	"maps"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -10,10 +12,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/certs"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	clienttesting "k8s.io/client-go/testing"
 )
 
@@ -243,12 +247,12 @@ func BenchmarkNoOpCertificateReconcileRemembered(b *testing.B) {
 	reconcileAll := func(now time.Time) bool {
 		anyChanged := false
 		for _, set := range basicCertificateSets(b, sdc) {
-			objects, _, changed, _, err := decisions.reconcile(sdc, set, store.secrets, store.configMaps, now)
+			decision, err := decisions.reconcile(sdc, set, store.secrets, store.configMaps, now)
 			if err != nil {
 				b.Fatal(err)
 			}
-			store.put(objects)
-			anyChanged = anyChanged || changed
+			store.put(decision.objects)
+			anyChanged = anyChanged || decision.changed
 		}
 		return anyChanged
 	}
@@ -461,6 +465,109 @@ func TestUserManagedAlternatorCertificateIsCheckedWithoutAutomaticTLS(t *testing
 				return p.Name == "alternator-tls" && p.Port == 8043
 			}) {
 				t.Errorf("the client Service does not expose Alternator HTTPS")
+			}
+		})
+	}
+}
+
+// BenchmarkCertificateDecisionsRetainedBytes reports the heap the controller's memory of its certificate decisions
+// (certificateDecisions) keeps per datacenter once every set of 100 datacenters with current certificates has been
+// decided: what the operator holds at rest for automatic TLS beyond the informer caches' Secrets and ConfigMaps.
+func BenchmarkCertificateDecisionsRetainedBytes(b *testing.B) {
+	const datacenters = 100
+	type datacenter struct {
+		sdc   *scyllav1alpha1.ScyllaDBDatacenter
+		sets  []*certificateSet
+		store *certStore
+	}
+	dcs := make([]datacenter, 0, datacenters)
+	for i := range datacenters {
+		sdc := newBasicSDC()
+		sdc.Name = fmt.Sprintf("dc-%03d", i)
+		sdc.UID = types.UID(fmt.Sprintf("uid-%03d", i))
+		dc := datacenter{sdc: sdc, sets: basicCertificateSets(b, sdc), store: newCertStore()}
+		for _, set := range dc.sets {
+			objects, _, _, _, err := reconcileCertificateSet(sdc, set, dc.store.secrets, dc.store.configMaps, certTestNow)
+			if err != nil {
+				b.Fatal(err)
+			}
+			dc.store.put(objects)
+		}
+		dcs = append(dcs, dc)
+	}
+	var retained uint64
+	for b.Loop() {
+		before := heapInUse()
+		decisions := newCertificateDecisions()
+		for _, dc := range dcs {
+			for _, set := range dc.sets {
+				if decision, err := decisions.reconcile(dc.sdc, set, dc.store.secrets, dc.store.configMaps, certTestNow.Add(time.Hour)); err != nil || decision.changed {
+					b.Fatalf("a no-op reconcile changed %v: %v", decision.changed, err)
+				}
+			}
+		}
+		retained = heapInUse() - before
+		goruntime.KeepAlive(decisions)
+	}
+	b.ReportMetric(float64(retained)/datacenters, "retained-B/dc")
+}
+
+// heapInUse is the size of the live heap after a garbage collection.
+func heapInUse() uint64 {
+	goruntime.GC()
+	var stats goruntime.MemStats
+	goruntime.ReadMemStats(&stats)
+	return stats.HeapAlloc
+}
+
+func TestRememberedCertificateDecisionsAreTheComputedOnes(t *testing.T) {
+	t.Parallel()
+	sdc := newBasicSDC()
+	current := newCertStore()
+	sets := basicCertificateSets(t, sdc)
+	for _, set := range sets {
+		objects, _, _, _, err := reconcileCertificateSet(sdc, set, current.secrets, current.configMaps, certTestNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		current.put(objects)
+	}
+	// A trust bundle that does not decode is replaced by the CA alone: the objects differ from the existing ones
+	// with no key generated.
+	unreadableBundle := newCertStore()
+	unreadableBundle.put(certificateObjects{secrets: slices.Collect(maps.Values(current.secrets)), configMaps: slices.Collect(maps.Values(current.configMaps))})
+	bad := current.configMaps[sets[0].caName].DeepCopy()
+	bad.Data[naming.CABundleKey] = "not PEM"
+	unreadableBundle.configMaps[bad.Name] = bad
+
+	for _, tc := range []struct {
+		name  string
+		store *certStore
+	}{
+		{name: "current objects", store: current},
+		{name: "unreadable trust bundle", store: unreadableBundle},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			decisions := newCertificateDecisions()
+			for _, set := range sets {
+				want, state, _, recheck, err := reconcileCertificateSet(sdc, set, tc.store.secrets, tc.store.configMaps, certTestNow.Add(time.Hour))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range 3 {
+					got, err := decisions.reconcile(sdc, set, tc.store.secrets, tc.store.configMaps, certTestNow.Add(time.Hour))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if diff := cmp.Diff(want, got.objects, cmp.AllowUnexported(certificateObjects{})); diff != "" {
+						t.Errorf("%s, reconcile %d: objects differ from the computed ones (-want +got):\n%s", set.certName, i, diff)
+					}
+					if !got.recheck.Equal(recheck) || !got.notAfter.Equal(state.Certificate.Certificate.NotAfter) || !got.caNotAfter.Equal(state.CA.Certificate.NotAfter) {
+						t.Errorf("%s, reconcile %d: recheck %v, expiry %v, CA expiry %v differ from the computed %v, %v, %v", set.certName, i,
+							got.recheck, got.notAfter, got.caNotAfter, recheck, state.Certificate.Certificate.NotAfter, state.CA.Certificate.NotAfter)
+					}
+				}
 			}
 		})
 	}
