@@ -45,7 +45,9 @@ type StatusApplier[T metav1.Object, S any, AC any] struct {
 	// Batcher, when set, spaces out the writes of each object (StatusBatcher); Queue and Urgent must then be set too.
 	Batcher *StatusBatcher
 	// Queue enqueues an object's key again when its write has to wait for Batcher.
-	Queue interface{ AddAfter(key string, duration time.Duration) }
+	Queue interface {
+		AddAfter(key string, duration time.Duration)
+	}
 	// Urgent tells whether the change from existing to status is written at once, whatever Batcher says
 	// (UrgentStatusChange).
 	Urgent func(existing, status *S) bool

@@ -36,8 +36,10 @@ func newTaskStatusApplier(r *applyRecorder, ownedTypes []string) *taskStatusAppl
 		Kind:           "ScyllaDBManagerTask",
 		FieldManager:   "test-manager",
 		ConditionTypes: ownedTypes,
-		Status:         func(task *scyllav1alpha1.ScyllaDBManagerTask) *scyllav1alpha1.ScyllaDBManagerTaskStatus { return &task.Status },
-		Conditions:     func(status *scyllav1alpha1.ScyllaDBManagerTaskStatus) *[]metav1.Condition { return &status.Conditions },
+		Status: func(task *scyllav1alpha1.ScyllaDBManagerTask) *scyllav1alpha1.ScyllaDBManagerTaskStatus {
+			return &task.Status
+		},
+		Conditions: func(status *scyllav1alpha1.ScyllaDBManagerTaskStatus) *[]metav1.Condition { return &status.Conditions },
 		Apply: func(_ context.Context, task *scyllav1alpha1.ScyllaDBManagerTask, status *scyllav1alpha1applyconfigurations.ScyllaDBManagerTaskStatusApplyConfiguration, opts metav1.ApplyOptions) (*scyllav1alpha1.ScyllaDBManagerTask, error) {
 			if r.err != nil {
 				return nil, r.err
