@@ -8,10 +8,7 @@ import (
 	scyllav1alpha1applyconfigurations "github.com/scyllakube/client/scylla/applyconfiguration/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/klog/v2"
 )
 
 // conditionTypes are the condition types the controller owns in a ScyllaDBBackupBucket's status.
@@ -63,37 +60,28 @@ func calculateStatus(bucket *scyllav1alpha1.ScyllaDBBackupBucket, o *observation
 	return status
 }
 
-// ownedStatus returns the fields of status that the controller owns: all but the conditions of other types.
-func ownedStatus(status *scyllav1alpha1.ScyllaDBBackupBucketStatus) *scyllav1alpha1.ScyllaDBBackupBucketStatus {
-	owned := status.DeepCopy()
-	owned.Conditions = nil
-	for _, condType := range conditionTypes {
-		if c := meta.FindStatusCondition(status.Conditions, condType); c != nil {
-			owned.Conditions = append(owned.Conditions, *c)
-		}
-	}
-	return owned
-}
-
 // updateStatus applies status, the fields the controller owns, to bucket's status with server-side apply under the
 // manager-controller's field manager, unless bucket already has them.
 func (c *Controller) updateStatus(ctx context.Context, bucket *scyllav1alpha1.ScyllaDBBackupBucket, status *scyllav1alpha1.ScyllaDBBackupBucketStatus) error {
-	if apiequality.Semantic.DeepEqual(ownedStatus(&bucket.Status), ownedStatus(status)) {
-		return nil
+	_, err := c.statusApplier().ApplyStatus(ctx, bucket, status)
+	return err
+}
+
+// bucketStatusApplier applies the status fields of a ScyllaDBBackupBucket the controller owns.
+type bucketStatusApplier = controllerhelpers.StatusApplier[*scyllav1alpha1.ScyllaDBBackupBucket, scyllav1alpha1.ScyllaDBBackupBucketStatus, scyllav1alpha1applyconfigurations.ScyllaDBBackupBucketStatusApplyConfiguration]
+
+// statusApplier returns the applier of the status fields the controller owns.
+func (c *Controller) statusApplier() *bucketStatusApplier {
+	return &bucketStatusApplier{
+		Kind:           "ScyllaDBBackupBucket",
+		FieldManager:   naming.ManagerControllerFieldManager,
+		ConditionTypes: conditionTypes,
+		Status: func(bucket *scyllav1alpha1.ScyllaDBBackupBucket) *scyllav1alpha1.ScyllaDBBackupBucketStatus {
+			return &bucket.Status
+		},
+		Conditions: func(status *scyllav1alpha1.ScyllaDBBackupBucketStatus) *[]metav1.Condition { return &status.Conditions },
+		Apply: func(ctx context.Context, bucket *scyllav1alpha1.ScyllaDBBackupBucket, status *scyllav1alpha1applyconfigurations.ScyllaDBBackupBucketStatusApplyConfiguration, opts metav1.ApplyOptions) (*scyllav1alpha1.ScyllaDBBackupBucket, error) {
+			return c.scyllaClient.ScyllaV1alpha1().ScyllaDBBackupBuckets().ApplyStatus(ctx, scyllav1alpha1applyconfigurations.ScyllaDBBackupBucket(bucket.Name).WithUID(bucket.UID).WithStatus(status), opts)
+		},
 	}
-	statusConfiguration, err := controllerhelpers.ApplyConfigurationFrom[scyllav1alpha1applyconfigurations.ScyllaDBBackupBucketStatusApplyConfiguration](ownedStatus(status))
-	if err != nil {
-		return fmt.Errorf("can't apply status of ScyllaDBBackupBucket %q: %w", bucket.Name, err)
-	}
-	// The UID makes the apply fail rather than land on another object recreated under the same name.
-	applyConfiguration := scyllav1alpha1applyconfigurations.ScyllaDBBackupBucket(bucket.Name).WithUID(bucket.UID).WithStatus(statusConfiguration)
-	applied, err := c.scyllaClient.ScyllaV1alpha1().ScyllaDBBackupBuckets().ApplyStatus(ctx, applyConfiguration, metav1.ApplyOptions{
-		FieldManager: naming.ManagerControllerFieldManager,
-		Force:        true,
-	})
-	if err != nil {
-		return fmt.Errorf("can't apply status of ScyllaDBBackupBucket %q: %w", bucket.Name, err)
-	}
-	klog.FromContext(ctx).V(2).Info("Applied status", "scyllaDBBackupBucket", klog.KObj(bucket), "resourceVersion", applied.ResourceVersion)
-	return nil
 }

@@ -2,7 +2,6 @@ package scylladbbackupentry
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -14,7 +13,6 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/klog/v2"
 )
 
 // conditionTypes are the condition types the controller owns in a ScyllaDBBackupEntry's status.
@@ -101,18 +99,6 @@ func truncateMessage(message string) string {
 	return message[:cut] + marker
 }
 
-// ownedStatus returns the fields of status the controller owns: all but the conditions of other types.
-func ownedStatus(status *scyllav1alpha1.ScyllaDBBackupEntryStatus) *scyllav1alpha1.ScyllaDBBackupEntryStatus {
-	owned := status.DeepCopy()
-	owned.Conditions = nil
-	for _, condType := range conditionTypes {
-		if c := meta.FindStatusCondition(status.Conditions, condType); c != nil {
-			owned.Conditions = append(owned.Conditions, *c)
-		}
-	}
-	return owned
-}
-
 // writeStatus computes the status of entry after o, records a Warning event when it turns Degraded or changes why,
 // and applies it unless entry has it already.
 func (c *Controller) writeStatus(ctx context.Context, entry *scyllav1alpha1.ScyllaDBBackupEntry, o *outcome) error {
@@ -139,24 +125,26 @@ func (c *Controller) recordDegradedTransition(entry *scyllav1alpha1.ScyllaDBBack
 // manager-controller's field manager, unless entry already has them. Fields left unset in status are released, and
 // so removed; conditions of other types stay.
 func (c *Controller) updateStatus(ctx context.Context, entry *scyllav1alpha1.ScyllaDBBackupEntry, status *scyllav1alpha1.ScyllaDBBackupEntryStatus) error {
-	if apiequality.Semantic.DeepEqual(ownedStatus(&entry.Status), ownedStatus(status)) {
-		return nil
-	}
+	_, err := c.statusApplier().ApplyStatus(ctx, entry, status)
+	return err
+}
 
-	statusConfiguration, err := controllerhelpers.ApplyConfigurationFrom[scyllav1alpha1applyconfigurations.ScyllaDBBackupEntryStatusApplyConfiguration](ownedStatus(status))
-	if err != nil {
-		return fmt.Errorf("can't apply status of ScyllaDBBackupEntry %q: %w", klog.KObj(entry), err)
+// entryStatusApplier applies the status fields of a ScyllaDBBackupEntry the controller owns.
+type entryStatusApplier = controllerhelpers.StatusApplier[*scyllav1alpha1.ScyllaDBBackupEntry, scyllav1alpha1.ScyllaDBBackupEntryStatus, scyllav1alpha1applyconfigurations.ScyllaDBBackupEntryStatusApplyConfiguration]
+
+// statusApplier returns the applier of the status fields the controller owns.
+func (c *Controller) statusApplier() *entryStatusApplier {
+	return &entryStatusApplier{
+		Kind:           "ScyllaDBBackupEntry",
+		FieldManager:   naming.ManagerControllerFieldManager,
+		ConditionTypes: conditionTypes,
+		Status: func(entry *scyllav1alpha1.ScyllaDBBackupEntry) *scyllav1alpha1.ScyllaDBBackupEntryStatus {
+			return &entry.Status
+		},
+		Conditions: func(status *scyllav1alpha1.ScyllaDBBackupEntryStatus) *[]metav1.Condition { return &status.Conditions },
+		Apply: func(ctx context.Context, entry *scyllav1alpha1.ScyllaDBBackupEntry, status *scyllav1alpha1applyconfigurations.ScyllaDBBackupEntryStatusApplyConfiguration, opts metav1.ApplyOptions) (*scyllav1alpha1.ScyllaDBBackupEntry, error) {
+			return c.scyllaClient.ScyllaV1alpha1().ScyllaDBBackupEntries(entry.Namespace).ApplyStatus(ctx, scyllav1alpha1applyconfigurations.ScyllaDBBackupEntry(entry.Name, entry.Namespace).WithUID(entry.UID).WithStatus(status), opts)
+		},
+		Written: c.entries.Written,
 	}
-	// The UID makes the apply fail rather than land on another object recreated under the same name.
-	applyConfiguration := scyllav1alpha1applyconfigurations.ScyllaDBBackupEntry(entry.Name, entry.Namespace).WithUID(entry.UID).WithStatus(statusConfiguration)
-	applied, err := c.scyllaClient.ScyllaV1alpha1().ScyllaDBBackupEntries(entry.Namespace).ApplyStatus(ctx, applyConfiguration, metav1.ApplyOptions{
-		FieldManager: naming.ManagerControllerFieldManager,
-		Force:        true,
-	})
-	if err != nil {
-		return fmt.Errorf("can't apply status of ScyllaDBBackupEntry %q: %w", klog.KObj(entry), err)
-	}
-	c.entries.Written(applied)
-	klog.FromContext(ctx).V(2).Info("Applied status", "scyllaDBBackupEntry", klog.KObj(entry), "resourceVersion", applied.ResourceVersion)
-	return nil
 }

@@ -16,8 +16,6 @@ import (
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/validation"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
@@ -111,43 +109,32 @@ func statusTime(t *time.Time) *metav1.Time {
 	return new(metav1.NewTime(t.UTC().Truncate(time.Second)))
 }
 
-// ownedStatus returns the fields of status that the controller owns: all but the conditions of other types.
-func ownedStatus(status *scyllav1alpha1.ScyllaDBManagerTaskStatus) *scyllav1alpha1.ScyllaDBManagerTaskStatus {
-	owned := status.DeepCopy()
-	owned.Conditions = nil
-	for _, condType := range conditionTypes {
-		if c := meta.FindStatusCondition(status.Conditions, condType); c != nil {
-			owned.Conditions = append(owned.Conditions, *c)
-		}
-	}
-	return owned
-}
-
 // updateStatus applies status, the fields the controller owns, to task's status with server-side apply under the
 // manager-controller's field manager, unless task already has them. Fields left unset in status are released, and so
 // removed; fields others own stay.
 func (c *Controller) updateStatus(ctx context.Context, task *scyllav1alpha1.ScyllaDBManagerTask, status *scyllav1alpha1.ScyllaDBManagerTaskStatus) error {
-	if apiequality.Semantic.DeepEqual(ownedStatus(&task.Status), ownedStatus(status)) {
-		return nil
-	}
+	_, err := c.statusApplier().ApplyStatus(ctx, task, status)
+	return err
+}
 
-	// status holds only fields the controller owns, all of them optional pointers: what it leaves unset is not sent.
-	statusConfiguration, err := controllerhelpers.ApplyConfigurationFrom[scyllav1alpha1applyconfigurations.ScyllaDBManagerTaskStatusApplyConfiguration](ownedStatus(status))
-	if err != nil {
-		return fmt.Errorf("can't apply status of ScyllaDBManagerTask %q: %w", klog.KObj(task), err)
+// taskStatusApplier applies the status fields of a ScyllaDBManagerTask the controller owns.
+type taskStatusApplier = controllerhelpers.StatusApplier[*scyllav1alpha1.ScyllaDBManagerTask, scyllav1alpha1.ScyllaDBManagerTaskStatus, scyllav1alpha1applyconfigurations.ScyllaDBManagerTaskStatusApplyConfiguration]
+
+// statusApplier returns the applier of the status fields the controller owns.
+func (c *Controller) statusApplier() *taskStatusApplier {
+	return &taskStatusApplier{
+		Kind:           "ScyllaDBManagerTask",
+		FieldManager:   naming.ManagerControllerFieldManager,
+		ConditionTypes: conditionTypes,
+		Status: func(task *scyllav1alpha1.ScyllaDBManagerTask) *scyllav1alpha1.ScyllaDBManagerTaskStatus {
+			return &task.Status
+		},
+		Conditions: func(status *scyllav1alpha1.ScyllaDBManagerTaskStatus) *[]metav1.Condition { return &status.Conditions },
+		Apply: func(ctx context.Context, task *scyllav1alpha1.ScyllaDBManagerTask, status *scyllav1alpha1applyconfigurations.ScyllaDBManagerTaskStatusApplyConfiguration, opts metav1.ApplyOptions) (*scyllav1alpha1.ScyllaDBManagerTask, error) {
+			return c.scyllaClient.ScyllaV1alpha1().ScyllaDBManagerTasks(task.Namespace).ApplyStatus(ctx, scyllav1alpha1applyconfigurations.ScyllaDBManagerTask(task.Name, task.Namespace).WithUID(task.UID).WithStatus(status), opts)
+		},
+		Written: c.scyllaDBManagerTasks.Written,
 	}
-	// The UID makes the apply fail rather than land on another object recreated under the same name.
-	applyConfiguration := scyllav1alpha1applyconfigurations.ScyllaDBManagerTask(task.Name, task.Namespace).WithUID(task.UID).WithStatus(statusConfiguration)
-	applied, err := c.scyllaClient.ScyllaV1alpha1().ScyllaDBManagerTasks(task.Namespace).ApplyStatus(ctx, applyConfiguration, metav1.ApplyOptions{
-		FieldManager: naming.ManagerControllerFieldManager,
-		Force:        true,
-	})
-	if err != nil {
-		return fmt.Errorf("can't apply status of ScyllaDBManagerTask %q: %w", klog.KObj(task), err)
-	}
-	c.scyllaDBManagerTasks.Written(applied)
-	klog.FromContext(ctx).V(2).Info("Applied status", "scyllaDBManagerTask", klog.KObj(task), "resourceVersion", applied.ResourceVersion)
-	return nil
 }
 
 // makeStatusAnnotation returns the value of naming.ScyllaDBManagerTaskStatusAnnotation for item, task's task as

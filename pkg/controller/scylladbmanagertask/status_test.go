@@ -353,7 +353,7 @@ func TestOwnedStatusLeavesOtherConditionsOut(t *testing.T) {
 		{Type: "SomeoneElsesCondition", Status: metav1.ConditionTrue},
 		{Type: controllerhelpers.DegradedCondition, Status: metav1.ConditionFalse},
 	}}
-	got := ownedStatus(status)
+	got := (&Controller{}).statusApplier().OwnedStatus(status, nil)
 	if len(got.Conditions) != 1 || meta.FindStatusCondition(got.Conditions, controllerhelpers.DegradedCondition) == nil {
 		t.Errorf("unexpected owned conditions %+v", got.Conditions)
 	}
