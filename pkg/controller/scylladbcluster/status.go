@@ -10,11 +10,9 @@ import (
 	scyllav1alpha1applyconfigurations "github.com/scyllakube/client/scylla/applyconfiguration/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 )
 
@@ -153,46 +151,31 @@ func nonEmpty(s string) *string {
 // naming.OperatorFieldManager sends only the operator's fields. As for ScyllaDBDatacenters, a change no one waits for
 // (controllerhelpers.UrgentStatusChange) waits for controllerhelpers.DefaultStatusBatchPeriod since the last write.
 func (c *Controller) updateStatus(ctx context.Context, sc *scyllav1alpha1.ScyllaDBCluster, status *scyllav1alpha1.ScyllaDBClusterStatus) error {
-	owned := sets.New[string]()
-	for _, condition := range status.Conditions {
-		owned.Insert(condition.Type)
-	}
-	existing := sc.Status.DeepCopy()
-	controllerhelpers.SetTransitionTimes(status.Conditions, existing.Conditions, metav1.NewTime(c.clock()))
-	if apiequality.Semantic.DeepEqual(ownedStatus(existing, owned), ownedStatus(status, owned)) {
-		return nil
-	}
-
-	logger := klog.FromContext(ctx)
-	key := cache.MetaObjectToName(sc).String()
-	if !controllerhelpers.UrgentStatusChange(existing.ObservedGeneration, status.ObservedGeneration, existing.Conditions, status.Conditions,
-		controllerhelpers.AvailableCondition, controllerhelpers.ProgressingCondition, controllerhelpers.DegradedCondition) {
-		if wait := c.statusBatcher.Wait(key); wait > 0 {
-			logger.V(4).Info("Batching status change", "wait", wait)
-			c.queue.AddAfter(key, wait)
-			return nil
-		}
-	}
-
-	statusConfiguration, err := controllerhelpers.ApplyConfigurationFrom[scyllav1alpha1applyconfigurations.ScyllaDBClusterStatusApplyConfiguration](status)
-	if err != nil {
-		return fmt.Errorf("can't apply the status of ScyllaDBCluster %q: %w", klog.KObj(sc), err)
-	}
-	applyConfiguration := scyllav1alpha1applyconfigurations.ScyllaDBCluster(sc.Name, sc.Namespace).WithStatus(statusConfiguration)
-	applied, err := c.scyllaClient.ScyllaV1alpha1().ScyllaDBClusters(sc.Namespace).ApplyStatus(ctx, applyConfiguration, metav1.ApplyOptions{FieldManager: naming.OperatorFieldManager, Force: true})
-	if err != nil {
-		return fmt.Errorf("can't apply the status of ScyllaDBCluster %q: %w", klog.KObj(sc), err)
-	}
-	c.scyllaDBClusters.Written(applied)
-	c.statusBatcher.Wrote(key)
-	logger.V(2).Info("Applied status")
-	return nil
+	controllerhelpers.SetTransitionTimes(status.Conditions, sc.Status.Conditions, metav1.NewTime(c.clock()))
+	_, err := c.statusApplier().ApplyStatus(ctx, sc, status)
+	return err
 }
 
-// ownedStatus returns a copy of status with only the conditions of the types in owned, sorted by type.
-func ownedStatus(status *scyllav1alpha1.ScyllaDBClusterStatus, owned sets.Set[string]) *scyllav1alpha1.ScyllaDBClusterStatus {
-	out := status.DeepCopy()
-	out.Conditions = slices.DeleteFunc(out.Conditions, func(c metav1.Condition) bool { return !owned.Has(c.Type) })
-	slices.SortFunc(out.Conditions, func(a, b metav1.Condition) int { return strings.Compare(a.Type, b.Type) })
-	return out
+// clusterStatusApplier applies the status fields of a ScyllaDBCluster the controller owns.
+type clusterStatusApplier = controllerhelpers.StatusApplier[*scyllav1alpha1.ScyllaDBCluster, scyllav1alpha1.ScyllaDBClusterStatus, scyllav1alpha1applyconfigurations.ScyllaDBClusterStatusApplyConfiguration]
+
+// statusApplier returns the applier of the status the operator owns: every field of the status it computes, and the
+// conditions of the types that status holds.
+func (c *Controller) statusApplier() *clusterStatusApplier {
+	return &clusterStatusApplier{
+		Kind:         "ScyllaDBCluster",
+		FieldManager: naming.OperatorFieldManager,
+		Status:       func(sc *scyllav1alpha1.ScyllaDBCluster) *scyllav1alpha1.ScyllaDBClusterStatus { return &sc.Status },
+		Conditions:   func(status *scyllav1alpha1.ScyllaDBClusterStatus) *[]metav1.Condition { return &status.Conditions },
+		Apply: func(ctx context.Context, sc *scyllav1alpha1.ScyllaDBCluster, status *scyllav1alpha1applyconfigurations.ScyllaDBClusterStatusApplyConfiguration, opts metav1.ApplyOptions) (*scyllav1alpha1.ScyllaDBCluster, error) {
+			return c.scyllaClient.ScyllaV1alpha1().ScyllaDBClusters(sc.Namespace).ApplyStatus(ctx, scyllav1alpha1applyconfigurations.ScyllaDBCluster(sc.Name, sc.Namespace).WithStatus(status), opts)
+		},
+		Written: c.scyllaDBClusters.Written,
+		Batcher: c.statusBatcher,
+		Queue:   c.queue,
+		Urgent: func(existing, status *scyllav1alpha1.ScyllaDBClusterStatus) bool {
+			return controllerhelpers.UrgentStatusChange(existing.ObservedGeneration, status.ObservedGeneration, existing.Conditions, status.Conditions,
+				controllerhelpers.AvailableCondition, controllerhelpers.ProgressingCondition, controllerhelpers.DegradedCondition)
+		},
+	}
 }
