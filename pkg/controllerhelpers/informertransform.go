@@ -1,7 +1,10 @@
 package controllerhelpers
 
 import (
+	"slices"
+
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,9 +18,10 @@ import (
 //
 // It drops:
 //   - metadata.managedFields of every kind but ScyllaDBDatacenter: they are about half of a Pod's or StatefulSet's
-//     metadata. A ScyllaDBDatacenter keeps them, as its status write reads which conditions the operator owns from
-//     them (AppliedStatusConditionTypes, UpgradeStatusManagedFields). Updates of trimmed objects
-//     are safe: the API server keeps the live managedFields when an update sends none.
+//     metadata. Updates of trimmed objects are safe: the API server keeps the live managedFields when an update
+//     sends none.
+//   - of a ScyllaDBDatacenter's managedFields, the entries its status write does not read
+//     (trimScyllaDBDatacenterManagedFields).
 //   - of a Pod's spec, everything but the node name and its containers' names and images (trimPodSpec); its
 //     metadata and status are kept whole.
 //   - of a StatefulSet's pod template, the same (trimPodSpec): a ScyllaDB template is the biggest part of the
@@ -30,7 +34,7 @@ import (
 func TrimForInformerCache(obj any) (any, error) {
 	switch o := obj.(type) {
 	case *scyllav1alpha1.ScyllaDBDatacenter:
-		return obj, nil
+		o.ManagedFields = trimScyllaDBDatacenterManagedFields(o.ManagedFields)
 	case *corev1.Pod:
 		o.ManagedFields = nil
 		trimPodSpec(&o.Spec)
@@ -41,6 +45,27 @@ func TrimForInformerCache(obj any) (any, error) {
 		o.SetManagedFields(nil)
 	}
 	return obj, nil
+}
+
+// trimScyllaDBDatacenterManagedFields keeps of a ScyllaDBDatacenter's managedFields what the operator's status write
+// reads: its status apply entry, whose conditions it owns (AppliedStatusConditionTypes). While an Update entry of an
+// earlier operator version on the status is there, every entry is kept: handing its fields over
+// (UpgradeStatusManagedFields) replaces the whole list, which must hold the other writers' entries. The other entries
+// (the spec's writers', the manager-controller's status entry) are most of the list.
+func trimScyllaDBDatacenterManagedFields(entries []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
+	legacy := naming.LegacyOperatorStatusUpdateManagers()
+	if slices.ContainsFunc(entries, func(e metav1.ManagedFieldsEntry) bool {
+		return e.Operation == metav1.ManagedFieldsOperationUpdate && e.Subresource == statusSubresource && slices.Contains(legacy, e.Manager)
+	}) {
+		return entries
+	}
+	var kept []metav1.ManagedFieldsEntry
+	for _, e := range entries {
+		if e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == statusSubresource && e.Manager == naming.OperatorFieldManager {
+			kept = append(kept, e)
+		}
+	}
+	return kept
 }
 
 // trimPodSpec keeps what the controllers read of a Pod's spec or a StatefulSet's pod template: which node runs it and

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	scyllav1 "github.com/scyllakube/api/scylla/v1"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -94,11 +95,22 @@ func trimmedPodSpec() corev1.PodSpec {
 func TestTrimForInformerCache(t *testing.T) {
 	t.Parallel()
 
-	cachedSDC := func() *scyllav1alpha1.ScyllaDBDatacenter {
-		return &scyllav1alpha1.ScyllaDBDatacenter{
+	operatorStatusApply := metav1.ManagedFieldsEntry{Manager: naming.OperatorFieldManager, Operation: metav1.ManagedFieldsOperationApply, Subresource: "status", FieldsType: "FieldsV1",
+		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:conditions":{"k:{\"type\":\"Available\"}":{}}}}`)}}
+	otherStatusApplies := []metav1.ManagedFieldsEntry{
+		{Manager: naming.ManagerControllerFieldManager, Operation: metav1.ManagedFieldsOperationApply, Subresource: "status", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{}}`)}},
+		{Manager: naming.OperatorFieldManager, Operation: metav1.ManagedFieldsOperationApply, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{}}`)}},
+	}
+	cachedSDC := func(extra ...metav1.ManagedFieldsEntry) *scyllav1alpha1.ScyllaDBDatacenter {
+		sdc := &scyllav1alpha1.ScyllaDBDatacenter{
 			ObjectMeta: cachedMeta("basic"),
 			Status:     scyllav1alpha1.ScyllaDBDatacenterStatus{Conditions: []metav1.Condition{{Type: "Available", Status: metav1.ConditionTrue}}},
 		}
+		sdc.ManagedFields = append(append(sdc.ManagedFields, otherStatusApplies...), extra...)
+		return sdc
+	}
+	legacyStatusUpdate := func(manager string) metav1.ManagedFieldsEntry {
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{}}`)}}
 	}
 	cachedStatefulSet := func() *appsv1.StatefulSet {
 		return &appsv1.StatefulSet{
@@ -142,9 +154,32 @@ func TestTrimForInformerCache(t *testing.T) {
 		want any
 	}{
 		{
-			name: "a ScyllaDBDatacenter is kept whole, managedFields included, which its status write reads",
+			name: "a ScyllaDBDatacenter keeps of its managedFields only the operator's status apply entry, which its status write reads",
+			obj:  cachedSDC(operatorStatusApply),
+			want: func() *scyllav1alpha1.ScyllaDBDatacenter {
+				sdc := cachedSDC()
+				sdc.ManagedFields = []metav1.ManagedFieldsEntry{operatorStatusApply}
+				return sdc
+			}(),
+		},
+		{
+			name: "a ScyllaDBDatacenter the operator never applied the status of keeps no managedFields",
 			obj:  cachedSDC(),
-			want: cachedSDC(),
+			want: func() *scyllav1alpha1.ScyllaDBDatacenter {
+				sdc := cachedSDC()
+				sdc.ManagedFields = nil
+				return sdc
+			}(),
+		},
+		{
+			name: "a ScyllaDBDatacenter with a status Update entry of the established operator keeps every entry, which handing it over rewrites",
+			obj:  cachedSDC(operatorStatusApply, legacyStatusUpdate(naming.EstablishedOperatorStatusUpdateManager)),
+			want: cachedSDC(operatorStatusApply, legacyStatusUpdate(naming.EstablishedOperatorStatusUpdateManager)),
+		},
+		{
+			name: "a ScyllaDBDatacenter with a status Update entry of an earlier version of this operator keeps every entry",
+			obj:  cachedSDC(legacyStatusUpdate(naming.OperatorStatusUpdateManager)),
+			want: cachedSDC(legacyStatusUpdate(naming.OperatorStatusUpdateManager)),
 		},
 		{
 			name: "a Pod keeps its metadata but managedFields, its node, its containers' names and images and its status",

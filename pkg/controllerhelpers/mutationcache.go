@@ -59,9 +59,17 @@ func (c *MutationCache[T]) Get(namespace, name string) (T, error) {
 	return typed, nil
 }
 
-// Written records obj, the object a write returned, for Get. The cache keeps it: callers must not change it after.
+// Written records obj, the object a write returned, for Get. The cache keeps a copy trimmed like the informer's
+// objects (TrimForInformerCache): Get serves either, and a written object is kept until a Get finds the informer
+// caught up with it (or for writtenObjectTTL at most), which for an object nobody reads again can be long.
 func (c *MutationCache[T]) Written(obj T) {
-	c.cache.Mutation(obj)
+	trimmed, err := TrimForInformerCache(obj.DeepCopyObject())
+	if err != nil {
+		// Not recording a write only costs a sync that compares with the older object.
+		klog.Background().Error(err, "Can't trim a written object for the mutation cache", "resource", c.resource)
+		return
+	}
+	c.cache.Mutation(trimmed)
 }
 
 // Patcher returns client with every successful patch recorded for Get.

@@ -4,10 +4,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
@@ -111,5 +114,39 @@ func TestMutationCachePatcherRecordsWhatThePatchReturned(t *testing.T) {
 	}
 	if diff := cmp.Diff("patched", got.Annotations["note"]); diff != "" {
 		t.Errorf("unexpected object served after the patch (-want +got):\n%s", diff)
+	}
+}
+
+func TestMutationCacheKeepsAWrittenObjectTrimmedLikeTheInformers(t *testing.T) {
+	t.Parallel()
+
+	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
+	cached, err := TrimForInformerCache(appliedScyllaDBDatacenter(0, "10"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Add(cached); err != nil {
+		t.Fatal(err)
+	}
+	c := NewMutationCache[*scyllav1alpha1.ScyllaDBDatacenter](store, schema.GroupResource{Group: "scylla.scylladb.com", Resource: "scylladbdatacenters"})
+	written := appliedScyllaDBDatacenter(0, "11")
+	c.Written(written)
+
+	if diff := cmp.Diff(appliedScyllaDBDatacenter(0, "11"), written); diff != "" {
+		t.Errorf("recording changed the caller's object (-want +got):\n%s", diff)
+	}
+	got, err := c.Get(written.Namespace, written.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := TrimForInformerCache(appliedScyllaDBDatacenter(0, "11"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the cache serves another object than the written one trimmed (-want +got):\n%s", diff)
+	}
+	if len(got.ManagedFields) != 1 || got.ManagedFields[0].Manager != naming.OperatorFieldManager || got.ManagedFields[0].Subresource != "status" {
+		t.Errorf("the cached object keeps managedFields %v, want the operator's status apply entry alone", got.ManagedFields)
 	}
 }

@@ -154,7 +154,7 @@ func availableCondition(sdc *scyllav1alpha1.ScyllaDBDatacenter, racks []*rackObj
 // Before the first apply, the status fields earlier operator versions wrote with Update are handed to the apply's
 // field manager (controllerhelpers.UpgradeStatusManagedFields), so that those the operator no longer sends go too.
 // Both read managedFields from the informer cache, which must therefore keep them: controllerhelpers.TrimForInformerCache
-// leaves ScyllaDBDatacenters whole.
+// keeps the entries they read.
 func (c *Controller) updateStatus(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, status *scyllav1alpha1.ScyllaDBDatacenterStatus) error {
 	logger := klog.FromContext(ctx)
 	client := c.scyllaClient.ScyllaV1alpha1().ScyllaDBDatacenters(sdc.Namespace)
