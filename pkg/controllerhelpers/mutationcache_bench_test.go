@@ -2,13 +2,13 @@ package controllerhelpers
 
 import (
 	"fmt"
-	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/test/heap"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -92,7 +92,7 @@ func BenchmarkScyllaDBDatacenterCacheRetainedBytes(b *testing.B) {
 	}
 	var informerRetained, writtenRetained uint64
 	for b.Loop() {
-		before := heapInUse()
+		before := heap.Live()
 		store := cache.NewStore(cache.MetaNamespaceKeyFunc)
 		for i := range datacenters {
 			// As an informer receives it: decoded afresh, then trimmed.
@@ -104,13 +104,13 @@ func BenchmarkScyllaDBDatacenterCacheRetainedBytes(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		filled := heapInUse()
+		filled := heap.Live()
 		c := NewMutationCache[*scyllav1alpha1.ScyllaDBDatacenter](store, schema.GroupResource{Group: "scylla.scylladb.com", Resource: "scylladbdatacenters"})
 		for _, sdc := range applied {
 			// An apply response is decoded afresh: the cache is its only holder.
 			c.Written(sdc.DeepCopy())
 		}
-		informerRetained, writtenRetained = filled-before, heapInUse()-filled
+		informerRetained, writtenRetained = filled-before, heap.Live()-filled
 		for i, sdc := range applied {
 			got, err := c.Get(sdc.Namespace, sdc.Name)
 			if err != nil || got.ResourceVersion != "11" {
@@ -120,12 +120,4 @@ func BenchmarkScyllaDBDatacenterCacheRetainedBytes(b *testing.B) {
 	}
 	b.ReportMetric(float64(informerRetained)/datacenters, "informer-B/dc")
 	b.ReportMetric(float64(writtenRetained)/datacenters, "written-B/dc")
-}
-
-// heapInUse is the size of the live heap after a garbage collection.
-func heapInUse() uint64 {
-	goruntime.GC()
-	var stats goruntime.MemStats
-	goruntime.ReadMemStats(&stats)
-	return stats.HeapAlloc
 }

@@ -13,6 +13,7 @@ import (
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/certs"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/test/heap"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -497,7 +498,7 @@ func BenchmarkCertificateDecisionsRetainedBytes(b *testing.B) {
 	}
 	var retained uint64
 	for b.Loop() {
-		before := heapInUse()
+		before := heap.Live()
 		decisions := newCertificateDecisions()
 		for _, dc := range dcs {
 			for _, set := range dc.sets {
@@ -506,18 +507,10 @@ func BenchmarkCertificateDecisionsRetainedBytes(b *testing.B) {
 				}
 			}
 		}
-		retained = heapInUse() - before
+		retained = heap.Live() - before
 		goruntime.KeepAlive(decisions)
 	}
 	b.ReportMetric(float64(retained)/datacenters, "retained-B/dc")
-}
-
-// heapInUse is the size of the live heap after a garbage collection.
-func heapInUse() uint64 {
-	goruntime.GC()
-	var stats goruntime.MemStats
-	goruntime.ReadMemStats(&stats)
-	return stats.HeapAlloc
 }
 
 func TestRememberedCertificateDecisionsAreTheComputedOnes(t *testing.T) {
