@@ -1,6 +1,7 @@
 package controllerhelpers
 
 import (
+	"bytes"
 	"slices"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
@@ -8,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
 // TrimForInformerCache is the cache.TransformFunc of the programs' informer factories. It drops from each object, as
@@ -20,8 +22,7 @@ import (
 //   - metadata.managedFields of every kind but ScyllaDBDatacenter: they are about half of a Pod's or StatefulSet's
 //     metadata. Updates of trimmed objects are safe: the API server keeps the live managedFields when an update
 //     sends none.
-//   - of a ScyllaDBDatacenter's managedFields, the entries its status write does not read
-//     (trimScyllaDBDatacenterManagedFields).
+//   - of a ScyllaDBDatacenter's managedFields, what its status write does not read (trimScyllaDBDatacenterManagedFields).
 //   - of a Pod's spec, everything but the node name and its containers' names and images (trimPodSpec); its
 //     metadata and status are kept whole.
 //   - of a StatefulSet's pod template, the same (trimPodSpec): a ScyllaDB template is the biggest part of the
@@ -48,10 +49,11 @@ func TrimForInformerCache(obj any) (any, error) {
 }
 
 // trimScyllaDBDatacenterManagedFields keeps of a ScyllaDBDatacenter's managedFields what the operator's status write
-// reads: its status apply entry, whose conditions it owns (AppliedStatusConditionTypes). While an Update entry of an
-// earlier operator version on the status is there, every entry is kept: handing its fields over
-// (UpgradeStatusManagedFields) replaces the whole list, which must hold the other writers' entries. The other entries
-// (the spec's writers', the manager-controller's status entry) are most of the list.
+// reads: of its status apply entry, the conditions it owns (AppliedStatusConditionTypes), by their keys alone
+// (narrowToStatusConditionKeys). While an Update entry of an earlier operator version on the status is there, every
+// entry is kept whole: handing its fields over (UpgradeStatusManagedFields) replaces the whole list, which must hold
+// the other writers' entries. The other entries (the spec's writers', the manager-controller's status entry) and the
+// rest of the operator's (every field of every condition and rack status) are most of the list.
 func trimScyllaDBDatacenterManagedFields(entries []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
 	legacy := naming.LegacyOperatorStatusUpdateManagers()
 	if slices.ContainsFunc(entries, func(e metav1.ManagedFieldsEntry) bool {
@@ -62,10 +64,35 @@ func trimScyllaDBDatacenterManagedFields(entries []metav1.ManagedFieldsEntry) []
 	var kept []metav1.ManagedFieldsEntry
 	for _, e := range entries {
 		if e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == statusSubresource && e.Manager == naming.OperatorFieldManager {
-			kept = append(kept, e)
+			kept = append(kept, narrowToStatusConditionKeys(e))
 		}
 	}
 	return kept
+}
+
+// narrowToStatusConditionKeys returns entry owning, of its fields, only the keys of the status conditions it owns:
+// what AppliedStatusConditionTypes reads. An entry whose fields can't be decoded is returned as it is, as is one that
+// holds nothing else.
+func narrowToStatusConditionKeys(entry metav1.ManagedFieldsEntry) metav1.ManagedFieldsEntry {
+	if entry.FieldsV1 == nil {
+		return entry
+	}
+	fields := &fieldpath.Set{}
+	if err := fields.FromJSON(bytes.NewReader(entry.FieldsV1.Raw)); err != nil {
+		return entry
+	}
+	keys := &fieldpath.Set{}
+	fields.Iterate(func(p fieldpath.Path) {
+		if len(p) >= 3 && isField(p[0], "status") && isField(p[1], "conditions") && p[2].Key != nil {
+			keys.Insert(p[:3].Copy())
+		}
+	})
+	raw, err := keys.ToJSON()
+	if err != nil || bytes.Equal(raw, entry.FieldsV1.Raw) {
+		return entry
+	}
+	entry.FieldsV1 = &metav1.FieldsV1{Raw: raw}
+	return entry
 }
 
 // trimPodSpec keeps what the controllers read of a Pod's spec or a StatefulSet's pod template: which node runs it and

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 )
@@ -163,6 +164,29 @@ func TestTrimForInformerCache(t *testing.T) {
 			}(),
 		},
 		{
+			name: "a ScyllaDBDatacenter keeps of the operator's status apply entry the keys of the conditions it owns alone",
+			obj: cachedSDC(metav1.ManagedFieldsEntry{Manager: naming.OperatorFieldManager, Operation: metav1.ManagedFieldsOperationApply, Subresource: "status", FieldsType: "FieldsV1",
+				FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:conditions":{"k:{\"type\":\"Available\"}":{".":{},"f:message":{},"f:status":{},"f:type":{}},` +
+					`"k:{\"type\":\"Progressing\"}":{".":{},"f:reason":{}}},"f:observedGeneration":{},"f:racks":{"k:{\"name\":\"a\"}":{"f:nodes":{}}}}}`)}}),
+			want: func() *scyllav1alpha1.ScyllaDBDatacenter {
+				sdc := cachedSDC()
+				sdc.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: naming.OperatorFieldManager, Operation: metav1.ManagedFieldsOperationApply, Subresource: "status", FieldsType: "FieldsV1",
+					FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:conditions":{"k:{\"type\":\"Available\"}":{},"k:{\"type\":\"Progressing\"}":{}}}}`)}}}
+				return sdc
+			}(),
+		},
+		{
+			name: "a ScyllaDBDatacenter keeps an operator's status apply entry it can't decode as it is",
+			obj: cachedSDC(metav1.ManagedFieldsEntry{Manager: naming.OperatorFieldManager, Operation: metav1.ManagedFieldsOperationApply, Subresource: "status", FieldsType: "FieldsV1",
+				FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":`)}}),
+			want: func() *scyllav1alpha1.ScyllaDBDatacenter {
+				sdc := cachedSDC()
+				sdc.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: naming.OperatorFieldManager, Operation: metav1.ManagedFieldsOperationApply, Subresource: "status", FieldsType: "FieldsV1",
+					FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":`)}}}
+				return sdc
+			}(),
+		},
+		{
 			name: "a ScyllaDBDatacenter the operator never applied the status of keeps no managedFields",
 			obj:  cachedSDC(),
 			want: func() *scyllav1alpha1.ScyllaDBDatacenter {
@@ -278,5 +302,24 @@ func TestTrimForInformerCacheReturnsTheObjectItWasGiven(t *testing.T) {
 		if got != any(obj) {
 			t.Errorf("%T: got another object than the one given", obj)
 		}
+	}
+}
+
+// What the operator's status write reads of a ScyllaDBDatacenter's managedFields is the same trimmed or not.
+func TestTrimmedScyllaDBDatacenterKeepsTheConditionsTheOperatorOwns(t *testing.T) {
+	t.Parallel()
+
+	full := appliedScyllaDBDatacenter(0, "10")
+	want := AppliedStatusConditionTypes(full.ManagedFields, naming.OperatorFieldManager)
+	if want.Len() < 10 {
+		t.Fatalf("the fixture owns too few conditions to tell: %v", sets.List(want))
+	}
+	trimmed, err := TrimForInformerCache(appliedScyllaDBDatacenter(0, "10"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := AppliedStatusConditionTypes(trimmed.(*scyllav1alpha1.ScyllaDBDatacenter).ManagedFields, naming.OperatorFieldManager)
+	if diff := cmp.Diff(sets.List(want), sets.List(got)); diff != "" {
+		t.Errorf("the trimmed object owns other conditions (-want +got):\n%s", diff)
 	}
 }
