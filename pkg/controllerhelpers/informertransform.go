@@ -23,8 +23,9 @@ import (
 //     metadata. Updates of trimmed objects are safe: the API server keeps the live managedFields when an update
 //     sends none.
 //   - of a ScyllaDBDatacenter's managedFields, what its status write does not read (trimScyllaDBDatacenterManagedFields).
-//   - of a Pod's spec, everything but the node name and its containers' names and images (trimPodSpec); its
-//     metadata and status are kept whole.
+//   - of a Pod's spec, everything but the node name and its containers' names and images (trimPodSpec); of its
+//     status, the statuses of its containers and resource claims (trimPodStatus), the biggest part of it. Its
+//     metadata is kept whole.
 //   - of a StatefulSet's pod template, the same (trimPodSpec): a ScyllaDB template is the biggest part of the
 //     object, and the controllers tell a template change by the hash the operator stores in an annotation, writing
 //     a StatefulSet from what they require, never from the cached one. The template's metadata (kubectl's
@@ -39,6 +40,7 @@ func TrimForInformerCache(obj any) (any, error) {
 	case *corev1.Pod:
 		o.ManagedFields = nil
 		trimPodSpec(&o.Spec)
+		trimPodStatus(&o.Status)
 	case *appsv1.StatefulSet:
 		o.ManagedFields = nil
 		trimPodSpec(&o.Spec.Template.Spec)
@@ -104,6 +106,16 @@ func trimPodSpec(spec *corev1.PodSpec) {
 		InitContainers: trimContainers(spec.InitContainers),
 		Containers:     trimContainers(spec.Containers),
 	}
+}
+
+// trimPodStatus drops the per-container and per-claim statuses of a Pod: the controllers read whether it is Ready from
+// its conditions and its addresses, never how each container runs. The phase, conditions, addresses and the other
+// scalars are kept.
+func trimPodStatus(status *corev1.PodStatus) {
+	status.InitContainerStatuses = nil
+	status.ContainerStatuses = nil
+	status.EphemeralContainerStatuses = nil
+	status.ResourceClaimStatuses = nil
 }
 
 func trimContainers(containers []corev1.Container) []corev1.Container {

@@ -46,6 +46,8 @@ func trimmedMeta(name string) metav1.ObjectMeta {
 	return m
 }
 
+var started = metav1.NewTime(time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC))
+
 func cachedPod() *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: cachedMeta("basic-dc1-a-0"),
@@ -76,7 +78,14 @@ func cachedPod() *corev1.Pod {
 			Phase:             corev1.PodRunning,
 			Conditions:        []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
 			ContainerStatuses: []corev1.ContainerStatus{{Name: "scylla", Ready: true, Image: "scylladb/scylla:2025.1.0"}},
-			PodIP:             "10.0.0.1",
+			InitContainerStatuses: []corev1.ContainerStatus{{Name: "sidecar-injection", Image: "scylladb/scylla-operator:1.0",
+				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}}},
+			EphemeralContainerStatuses: []corev1.ContainerStatus{{Name: "debugger"}},
+			ResourceClaimStatuses:      []corev1.PodResourceClaimStatus{{Name: "gpu"}},
+			PodIP:                      "10.0.0.1",
+			PodIPs:                     []corev1.PodIP{{IP: "10.0.0.1"}},
+			HostIP:                     "192.168.0.1",
+			StartTime:                  &started,
 		},
 	}
 }
@@ -206,12 +215,19 @@ func TestTrimForInformerCache(t *testing.T) {
 			want: cachedSDC(legacyStatusUpdate(naming.OperatorStatusUpdateManager)),
 		},
 		{
-			name: "a Pod keeps its metadata but managedFields, its node, its containers' names and images and its status",
+			name: "a Pod keeps its metadata but managedFields, its node, its containers' names and images and its status but its containers' and claims' statuses",
 			obj:  cachedPod(),
 			want: &corev1.Pod{
 				ObjectMeta: trimmedMeta("basic-dc1-a-0"),
 				Spec:       trimmedPodSpec(),
-				Status:     cachedPod().Status,
+				Status: corev1.PodStatus{
+					Phase:      corev1.PodRunning,
+					Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
+					PodIP:      "10.0.0.1",
+					PodIPs:     []corev1.PodIP{{IP: "10.0.0.1"}},
+					HostIP:     "192.168.0.1",
+					StartTime:  &started,
+				},
 			},
 		},
 		{

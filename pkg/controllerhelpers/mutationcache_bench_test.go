@@ -9,6 +9,7 @@ import (
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/test/heap"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -135,4 +136,55 @@ func BenchmarkTrimScyllaDBDatacenter(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// runningPod is a ScyllaDB Pod as the API server sends it once it runs: a sidecar injection init container that
+// completed, the ScyllaDB and agent containers running, with the statuses the kubelet reports.
+func runningPod(i int) *corev1.Pod {
+	pod := cachedPod()
+	pod.Name = fmt.Sprintf("cluster-%03d-dc1-a-0", i)
+	pod.Namespace = fmt.Sprintf("cluster-%03d", i)
+	status := func(name, image string, running bool) corev1.ContainerStatus {
+		s := corev1.ContainerStatus{
+			Name: name, Image: image, ImageID: "docker.io/" + image + "@sha256:9b2f5c7e0d1a4e8f3c6b5a2d1e0f9c8b7a6d5e4f3c2b1a0f9e8d7c6b5a4f3e2d",
+			ContainerID: "containerd://4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e", Ready: running, Started: new(running),
+			VolumeMounts: []corev1.VolumeMountStatus{{Name: "data", MountPath: "/var/lib/scylla"}, {Name: "shared", MountPath: "/mnt/shared", ReadOnly: true},
+				{Name: "kube-api-access-x7k2p", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount", ReadOnly: true}},
+		}
+		if running {
+			s.State.Running = &corev1.ContainerStateRunning{StartedAt: started}
+		} else {
+			s.State.Terminated = &corev1.ContainerStateTerminated{Reason: "Completed", StartedAt: started, FinishedAt: started, ContainerID: s.ContainerID}
+		}
+		return s
+	}
+	pod.Status.InitContainerStatuses = []corev1.ContainerStatus{status("sidecar-injection", "scylladb/scylla-operator:1.0", false)}
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{status("scylla", "scylladb/scylla:2025.1.0", true), status("scylladb-manager-agent", "scylladb/scylla-manager-agent:3.5.0", true)}
+	pod.Status.EphemeralContainerStatuses, pod.Status.ResourceClaimStatuses = nil, nil
+	return pod
+}
+
+// BenchmarkPodCacheRetainedBytes reports the heap an informer's store keeps per running ScyllaDB Pod (runningPod), of
+// 300, as TrimForInformerCache leaves them.
+func BenchmarkPodCacheRetainedBytes(b *testing.B) {
+	const pods = 300
+	var retained uint64
+	for b.Loop() {
+		before := heap.Live()
+		store := cache.NewStore(cache.MetaNamespaceKeyFunc)
+		for i := range pods {
+			cached, err := TrimForInformerCache(runningPod(i))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := store.Add(cached); err != nil {
+				b.Fatal(err)
+			}
+		}
+		retained = heap.Live() - before
+		if len(store.List()) != pods {
+			b.Fatalf("the store holds %d pods, want %d", len(store.List()), pods)
+		}
+	}
+	b.ReportMetric(float64(retained)/pods, "informer-B/pod")
 }
