@@ -1,7 +1,10 @@
 package controllerhelpers
 
 import (
+	"maps"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
@@ -148,5 +151,97 @@ func TestMutationCacheKeepsAWrittenObjectTrimmedLikeTheInformers(t *testing.T) {
 	}
 	if len(got.ManagedFields) != 1 || got.ManagedFields[0].Manager != naming.OperatorFieldManager || got.ManagedFields[0].Subresource != "status" {
 		t.Errorf("the cached object keeps managedFields %v, want the operator's status apply entry alone", got.ManagedFields)
+	}
+}
+
+func TestMutationCacheKeepsWrittenObjectsOnlyUntilTheInformerHasThem(t *testing.T) {
+	t.Parallel()
+
+	service := func(name, resourceVersion, note string) *corev1.Service {
+		s := newVersionedService(resourceVersion, note)
+		s.Name = name
+		return s
+	}
+	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
+	for _, name := range []string{"a", "b", "c"} {
+		if err := store.Add(service(name, "10", "cached")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	c := NewMutationCache[*corev1.Service](store, corev1.Resource("services"))
+	c.now = func() time.Time { return now }
+	kept := func() []string {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return slices.Sorted(maps.Keys(c.written))
+	}
+	note := func(name string) string {
+		t.Helper()
+		got, err := c.Get("scylla", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.Annotations["note"]
+	}
+
+	c.Written(service("a", "11", "written"))
+	c.Written(service("b", "12", "written"))
+	if err := store.Update(service("a", "11", "informer caught up")); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Delete(service("c", "10", "")); err != nil {
+		t.Fatal(err)
+	}
+	c.Written(service("c", "13", "written after a delete"))
+	if diff := cmp.Diff([]string{"scylla/b", "scylla/c"}, kept()); diff != "" {
+		t.Errorf("a write did not drop what the informer caught up with (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff("written", note("b")); diff != "" {
+		t.Errorf("the written object the informer has not caught up with is not served (-want +got):\n%s", diff)
+	}
+	if _, err := c.Get("scylla", "c"); !apierrors.IsNotFound(err) {
+		t.Errorf("a write outlived a delete: %v", err)
+	}
+	if diff := cmp.Diff([]string{"scylla/b"}, kept()); diff != "" {
+		t.Errorf("a Get of a deleted object kept what was written (-want +got):\n%s", diff)
+	}
+
+	now = now.Add(writtenObjectTTL)
+	if diff := cmp.Diff("cached", note("b")); diff != "" {
+		t.Errorf("a written object outlived its TTL (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string(nil), kept()); diff != "" {
+		t.Errorf("an expired written object is kept (-want +got):\n%s", diff)
+	}
+}
+
+func TestMutationCacheServesTheInformersObjectWhenVersionsAreNotIntegers(t *testing.T) {
+	t.Parallel()
+
+	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
+	if err := store.Add(newVersionedService("not-an-integer", "cached")); err != nil {
+		t.Fatal(err)
+	}
+	c := NewMutationCache[*corev1.Service](store, corev1.Resource("services"))
+	c.Written(newVersionedService("11", "written"))
+	got, err := c.Get("scylla", "basic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff("cached", got.Annotations["note"]); diff != "" {
+		t.Errorf("unexpected object served for a cache version that is not an integer (-want +got):\n%s", diff)
+	}
+
+	if err := store.Update(newVersionedService("10", "cached")); err != nil {
+		t.Fatal(err)
+	}
+	c.Written(newVersionedService("eleven", "written"))
+	got, err = c.Get("scylla", "basic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff("cached", got.Annotations["note"]); diff != "" {
+		t.Errorf("unexpected object served for a written version that is not an integer (-want +got):\n%s", diff)
 	}
 }
