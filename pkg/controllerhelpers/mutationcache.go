@@ -96,7 +96,7 @@ func (c *MutationCache[T]) Written(obj T) {
 		logger.Error(err, "Can't record a written object")
 		return
 	}
-	resourceVersion, err := strconv.ParseUint(obj.GetResourceVersion(), 10, 64)
+	resourceVersion, err := integerResourceVersion(obj)
 	if err != nil {
 		logger.Error(err, "Can't record a written object whose resource version is not an integer", "key", key)
 		return
@@ -127,8 +127,17 @@ func (c *MutationCache[T]) supersedes(w writtenObject[T], cached T) bool {
 	if !c.now().Before(w.expires) {
 		return true
 	}
-	version, err := strconv.ParseUint(cached.GetResourceVersion(), 10, 64)
+	version, err := integerResourceVersion(cached)
 	return err != nil || version >= w.resourceVersion
+}
+
+// integerResourceVersion returns the resource version of obj as an integer; none is 0, as in client-go's
+// cache.NewIntegerResourceVersionMutationCache (fake clientsets leave it empty).
+func integerResourceVersion(obj metav1.Object) (uint64, error) {
+	if len(obj.GetResourceVersion()) == 0 {
+		return 0, nil
+	}
+	return strconv.ParseUint(obj.GetResourceVersion(), 10, 64)
 }
 
 func (c *MutationCache[T]) supersedesAny(w writtenObject[T], cached any) bool {

@@ -57,6 +57,12 @@ func TestMutationCacheServesTheNewerOfTheInformersAndTheWrittenObject(t *testing
 			wantNote: "cached",
 		},
 		{
+			name:     "an object with no resource version (as fake clientsets make them) is older than any written",
+			cached:   newVersionedService("", "cached"),
+			written:  newVersionedService("11", "written"),
+			wantNote: "written",
+		},
+		{
 			name:    "a write does not outlive a delete the cache saw",
 			written: newVersionedService("11", "written"),
 			wantErr: true,
