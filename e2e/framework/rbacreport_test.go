@@ -2,6 +2,7 @@ package framework
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -63,7 +64,20 @@ func TestRBACUsageCountsTheRequestsOfProgramCredentials(t *testing.T) {
 	otherMember.UserAgent = "scylla-operator-sidecar/v1.2.3"
 	test := event(ServiceAccount{Namespace: "dc1", Name: "basic-member"}, "g", "list", nodes, 403)
 	test.UserAgent = "e2e-test/TestX"
-	events = append(events, member, otherMember, test)
+	// The garbage collector deletes dc2's RoleBinding while its sidecar still runs: a refusal after that is no
+	// missing rule, one before it is.
+	at := func(e auditv1.Event, second int) auditv1.Event {
+		e.StageTimestamp = metav1.NewMicroTime(time.Date(2026, 11, 25, 0, 0, second, 0, time.UTC))
+		return e
+	}
+	gc := ServiceAccount{Namespace: "kube-system", Name: "generic-garbage-collector"}
+	unbinding := at(event(gc, "h", "delete", &auditv1.ObjectReference{Resource: "rolebindings", APIGroup: "rbac.authorization.k8s.io", Namespace: "dc2", Name: "basic-member"}, 200), 10)
+	pods := &auditv1.ObjectReference{Resource: "pods", Namespace: "dc2"}
+	beforeUnbinding := at(event(ServiceAccount{Namespace: "dc2", Name: "basic-member"}, "f", "get", pods, 403), 9)
+	beforeUnbinding.UserAgent = "scylla-operator-sidecar/v1.2.3"
+	afterUnbinding := at(event(ServiceAccount{Namespace: "dc2", Name: "basic-member"}, "f", "get", pods, 403), 11)
+	afterUnbinding.UserAgent = "scylla-operator-sidecar/v1.2.3"
+	events = append(events, member, otherMember, test, unbinding, afterUnbinding, beforeUnbinding)
 	usage := rbacUsage(events, credentials)
 	got := map[permissionKey]permissionUse{}
 	for k, u := range usage {
@@ -76,11 +90,13 @@ func TestRBACUsageCountsTheRequestsOfProgramCredentials(t *testing.T) {
 		{"op/operator", "get", "/uri/get", "cluster"}:                                       {requests: 1},
 		{"mgr/mc", "patch", "scylladbdatacenters/status.scylla.scylladb.com", "namespaced"}: {requests: 1},
 		{"scylla-operator-sidecar (any ServiceAccount)", "patch", "services", "namespaced"}: {requests: 2, forbidden: 1, example: "/uri/patch"},
+		{"scylla-operator-sidecar (any ServiceAccount)", "get", "pods", "namespaced"}:       {requests: 2, forbidden: 1, unbound: 1, example: "/uri/get"},
 	}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(permissionUse{})); diff != "" {
 		t.Errorf("usage differs (-want +got):\n%s", diff)
 	}
 	wantRefused := "op/operator\tlist\tnodes\tcluster\trequests=1\tFORBIDDEN=1 (e.g. /uri/list)\n" +
+		"scylla-operator-sidecar (any ServiceAccount)\tget\tpods\tnamespaced\trequests=2\tFORBIDDEN=1 (e.g. /uri/get)\trefused after a RoleBinding of its namespace was deleted=1\n" +
 		"scylla-operator-sidecar (any ServiceAccount)\tpatch\tservices\tnamespaced\trequests=2\tFORBIDDEN=1 (e.g. /uri/patch)"
 	if got := forbiddenRequests(usage); got != wantRefused {
 		t.Errorf("forbiddenRequests() = %q, want %q", got, wantRefused)

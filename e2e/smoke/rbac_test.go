@@ -97,9 +97,20 @@ func TestProgramsIdentitiesHaveExactlyTheirRoles(t *testing.T) {
 				{"delete a Namespace", false, func(ctx context.Context, c *framework.Clients, ns string) error {
 					return c.Kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{DryRun: dryRun})
 				}},
-				{"list Nodes", false, func(ctx context.Context, c *framework.Clients, _ string) error {
+				// Orphaned-node detection watches Nodes and PersistentVolumes, and never changes them.
+				{"list Nodes", true, func(ctx context.Context, c *framework.Clients, _ string) error {
 					_, err := c.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 					return err
+				}},
+				{"list PersistentVolumes", true, func(ctx context.Context, c *framework.Clients, _ string) error {
+					_, err := c.Kube.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+					return err
+				}},
+				{"delete a Node", false, func(ctx context.Context, c *framework.Clients, _ string) error {
+					return c.Kube.CoreV1().Nodes().Delete(ctx, "rbac", metav1.DeleteOptions{DryRun: dryRun})
+				}},
+				{"delete a PersistentVolume", false, func(ctx context.Context, c *framework.Clients, _ string) error {
+					return c.Kube.CoreV1().PersistentVolumes().Delete(ctx, "rbac", metav1.DeleteOptions{DryRun: dryRun})
 				}},
 				{"create a Pod", false, func(ctx context.Context, c *framework.Clients, ns string) error {
 					_, err := c.Kube.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
