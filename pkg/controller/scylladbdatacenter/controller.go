@@ -63,10 +63,11 @@ type Controller struct {
 	pdbLister            policyv1listers.PodDisruptionBudgetLister
 	podLister            corev1listers.PodLister
 	pvcLister            corev1listers.PersistentVolumeClaimLister
-	// nodeLister and pvLister tell which nodes are orphaned: their data volume is pinned to a Kubernetes node that
-	// is gone (orphan.go).
-	nodeLister corev1listers.NodeLister
-	pvLister   corev1listers.PersistentVolumeLister
+	// nodeIndexer, pvLister and pvIndexer tell which nodes are orphaned: their data volume is pinned to a Kubernetes
+	// node that is gone (orphan.go). The indexers have the indexes orphan detection adds.
+	nodeIndexer cache.Indexer
+	pvLister    corev1listers.PersistentVolumeLister
+	pvIndexer   cache.Indexer
 	// replacementServices serves a sync the member Services as node replacement last patched them while the
 	// informer is behind, so that a replacement never takes a step twice.
 	replacementServices *controllerhelpers.MutationCache[*corev1.Service]
@@ -150,8 +151,9 @@ func NewController(
 		pdbLister:            pdbInformer.Lister(),
 		podLister:            podInformer.Lister(),
 		pvcLister:            pvcInformer.Lister(),
-		nodeLister:           nodeInformer.Lister(),
+		nodeIndexer:          nodeInformer.Informer().GetIndexer(),
 		pvLister:             pvInformer.Lister(),
+		pvIndexer:            pvInformer.Informer().GetIndexer(),
 		replacementServices: controllerhelpers.NewMutationCache[*corev1.Service](
 			serviceInformer.Informer().GetStore(), corev1.Resource("services")),
 		taskLister:   taskInformer.Lister(),
@@ -186,6 +188,9 @@ func NewController(
 		generateAuthToken:        scyllaagent.GenerateAuthToken,
 		generateAuthTokenHMACKey: generateAuthTokenHMACKey,
 		now:                      metav1.Now,
+	}
+	if err := addOrphanDetectionIndexers(nodeInformer.Informer(), pvInformer.Informer()); err != nil {
+		return nil, err
 	}
 	c.handlers = controllerhelpers.NewHandlers(klog.Background(), c.queue, scyllaDBDatacenterGVK,
 		func(namespace, name string) (*scyllav1alpha1.ScyllaDBDatacenter, error) {

@@ -44,6 +44,11 @@ func TestHandlersEnqueueTheDatacenter(t *testing.T) {
 	named := func(name string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Namespace: testNamespace, Name: name, ResourceVersion: "1"}
 	}
+	// A node's data claim bound to a volume pinned to Kubernetes node k1, and a volume on k1 of a claim of no
+	// datacenter.
+	claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: testNamespace, Name: "data-basic-dc1-a-0", UID: "claim-uid", Labels: clusterLabels()}}
+	foreignClaim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: testNamespace, Name: "other", UID: "other-uid"}}
+	objects := []runtime.Object{claim, pinnedVolume("pv-1", claim, hostnameTerm("k1")), pinnedVolume("pv-2", foreignClaim, hostnameTerm("k1", "k2"))}
 
 	tt := []struct {
 		name string
@@ -115,6 +120,27 @@ func TestHandlersEnqueueTheDatacenter(t *testing.T) {
 			want: []string{"scylla/basic"},
 		},
 		{
+			name: "the deletion of the Kubernetes node a node's data volume is pinned to",
+			fire: func(c *Controller, h map[string]cache.ResourceEventHandler) {
+				h["nodes"].OnDelete(kubeNode("k1", "k1"))
+			},
+			want: []string{"scylla/basic"},
+		},
+		{
+			name: "a Kubernetes node whose hostname label a node's data volume is pinned by comes back",
+			fire: func(c *Controller, h map[string]cache.ResourceEventHandler) {
+				h["nodes"].OnAdd(kubeNode("vm-17", "k1"), false)
+			},
+			want: []string{"scylla/basic"},
+		},
+		{
+			name: "Kubernetes nodes no datacenter's volume is pinned to",
+			fire: func(c *Controller, h map[string]cache.ResourceEventHandler) {
+				h["nodes"].OnDelete(kubeNode("k2", "k2"))
+				h["nodes"].OnAdd(kubeNode("k3", "k3"), false)
+			},
+		},
+		{
 			name: "a pod labelled with the datacenter but not managed by the operator",
 			fire: func(c *Controller, h map[string]cache.ResourceEventHandler) {
 				h["pods"].OnDelete(&corev1.Pod{ObjectMeta: foreignNode})
@@ -125,9 +151,10 @@ func TestHandlersEnqueueTheDatacenter(t *testing.T) {
 	for _, tc := range tt {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t, world{sdc: sdc})
+			f := newFixture(t, world{sdc: sdc, objects: objects})
 			c := f.controller
 			handlers := map[string]cache.ResourceEventHandler{
+				"nodes":      c.nodeHandlerFuncs(),
 				"sdc":        c.handlers.ControllerHandlerFuncs(),
 				"owned":      c.handlers.OwnedHandlerFuncs(),
 				"secrets":    c.readerHandlerFuncs(readsSecret),

@@ -7,7 +7,6 @@ import (
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -45,34 +44,93 @@ func pinnedNodes(pv *corev1.PersistentVolume) (terms [][]string, ok bool) {
 	return terms, true
 }
 
-// orphanedOn returns the Kubernetes node pv is pinned to when no node pv can be used on exists any more (nodes lists
-// every Kubernetes node), and "" when pv is not pinned to nodes by name or one of them exists (pinnedNodes).
-func orphanedOn(pv *corev1.PersistentVolume, nodes []*corev1.Node) string {
+// Indexes orphan detection adds to the Node and PersistentVolume informers, so that neither a sync nor a Node event
+// walks every Node or PersistentVolume of the cluster.
+const (
+	// nodeHostnameIndex indexes Nodes by their hostname label.
+	nodeHostnameIndex = "scylla-operator-hostname"
+	// pinnedNodeIndex indexes PersistentVolumes by the Kubernetes node names their node affinity pins them to
+	// (pinnedNodes).
+	pinnedNodeIndex = "scylla-operator-pinned-node"
+)
+
+// addOrphanDetectionIndexers adds nodeHostnameIndex to nodes and pinnedNodeIndex to pvs; both informers must not have
+// started yet.
+func addOrphanDetectionIndexers(nodes, pvs cache.SharedIndexInformer) error {
+	if err := nodes.AddIndexers(cache.Indexers{nodeHostnameIndex: nodeHostnames}); err != nil {
+		return fmt.Errorf("can't index Nodes by hostname: %w", err)
+	}
+	if err := pvs.AddIndexers(cache.Indexers{pinnedNodeIndex: pinnedNodeNames}); err != nil {
+		return fmt.Errorf("can't index PersistentVolumes by the nodes they are pinned to: %w", err)
+	}
+	return nil
+}
+
+// nodeHostnames is the cache.IndexFunc of nodeHostnameIndex.
+func nodeHostnames(obj any) ([]string, error) {
+	node, ok := obj.(*corev1.Node)
+	if !ok {
+		return nil, nil
+	}
+	if hostname, ok := node.Labels[corev1.LabelHostname]; ok {
+		return []string{hostname}, nil
+	}
+	return nil, nil
+}
+
+// pinnedNodeNames is the cache.IndexFunc of pinnedNodeIndex: every node name pinnedNodes finds, once each.
+func pinnedNodeNames(obj any) ([]string, error) {
+	pv, ok := obj.(*corev1.PersistentVolume)
+	if !ok {
+		return nil, nil
+	}
+	terms, _ := pinnedNodes(pv)
+	var names []string
+	for _, term := range terms {
+		names = append(names, term...)
+	}
+	slices.Sort(names)
+	return slices.Compact(names), nil
+}
+
+// kubeNodeExists tells whether nodes, a Node informer's indexer with nodeHostnameIndex, holds a Node of that name
+// or hostname label.
+func kubeNodeExists(nodes cache.Indexer, name string) (bool, error) {
+	if _, ok, err := nodes.GetByKey(name); err != nil || ok {
+		return ok, err
+	}
+	byHostname, err := nodes.ByIndex(nodeHostnameIndex, name)
+	return len(byHostname) != 0, err
+}
+
+// orphanedOn returns the Kubernetes node pv is pinned to when no node pv can be used on exists any more (nodes: a
+// Node informer's indexer with nodeHostnameIndex), and "" when pv is not pinned to nodes by name or one of them
+// exists (pinnedNodes).
+func orphanedOn(pv *corev1.PersistentVolume, nodes cache.Indexer) (string, error) {
 	terms, ok := pinnedNodes(pv)
 	if !ok {
-		return ""
+		return "", nil
 	}
-	for _, node := range nodes {
-		for _, names := range terms {
-			if slices.Contains(names, node.Name) || slices.Contains(names, node.Labels[corev1.LabelHostname]) {
-				return ""
+	for _, names := range terms {
+		for _, name := range names {
+			exists, err := kubeNodeExists(nodes, name)
+			if err != nil || exists {
+				return "", err
 			}
 		}
 	}
 	for _, names := range terms {
 		if len(names) != 0 {
-			return names[0]
+			return names[0], nil
 		}
 	}
-	return "<none>"
+	return "<none>", nil
 }
 
 // findOrphans returns, by member Service name, the nodes of racks whose data claim (not being deleted) is bound to a
 // PersistentVolume pinned to Kubernetes nodes of which none exists any more (orphanedOn).
-func findOrphans(racks []*rackObjects, pvLister corev1listers.PersistentVolumeLister, nodeLister corev1listers.NodeLister) (map[string]orphan, error) {
+func findOrphans(racks []*rackObjects, pvLister corev1listers.PersistentVolumeLister, nodes cache.Indexer) (map[string]orphan, error) {
 	orphans := map[string]orphan{}
-	var nodes []*corev1.Node
-	listed := false
 	for _, n := range memberNodes(racks) {
 		if n.pvc == nil || n.pvc.DeletionTimestamp != nil || len(n.pvc.Spec.VolumeName) == 0 {
 			continue
@@ -85,14 +143,11 @@ func findOrphans(racks []*rackObjects, pvLister corev1listers.PersistentVolumeLi
 		if ref := pv.Spec.ClaimRef; ref == nil || ref.UID != n.pvc.UID {
 			continue
 		}
-		if !listed {
-			nodes, err = nodeLister.List(labels.Everything())
-			if err != nil {
-				return nil, fmt.Errorf("can't list Nodes: %w", err)
-			}
-			listed = true
+		kubeNode, err := orphanedOn(pv, nodes)
+		if err != nil {
+			return nil, fmt.Errorf("can't look up the Kubernetes nodes of PersistentVolume %q: %w", pv.Name, err)
 		}
-		if kubeNode := orphanedOn(pv, nodes); len(kubeNode) != 0 {
+		if len(kubeNode) != 0 {
 			orphans[n.service.Name] = orphan{volume: pv.Name, kubeNode: kubeNode}
 		}
 	}
@@ -143,38 +198,46 @@ func trimmedMeta(meta *metav1.ObjectMeta, labels map[string]string) metav1.Objec
 	}
 }
 
-// nodeHandlerFuncs enqueue every datacenter when a Kubernetes node comes or goes: a node's data may have been on it.
-// Node updates (heartbeats, mostly) change nothing orphan detection reads.
+// nodeHandlerFuncs enqueue, when a Kubernetes node comes or goes, the datacenters whose data volumes are pinned to it
+// by its name or hostname label: their nodes become orphaned, or stop being. Node updates (heartbeats, mostly) change
+// nothing orphan detection reads.
 func (c *Controller) nodeHandlerFuncs() cache.ResourceEventHandlerFuncs {
-	enqueueAll := func(any) {
-		sdcs, err := c.sdcLister.List(labels.Everything())
-		if err != nil {
-			utilruntime.HandleError(fmt.Errorf("can't list ScyllaDBDatacenters: %w", err))
-			return
+	return beforeAndAfterHandlerFuncs("Node", func(node *corev1.Node) {
+		names := []string{node.Name}
+		if hostname, ok := node.Labels[corev1.LabelHostname]; ok && hostname != node.Name {
+			names = append(names, hostname)
 		}
-		for _, sdc := range sdcs {
-			c.handlers.Enqueue(sdc)
+		for _, name := range names {
+			pvs, err := c.pvIndexer.ByIndex(pinnedNodeIndex, name)
+			if err != nil {
+				utilruntime.HandleError(fmt.Errorf("can't list the PersistentVolumes pinned to Kubernetes node %q: %w", name, err))
+				return
+			}
+			for _, obj := range pvs {
+				if pv, ok := obj.(*corev1.PersistentVolume); ok {
+					c.enqueueByClaimOf(pv)
+				}
+			}
 		}
-	}
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { enqueueAll(obj) },
-		DeleteFunc: enqueueAll,
-	}
+	})
 }
 
 // persistentVolumeHandlerFuncs enqueue the datacenter whose data claim a PersistentVolume is bound to, before and
 // after a change.
 func (c *Controller) persistentVolumeHandlerFuncs() cache.ResourceEventHandlerFuncs {
-	return beforeAndAfterHandlerFuncs("PersistentVolume", func(pv *corev1.PersistentVolume) {
-		ref := pv.Spec.ClaimRef
-		if ref == nil {
-			return
-		}
-		pvc, err := c.pvcLister.PersistentVolumeClaims(ref.Namespace).Get(ref.Name)
-		if err != nil {
-			// Not a claim of a datacenter: the cache holds only those.
-			return
-		}
-		c.enqueueByClusterLabel(pvc)
-	})
+	return beforeAndAfterHandlerFuncs("PersistentVolume", c.enqueueByClaimOf)
+}
+
+// enqueueByClaimOf enqueues the datacenter whose data claim pv is bound to, if any.
+func (c *Controller) enqueueByClaimOf(pv *corev1.PersistentVolume) {
+	ref := pv.Spec.ClaimRef
+	if ref == nil {
+		return
+	}
+	pvc, err := c.pvcLister.PersistentVolumeClaims(ref.Namespace).Get(ref.Name)
+	if err != nil {
+		// Not a claim of a datacenter: the cache holds only those.
+		return
+	}
+	c.enqueueByClusterLabel(pvc)
 }

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 )
 
 // pinnedVolume returns PersistentVolume name bound to claim (nil: unbound) with a required node affinity of terms.
@@ -57,8 +58,43 @@ func TestOrphanedOn(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := orphanedOn(tc.pv, tc.nodes); got != tc.want {
+			nodes := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{nodeHostnameIndex: nodeHostnames})
+			for _, node := range tc.nodes {
+				if err := nodes.Add(node); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := orphanedOn(tc.pv, nodes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestPinnedNodeNamesIndexesEveryPinnedNameOnce(t *testing.T) {
+	t.Parallel()
+	zoneTerm := corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: corev1.LabelTopologyZone, Operator: corev1.NodeSelectorOpIn, Values: []string{"z1"}}}}
+	for _, tc := range []struct {
+		name string
+		pv   *corev1.PersistentVolume
+		want []string
+	}{
+		{name: "no node affinity", pv: pinnedVolume("pv", nil), want: nil},
+		{name: "two terms naming a node twice", pv: pinnedVolume("pv", nil, hostnameTerm("n2", "n1"), hostnameTerm("n1")), want: []string{"n1", "n2"}},
+		{name: "a term by zone: not pinned", pv: pinnedVolume("pv", nil, hostnameTerm("n1"), zoneTerm), want: nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := pinnedNodeNames(tc.pv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("names differ (-want +got):\n%s", diff)
 			}
 		})
 	}

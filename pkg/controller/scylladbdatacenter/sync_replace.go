@@ -25,7 +25,7 @@ const maxReplaceSteps = 3
 // replacement that runs, starts or is stuck is the datacenter's node operation: plans get it, so that no rollout
 // restarts a pod meanwhile (planRollout).
 func (c *Controller) planReplacements(sdc *scyllav1alpha1.ScyllaDBDatacenter, racks []*rackObjects, plans []rackPlan) (*replacementPlan, error) {
-	orphans, err := findOrphans(racks, c.pvLister, c.nodeLister)
+	orphans, err := findOrphans(racks, c.pvLister, c.nodeIndexer)
 	if err != nil {
 		return nil, err
 	}
