@@ -152,6 +152,12 @@ func TestValidateScyllaClusterRefuses(t *testing.T) {
 			want:   field.ErrorList{field.Required(repair0.Child("name"), "every task needs a name")},
 		},
 		{
+			name:   "a task name that is not a DNS subdomain",
+			modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.Backups[0].Name = "A" },
+			want: field.ErrorList{field.Invalid(field.NewPath("spec", "backups").Index(0).Child("name"), "A",
+				"a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")},
+		},
+		{
 			name: "two racks with the same name",
 			modify: func(sc *scyllav1.ScyllaCluster) {
 				sc.Spec.Datacenter.Racks = append(sc.Spec.Datacenter.Racks, sc.Spec.Datacenter.Racks[0])

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -148,6 +149,11 @@ func validateTaskNames(lists []taskNames) field.ErrorList {
 				allErrs = append(allErrs, field.Required(p, "every task needs a name"))
 			case seen[name]:
 				allErrs = append(allErrs, field.Duplicate(p, name))
+			default:
+				// The name goes to ScyllaDB Manager and, as an annotation, to the task's ScyllaDBManagerTask.
+				for _, msg := range validation.IsDNS1123Subdomain(name) {
+					allErrs = append(allErrs, field.Invalid(p, name, msg))
+				}
 			}
 			seen[name] = true
 		}
