@@ -3,12 +3,14 @@ package scyllacluster
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
@@ -162,12 +164,17 @@ func TestProcessNextWorkItemRequeuesAFailedSync(t *testing.T) {
 func TestRunReconcilesThroughStartedInformersAndReturnsOnShutdown(t *testing.T) {
 	t.Parallel()
 
-	f := newSyncFixture(t, newBasicScyllaCluster())
+	f := newSyncFixture(t, newScyllaClusterWithTasks())
 	watcher, err := f.scyllaClient.ScyllaV1alpha1().ScyllaDBDatacenters(testNamespace).Watch(t.Context(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer watcher.Stop()
+	taskWatcher, err := f.scyllaClient.ScyllaV1alpha1().ScyllaDBManagerTasks(testNamespace).Watch(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taskWatcher.Stop()
 
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -182,6 +189,16 @@ func TestRunReconcilesThroughStartedInformersAndReturnsOnShutdown(t *testing.T) 
 	event := <-watcher.ResultChan()
 	if event.Type != watch.Added {
 		t.Errorf("expected the ScyllaDBDatacenter to be added, got a %s event", event.Type)
+	}
+	// That sync stops there; the ScyllaDBDatacenter's add event, through its informer, brings the sync that creates
+	// the tasks.
+	select {
+	case event := <-taskWatcher.ResultChan():
+		if event.Type != watch.Added {
+			t.Errorf("expected a ScyllaDBManagerTask to be added, got a %s event", event.Type)
+		}
+	case <-time.After(wait.ForeverTestTimeout):
+		t.Error("the ScyllaDBDatacenter's add event did not bring the sync that creates the tasks")
 	}
 
 	cancel()

@@ -36,6 +36,8 @@ type syncState struct {
 	sdc *scyllav1alpha1.ScyllaDBDatacenter
 	// sdcCurrent tells whether sdc's spec was translated from the ScyllaCluster's current spec.
 	sdcCurrent bool
+	// sdcCreated tells whether this sync created sdc.
+	sdcCreated bool
 
 	// tasks holds, by object name, the ScyllaDBManagerTasks of the ScyllaCluster's backups and repairs that exist.
 	tasks map[string]*scyllav1alpha1.ScyllaDBManagerTask
@@ -265,24 +267,68 @@ func mirrorScyllaDBDatacenterConditions(sc *scyllav1.ScyllaCluster, sdc *scyllav
 	return mirrored
 }
 
-// rackConditionsChanged tells whether a rack's conditions (MemberReplacing) differ between existing and racks: a
-// replacement starting or ending is a change clients wait for, and it may be over before a batched write.
-func rackConditionsChanged(existing, racks map[string]scyllav1.RackStatus) bool {
-	for name, rack := range racks {
-		if !apiequality.Semantic.DeepEqual(existing[name].Conditions, rack.Conditions) {
-			return true
+// scyllaDBDatacenterStatusChanged tells whether status differs from existing in what it mirrors of the
+// ScyllaDBDatacenter's status: the observed generation, the member counts, the racks (with their MemberReplacing
+// condition) and the mirrored ScyllaDBDatacenter<Type> conditions. The ScyllaDBDatacenter controller already batches
+// its status writes, one per change worth reporting; batching the mirror again would only make the ScyllaCluster lag
+// its datacenter by up to a batch period, while writing the same number of times.
+func scyllaDBDatacenterStatusChanged(existing, status *scyllav1.ScyllaClusterStatus) bool {
+	mirrored := func(s *scyllav1.ScyllaClusterStatus) *scyllav1.ScyllaClusterStatus {
+		m := &scyllav1.ScyllaClusterStatus{
+			ObservedGeneration: s.ObservedGeneration,
+			Members:            s.Members,
+			ReadyMembers:       s.ReadyMembers,
+			AvailableMembers:   s.AvailableMembers,
+			RackCount:          s.RackCount,
+		}
+		if len(s.Racks) != 0 {
+			m.Racks = s.Racks
+		}
+		for _, c := range s.Conditions {
+			if strings.HasPrefix(c.Type, scyllaDBDatacenterConditionPrefix) && slices.Contains(aggregatedConditionTypes, strings.TrimPrefix(c.Type, scyllaDBDatacenterConditionPrefix)) {
+				// When a condition changes status its transition time changes with it.
+				c.LastTransitionTime = metav1.Time{}
+				m.Conditions = append(m.Conditions, c)
+			}
+		}
+		return m
+	}
+	return !apiequality.Semantic.DeepEqual(mirrored(existing), mirrored(status))
+}
+
+// awaitsFirstScyllaDBDatacenterStatus tells whether the first status of sc, status, waits for the first status of
+// its ScyllaDBDatacenter: sc has none yet, its datacenter exists as translated from its current spec but has not
+// reported anything, and nothing is wrong. Written now, status would only say that, and the datacenter's first status
+// (which its controller writes right after creating it) would replace it at once; that status write's watch event
+// syncs sc again. A status reporting an error is written at once.
+func awaitsFirstScyllaDBDatacenterStatus(sc *scyllav1.ScyllaCluster, state *syncState, status *scyllav1.ScyllaClusterStatus) bool {
+	if !apiequality.Semantic.DeepEqual(&sc.Status, &scyllav1.ScyllaClusterStatus{}) {
+		return false
+	}
+	sdc := state.sdc
+	if sdc == nil || !state.sdcCurrent || sdc.DeletionTimestamp != nil || sdc.Status.ObservedGeneration != nil {
+		return false
+	}
+	if meta.IsStatusConditionTrue(status.Conditions, controllerhelpers.DegradedCondition) {
+		return false
+	}
+	for _, b := range status.Backups {
+		if b.Error != nil {
+			return false
 		}
 	}
-	for name, rack := range existing {
-		if _, ok := racks[name]; !ok && len(rack.Conditions) != 0 {
-			return true
+	for _, r := range status.Repairs {
+		if r.Error != nil {
+			return false
 		}
 	}
-	return false
+	return true
 }
 
 // updateStatus writes status as sc's status unless it is already that. A change clients wait for
-// (controllerhelpers.UrgentStatusChange) is written at once; any other waits until sc's last status write is
+// (controllerhelpers.UrgentStatusChange) or of what sc mirrors of its ScyllaDBDatacenter's status (already batched
+// by that controller, see scyllaDBDatacenterStatusChanged) is written at once; any other, of the ScyllaCluster's own
+// (the ScyllaDB Manager IDs, the tasks' statuses), waits until sc's last status write is
 // controllerhelpers.DefaultStatusBatchPeriod old (statusBatcher), and sc is synced again then.
 //
 // The operator is the only writer of a ScyllaCluster's status and computes all of it, so an Update that replaces it
@@ -295,7 +341,7 @@ func (c *Controller) updateStatus(ctx context.Context, sc *scyllav1.ScyllaCluste
 	}
 	key := cache.MetaObjectToName(sc).String()
 	urgent := controllerhelpers.UrgentStatusChange(sc.Status.ObservedGeneration, status.ObservedGeneration, sc.Status.Conditions, status.Conditions, aggregatedConditionTypes...) ||
-		rackConditionsChanged(sc.Status.Racks, status.Racks)
+		scyllaDBDatacenterStatusChanged(&sc.Status, status)
 	if !urgent {
 		if wait := c.statusBatcher.Wait(key); wait > 0 {
 			klog.FromContext(ctx).V(4).Info("Batching status change", "scyllaCluster", klog.KObj(sc), "wait", wait)

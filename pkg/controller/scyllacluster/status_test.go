@@ -409,26 +409,60 @@ func TestRackStatusShowsMemberReplacingWhileTheDatacenterReplacesANodeOfIt(t *te
 	}
 }
 
-func TestRackConditionsChangedMakesAReplacementUrgent(t *testing.T) {
+func TestScyllaDBDatacenterStatusChangedTellsTheMirrorFromTheScyllaClustersOwnFields(t *testing.T) {
 	t.Parallel()
 	replacing := scyllav1.RackStatus{Members: 3, Conditions: []scyllav1.RackCondition{{Type: scyllav1.RackConditionTypeMemberReplacing, Status: corev1.ConditionTrue}}}
 	plain := scyllav1.RackStatus{Members: 3}
+	base := func() *scyllav1.ScyllaClusterStatus {
+		return &scyllav1.ScyllaClusterStatus{
+			ObservedGeneration: new(int64(1)),
+			Members:            new(int32(3)),
+			ReadyMembers:       new(int32(2)),
+			AvailableMembers:   new(int32(1)),
+			RackCount:          new(int32(1)),
+			Racks:              map[string]scyllav1.RackStatus{"a": plain},
+			Conditions: []metav1.Condition{
+				condition("ScyllaDBDatacenterProgressing", metav1.ConditionTrue, "Rolling", "1 of 3 nodes available", 1, testNow),
+				condition("ScyllaDBDatacenterControllerProgressing", metav1.ConditionFalse, "AsExpected", "", 1, testNow),
+				condition("Progressing", metav1.ConditionTrue, "Rolling", "1 of 3 nodes available", 1, testNow),
+			},
+		}
+	}
 	for _, tc := range []struct {
-		name            string
-		existing, racks map[string]scyllav1.RackStatus
-		want            bool
+		name   string
+		change func(s *scyllav1.ScyllaClusterStatus)
+		want   bool
 	}{
-		{name: "no conditions anywhere", existing: map[string]scyllav1.RackStatus{"a": plain}, racks: map[string]scyllav1.RackStatus{"a": {Members: 4}}, want: false},
-		{name: "a replacement starts", existing: map[string]scyllav1.RackStatus{"a": plain}, racks: map[string]scyllav1.RackStatus{"a": replacing}, want: true},
-		{name: "a replacement ends", existing: map[string]scyllav1.RackStatus{"a": replacing}, racks: map[string]scyllav1.RackStatus{"a": plain}, want: true},
-		{name: "a replacement goes on", existing: map[string]scyllav1.RackStatus{"a": replacing}, racks: map[string]scyllav1.RackStatus{"a": replacing}, want: false},
-		{name: "a rack replacing leaves the status", existing: map[string]scyllav1.RackStatus{"a": replacing}, racks: map[string]scyllav1.RackStatus{}, want: true},
-		{name: "a first status with a replacement", racks: map[string]scyllav1.RackStatus{"a": replacing}, want: true},
+		{name: "nothing changes", change: func(*scyllav1.ScyllaClusterStatus) {}, want: false},
+		{name: "a first status", change: func(s *scyllav1.ScyllaClusterStatus) { *s = scyllav1.ScyllaClusterStatus{} }, want: true},
+		{name: "a new observed generation", change: func(s *scyllav1.ScyllaClusterStatus) { s.ObservedGeneration = new(int64(2)) }, want: true},
+		{name: "a member count", change: func(s *scyllav1.ScyllaClusterStatus) { s.ReadyMembers = new(int32(3)) }, want: true},
+		{name: "the rack count", change: func(s *scyllav1.ScyllaClusterStatus) { s.RackCount = new(int32(2)) }, want: true},
+		{name: "a replacement starts", change: func(s *scyllav1.ScyllaClusterStatus) { s.Racks["a"] = replacing }, want: true},
+		{name: "a rack leaves the status", change: func(s *scyllav1.ScyllaClusterStatus) { s.Racks = nil }, want: true},
+		{name: "a mirrored condition's message", change: func(s *scyllav1.ScyllaClusterStatus) {
+			s.Conditions[0].Message = "2 of 3 nodes available"
+		}, want: true},
+		{name: "only a mirrored condition's transition time", change: func(s *scyllav1.ScyllaClusterStatus) {
+			s.Conditions[0].LastTransitionTime = metav1.NewTime(testNow.Add(time.Hour))
+		}, want: false},
+		{name: "a sub-sync condition", change: func(s *scyllav1.ScyllaClusterStatus) {
+			s.Conditions[1].Message = "something else"
+		}, want: false},
+		{name: "the managerId", change: func(s *scyllav1.ScyllaClusterStatus) { s.ManagerID = new("manager-cluster-id") }, want: false},
+		{name: "a task's ID", change: func(s *scyllav1.ScyllaClusterStatus) {
+			s.Backups = []scyllav1.BackupTaskStatus{{TaskStatus: scyllav1.TaskStatus{Name: "daily", ID: new("backup-id")}}}
+		}, want: false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := rackConditionsChanged(tc.existing, tc.racks); got != tc.want {
+			existing, status := base(), base()
+			tc.change(status)
+			if got := scyllaDBDatacenterStatusChanged(existing, status); got != tc.want {
 				t.Errorf("got %v, want %v", got, tc.want)
+			}
+			if got := scyllaDBDatacenterStatusChanged(status, existing); got != tc.want {
+				t.Errorf("the other way round: got %v, want %v", got, tc.want)
 			}
 		})
 	}

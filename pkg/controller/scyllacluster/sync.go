@@ -85,6 +85,10 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		{
 			Name: scyllaDBManagerTaskControllerName,
 			Sync: func(ctx context.Context) ([]metav1.Condition, error) {
+				if state.sdcCreated {
+					// Left to the next sync, see below.
+					return nil, nil
+				}
 				return c.syncScyllaDBManagerTasks(ctx, sc, state)
 			},
 		},
@@ -104,6 +108,14 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if subSyncConditions == nil {
 		return syncErr
 	}
+	if state.sdcCreated {
+		// The ScyllaDBDatacenter is what makes pods; the tasks and the status can wait. When hundreds of
+		// ScyllaClusters are created at once, their task creates and status writes would otherwise queue in the
+		// client's rate limiter ahead of the other ScyllaClusters' datacenters. The informer's add event of the new
+		// ScyllaDBDatacenter syncs the ScyllaCluster again, and that sync does the rest.
+		logger.V(2).Info("Created ScyllaDBDatacenter; its add event brings the sync of the tasks and the status", "scyllaCluster", klog.KObj(sc))
+		return syncErr
+	}
 
 	c.recordPermanentErrors(sc, state, subSyncConditions)
 
@@ -112,7 +124,12 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return utilerrors.NewAggregate([]error{syncErr, err})
 	}
 	c.recordDroppedManagerID(sc, status)
-	statusErr := c.updateStatus(ctx, sc, status)
+	var statusErr error
+	if awaitsFirstScyllaDBDatacenterStatus(sc, state, status) {
+		logger.V(4).Info("Waiting for the ScyllaDBDatacenter's first status before writing the first status", "scyllaCluster", klog.KObj(sc))
+	} else {
+		statusErr = c.updateStatus(ctx, sc, status)
+	}
 
 	requeueErr := utilerrors.FilterOut(syncErr, isPermanent)
 	if syncErr != nil && requeueErr == nil {

@@ -13,7 +13,7 @@ import (
 )
 
 // syncScyllaDBDatacenter applies the ScyllaDBDatacenter translated from sc, handing sc's status.managerId over to it,
-// and records it in state.
+// and records it in state, noting whether this sync created it.
 func (c *Controller) syncScyllaDBDatacenter(ctx context.Context, sc *scyllav1.ScyllaCluster, state *syncState) ([]metav1.Condition, error) {
 	required, err := makeScyllaDBDatacenter(sc)
 	if err != nil {
@@ -23,8 +23,9 @@ func (c *Controller) syncScyllaDBDatacenter(ctx context.Context, sc *scyllav1.Sc
 
 	lister := c.scyllaDBDatacenterLister.ScyllaDBDatacenters(sc.Namespace)
 	existing, err := lister.Get(required.Name)
+	missing := apierrors.IsNotFound(err)
 	switch {
-	case apierrors.IsNotFound(err):
+	case missing:
 	case err != nil:
 		return nil, fmt.Errorf("can't get ScyllaDBDatacenter %q: %w", klog.KObj(required), err)
 	case !isControlledBy(existing, sc):
@@ -55,6 +56,7 @@ func (c *Controller) syncScyllaDBDatacenter(ctx context.Context, sc *scyllav1.Sc
 
 	state.sdc = sdc
 	state.sdcCurrent = true
+	state.sdcCreated = missing
 	return nil, nil
 }
 

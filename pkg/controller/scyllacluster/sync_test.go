@@ -40,6 +40,12 @@ func newSyncFixture(t *testing.T, objects ...runtime.Object) *syncFixture {
 
 	// NewSimpleClientset: the generated apply configurations carry no OpenAPI schema, which NewClientset needs.
 	scyllaClient := scyllafake.NewSimpleClientset(objects...)
+	keepStatusOnUpdate(scyllaClient, "scylladbdatacenters", func(obj, stored runtime.Object) {
+		obj.(*scyllav1alpha1.ScyllaDBDatacenter).Status = stored.(*scyllav1alpha1.ScyllaDBDatacenter).Status
+	})
+	keepStatusOnUpdate(scyllaClient, "scylladbmanagertasks", func(obj, stored runtime.Object) {
+		obj.(*scyllav1alpha1.ScyllaDBManagerTask).Status = stored.(*scyllav1alpha1.ScyllaDBManagerTask).Status
+	})
 	factory := scyllainformers.NewSharedInformerFactory(scyllaClient, 0)
 	controller, err := NewController(
 		kubefake.NewClientset(),
@@ -64,6 +70,26 @@ func newSyncFixture(t *testing.T, objects ...runtime.Object) *syncFixture {
 	f.catchUpCaches(t)
 	scyllaClient.ClearActions()
 	return f
+}
+
+// keepStatusOnUpdate makes an update of resource (not of its status subresource) keep the stored object's status, as
+// the API server does and the fake does not: copyStatus copies the status of stored to obj.
+func keepStatusOnUpdate(client *scyllafake.Clientset, resource string, copyStatus func(obj, stored runtime.Object)) {
+	client.PrependReactor("update", resource, func(action clienttesting.Action) (bool, runtime.Object, error) {
+		update := action.(clienttesting.UpdateAction)
+		if len(update.GetSubresource()) != 0 {
+			return false, nil, nil
+		}
+		accessor, err := meta.Accessor(update.GetObject())
+		if err != nil {
+			return true, nil, err
+		}
+		stored, err := client.Tracker().Get(update.GetResource(), update.GetNamespace(), accessor.GetName())
+		if err == nil {
+			copyStatus(update.GetObject(), stored)
+		}
+		return false, nil, nil
+	})
 }
 
 // catchUpCaches makes the informer caches hold exactly what the fake API server holds, as caches that caught up
@@ -167,11 +193,52 @@ func (f *syncFixture) getScyllaCluster(t *testing.T, sc *scyllav1.ScyllaCluster)
 	return got
 }
 
-// syncCreated syncs sc once it is stored and forgets the writes and events of that first sync.
-func (f *syncFixture) syncCreated(t *testing.T, sc *scyllav1.ScyllaCluster) {
+// syncCreatingScyllaDBDatacenter syncs sc, which has no ScyllaDBDatacenter yet, expects that sync to create it and
+// to write nothing else (the tasks and the status wait for the sync its add event brings), and lets the caches catch
+// up as the informer's add event would.
+func (f *syncFixture) syncCreatingScyllaDBDatacenter(t *testing.T, sc *scyllav1.ScyllaCluster) {
 	t.Helper()
 	if err := f.sync(t, sc); err != nil {
-		t.Fatalf("unexpected error on the first sync: %v", err)
+		t.Fatalf("unexpected error on the sync that creates the ScyllaDBDatacenter: %v", err)
+	}
+	if diff := cmp.Diff([]string{"create scylladbdatacenters " + naming.ScyllaDBDatacenterNameForScyllaCluster(sc.Name)}, f.takeWrites()); diff != "" {
+		t.Fatalf("unexpected writes of the sync that creates the ScyllaDBDatacenter (-want +got):\n%s", diff)
+	}
+	if events := f.takeEvents(); len(events) != 0 {
+		t.Fatalf("expected no events from the sync that creates the ScyllaDBDatacenter, got %q", events)
+	}
+	f.catchUpCaches(t)
+}
+
+// reportFirstScyllaDBDatacenterStatus stores the first status the ScyllaDBDatacenter controller writes for a new
+// datacenter: its spec observed, Progressing True, not Available yet.
+func (f *syncFixture) reportFirstScyllaDBDatacenterStatus(t *testing.T) {
+	t.Helper()
+	sdc := f.getScyllaDBDatacenter(t)
+	sdc.Status = scyllav1alpha1.ScyllaDBDatacenterStatus{
+		ObservedGeneration: new(sdc.Generation),
+		Conditions: []metav1.Condition{
+			condition("Available", metav1.ConditionFalse, "NodesNotReady", "0 of 3 nodes available", sdc.Generation, testNow),
+			condition("Progressing", metav1.ConditionTrue, "Rolling", "creating rack a", sdc.Generation, testNow),
+			condition("Degraded", metav1.ConditionFalse, "AsExpected", "", sdc.Generation, testNow),
+		},
+	}
+	f.update(t, sdc, "scylladbdatacenters", scyllav1alpha1.SchemeGroupVersion)
+}
+
+// syncCreated syncs sc once it is stored, as the informer's events bring it: the sync that creates its
+// ScyllaDBDatacenter, the one the datacenter's add event brings, and the one after the datacenter's first status.
+// It forgets the writes and events of those.
+func (f *syncFixture) syncCreated(t *testing.T, sc *scyllav1.ScyllaCluster) {
+	t.Helper()
+	f.syncCreatingScyllaDBDatacenter(t, sc)
+	if err := f.sync(t, sc); err != nil {
+		t.Fatalf("unexpected error on the second sync: %v", err)
+	}
+	f.reportFirstScyllaDBDatacenterStatus(t)
+	f.catchUpCaches(t)
+	if err := f.sync(t, sc); err != nil {
+		t.Fatalf("unexpected error on the third sync: %v", err)
 	}
 	f.takeWrites()
 	f.takeEvents()
@@ -209,7 +276,9 @@ var (
 	nightlyRepairTaskName = naming.ScyllaDBManagerTaskName("basic", "Repair", "nightly")
 )
 
-func TestSyncCreatesTheScyllaDBDatacenterAndTasksThenWritesNothingOnceConverged(t *testing.T) {
+// The ScyllaDBDatacenter is what makes pods: the sync that creates it stops there, and the one its add event brings
+// creates the tasks. The first status waits for the datacenter's first status, which would replace it at once.
+func TestSyncCreatesTheScyllaDBDatacenterFirstThenTasksThenStatusThenWritesNothingOnceConverged(t *testing.T) {
 	t.Parallel()
 
 	sc := newScyllaClusterWithTasks()
@@ -218,18 +287,14 @@ func TestSyncCreatesTheScyllaDBDatacenterAndTasksThenWritesNothingOnceConverged(
 	if err := f.sync(t, sc); err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}
-	wantWrites := []string{
-		"create scylladbdatacenters basic",
-		"create scylladbmanagertasks " + dailyBackupTaskName,
-		"create scylladbmanagertasks " + weeklyBackupTaskName,
-		"create scylladbmanagertasks " + nightlyRepairTaskName,
-		"update scyllaclusters/status basic",
-	}
-	if diff := cmp.Diff(wantWrites, f.takeWrites()); diff != "" {
+	if diff := cmp.Diff([]string{"create scylladbdatacenters basic"}, f.takeWrites()); diff != "" {
 		t.Errorf("unexpected writes on the first sync (-want +got):\n%s", diff)
 	}
 	if events := f.takeEvents(); len(events) != 0 {
-		t.Errorf("expected no events for the creates of the first sync, got %q", events)
+		t.Errorf("expected no events for the create of the first sync, got %q", events)
+	}
+	if queued := f.controller.queue.Len(); queued != 0 {
+		t.Errorf("expected the first sync to leave the next one to the ScyllaDBDatacenter's add event, got %d keys queued", queued)
 	}
 
 	sdc, err := f.scyllaClient.ScyllaV1alpha1().ScyllaDBDatacenters(testNamespace).Get(t.Context(), "basic", metav1.GetOptions{})
@@ -247,13 +312,42 @@ func TestSyncCreatesTheScyllaDBDatacenterAndTasksThenWritesNothingOnceConverged(
 		t.Errorf("expected the ScyllaDBDatacenter to be labelled for ScyllaDB Manager registration, got %q", got)
 	}
 
+	// The second sync, brought by the ScyllaDBDatacenter's add event, sees it in the cache.
+	f.catchUpCaches(t)
+	if err := f.sync(t, sc); err != nil {
+		t.Fatalf("unexpected error on the second sync: %v", err)
+	}
+	wantWrites := []string{
+		"create scylladbmanagertasks " + dailyBackupTaskName,
+		"create scylladbmanagertasks " + weeklyBackupTaskName,
+		"create scylladbmanagertasks " + nightlyRepairTaskName,
+	}
+	if diff := cmp.Diff(wantWrites, f.takeWrites()); diff != "" {
+		t.Errorf("unexpected writes on the second sync (-want +got):\n%s", diff)
+	}
+	if events := f.takeEvents(); len(events) != 0 {
+		t.Errorf("expected no events for the creates of the second sync, got %q", events)
+	}
+	f.expectQuietResync(t, sc)
+
+	// The ScyllaDBDatacenter controller writes the datacenter's first status.
+	f.reportFirstScyllaDBDatacenterStatus(t)
+	f.scyllaClient.ClearActions()
+	f.catchUpCaches(t)
+	if err := f.sync(t, sc); err != nil {
+		t.Fatalf("unexpected error on the third sync: %v", err)
+	}
+	if diff := cmp.Diff([]string{"update scyllaclusters/status basic"}, f.takeWrites()); diff != "" {
+		t.Errorf("unexpected writes on the sync after the ScyllaDBDatacenter's first status (-want +got):\n%s", diff)
+	}
+
 	status := f.getScyllaCluster(t, sc).Status
-	if status.ObservedGeneration != nil {
-		t.Errorf("expected no observedGeneration before the ScyllaDBDatacenter observed its spec, got %d", *status.ObservedGeneration)
+	if status.ObservedGeneration == nil || *status.ObservedGeneration != sc.Generation {
+		t.Errorf("expected observedGeneration %d once the ScyllaDBDatacenter observed its spec, got %v", sc.Generation, status.ObservedGeneration)
 	}
 	progressing := meta.FindStatusCondition(status.Conditions, "Progressing")
-	if progressing == nil || progressing.Status != metav1.ConditionTrue || progressing.Reason != scyllaDBDatacenterNotObservedReason {
-		t.Errorf("expected Progressing True with reason %s, got %+v", scyllaDBDatacenterNotObservedReason, progressing)
+	if progressing == nil || progressing.Status != metav1.ConditionTrue || !strings.Contains(progressing.Message, "creating rack a") {
+		t.Errorf("expected Progressing True with the ScyllaDBDatacenter's message, got %+v", progressing)
 	}
 	var taskNames []string
 	for _, backup := range status.Backups {
@@ -266,8 +360,69 @@ func TestSyncCreatesTheScyllaDBDatacenterAndTasksThenWritesNothingOnceConverged(
 		t.Errorf("unexpected task statuses (-want +got):\n%s", diff)
 	}
 
-	// The caches catch up with what the first sync wrote; the second sync has nothing left to do.
+	// The caches catch up with what the sync wrote; the next sync has nothing left to do.
 	f.expectQuietResync(t, sc)
+}
+
+// A status that has something to say besides "the ScyllaDBDatacenter has not reported yet" does not wait for the
+// datacenter's first status: not the first one of a ScyllaCluster whose datacenter failed to be created, and not any
+// later one.
+func TestSyncWritesTheStatusBeforeTheScyllaDBDatacentersFirstWhenItHasNews(t *testing.T) {
+	t.Parallel()
+
+	t.Run("the ScyllaDBDatacenter can't be created", func(t *testing.T) {
+		t.Parallel()
+		sc := newScyllaClusterWithTasks()
+		f := newSyncFixture(t, sc)
+		f.scyllaClient.PrependReactor("create", "scylladbdatacenters", func(clienttesting.Action) (bool, runtime.Object, error) {
+			return true, nil, apierrors.NewForbidden(scyllav1alpha1.Resource("scylladbdatacenters"), "basic", errors.New("quota exceeded"))
+		})
+		if err := f.sync(t, sc); err == nil {
+			t.Fatal("expected the failed create to be retried")
+		}
+		wantWrites := []string{
+			"create scylladbdatacenters basic",
+			"create scylladbmanagertasks " + dailyBackupTaskName,
+			"create scylladbmanagertasks " + weeklyBackupTaskName,
+			"create scylladbmanagertasks " + nightlyRepairTaskName,
+			"update scyllaclusters/status basic",
+		}
+		if diff := cmp.Diff(wantWrites, f.takeWrites()); diff != "" {
+			t.Errorf("unexpected writes (-want +got):\n%s", diff)
+		}
+		status := f.getScyllaCluster(t, sc).Status
+		if c := meta.FindStatusCondition(status.Conditions, "Degraded"); c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "quota exceeded") {
+			t.Errorf("expected Degraded True saying why, got %+v", c)
+		}
+	})
+
+	t.Run("the ScyllaDBDatacenter was recreated", func(t *testing.T) {
+		t.Parallel()
+		sc := newScyllaClusterWithTasks()
+		sc.Status.ObservedGeneration = new(sc.Generation)
+		sc.Status.Members = new(int32(3))
+		f := newSyncFixture(t, sc)
+		f.syncCreatingScyllaDBDatacenter(t, sc)
+		if err := f.sync(t, sc); err != nil {
+			t.Fatal(err)
+		}
+		wantWrites := []string{
+			"create scylladbmanagertasks " + dailyBackupTaskName,
+			"create scylladbmanagertasks " + weeklyBackupTaskName,
+			"create scylladbmanagertasks " + nightlyRepairTaskName,
+			"update scyllaclusters/status basic",
+		}
+		if diff := cmp.Diff(wantWrites, f.takeWrites()); diff != "" {
+			t.Errorf("unexpected writes (-want +got):\n%s", diff)
+		}
+		status := f.getScyllaCluster(t, sc).Status
+		if status.Members != nil {
+			t.Errorf("expected the status to drop what the old ScyllaDBDatacenter reported, got members %d", *status.Members)
+		}
+		if c := meta.FindStatusCondition(status.Conditions, "Progressing"); c == nil || c.Status != metav1.ConditionTrue || c.Reason != scyllaDBDatacenterNotObservedReason {
+			t.Errorf("expected Progressing True with reason %s, got %+v", scyllaDBDatacenterNotObservedReason, c)
+		}
+	})
 }
 
 func TestSyncMirrorsProgressOfTheScyllaDBDatacenterAndTasksOnce(t *testing.T) {
@@ -577,12 +732,13 @@ func TestSyncReportsATaskTakenBySomeoneElseWithoutRetrying(t *testing.T) {
 		},
 	}
 	f := newSyncFixture(t, sc, foreign)
+	f.syncCreatingScyllaDBDatacenter(t, sc)
 
 	if err := f.sync(t, sc); err != nil {
 		t.Fatalf("expected no error to requeue with, got %v", err)
 	}
+	// The error is news: the status goes out without waiting for the ScyllaDBDatacenter's first one.
 	wantWrites := []string{
-		"create scylladbdatacenters basic",
 		"create scylladbmanagertasks " + weeklyBackupTaskName,
 		"create scylladbmanagertasks " + nightlyRepairTaskName,
 		"update scyllaclusters/status basic",
