@@ -370,6 +370,13 @@ func TestSyncCreatesTheScyllaDBDatacenterFirstThenTasksThenStatusThenWritesNothi
 func TestSyncWritesTheStatusBeforeTheScyllaDBDatacentersFirstWhenItHasNews(t *testing.T) {
 	t.Parallel()
 
+	taskCreatesAndStatus := []string{
+		"create scylladbmanagertasks " + dailyBackupTaskName,
+		"create scylladbmanagertasks " + weeklyBackupTaskName,
+		"create scylladbmanagertasks " + nightlyRepairTaskName,
+		"update scyllaclusters/status basic",
+	}
+
 	t.Run("the ScyllaDBDatacenter can't be created", func(t *testing.T) {
 		t.Parallel()
 		sc := newScyllaClusterWithTasks()
@@ -380,14 +387,7 @@ func TestSyncWritesTheStatusBeforeTheScyllaDBDatacentersFirstWhenItHasNews(t *te
 		if err := f.sync(t, sc); err == nil {
 			t.Fatal("expected the failed create to be retried")
 		}
-		wantWrites := []string{
-			"create scylladbdatacenters basic",
-			"create scylladbmanagertasks " + dailyBackupTaskName,
-			"create scylladbmanagertasks " + weeklyBackupTaskName,
-			"create scylladbmanagertasks " + nightlyRepairTaskName,
-			"update scyllaclusters/status basic",
-		}
-		if diff := cmp.Diff(wantWrites, f.takeWrites()); diff != "" {
+		if diff := cmp.Diff(append([]string{"create scylladbdatacenters basic"}, taskCreatesAndStatus...), f.takeWrites()); diff != "" {
 			t.Errorf("unexpected writes (-want +got):\n%s", diff)
 		}
 		status := f.getScyllaCluster(t, sc).Status
@@ -406,13 +406,7 @@ func TestSyncWritesTheStatusBeforeTheScyllaDBDatacentersFirstWhenItHasNews(t *te
 		if err := f.sync(t, sc); err != nil {
 			t.Fatal(err)
 		}
-		wantWrites := []string{
-			"create scylladbmanagertasks " + dailyBackupTaskName,
-			"create scylladbmanagertasks " + weeklyBackupTaskName,
-			"create scylladbmanagertasks " + nightlyRepairTaskName,
-			"update scyllaclusters/status basic",
-		}
-		if diff := cmp.Diff(wantWrites, f.takeWrites()); diff != "" {
+		if diff := cmp.Diff(taskCreatesAndStatus, f.takeWrites()); diff != "" {
 			t.Errorf("unexpected writes (-want +got):\n%s", diff)
 		}
 		status := f.getScyllaCluster(t, sc).Status
