@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"reflect"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
@@ -40,9 +42,28 @@ type controllerProgram struct {
 	newControllers func() (*controllerSet, error)
 }
 
+// controllerGCPercent is the garbage collection target of the controller programs unless the GOGC environment
+// variable sets one. Their heap is mostly informer caches that live as long as the process, so Go's default of 100
+// (the heap grows to twice what is live before each collection) spends as much memory on garbage as on the caches; 50
+// lowers the operator's peak RSS at 100 ScyllaClusters by about a fifth for a little more GC CPU (README, performance).
+const controllerGCPercent = 50
+
+// setGCPercent applies controllerGCPercent unless getenv("GOGC") is set, and returns the target in effect ("off" or a
+// percent) and whether the environment chose it.
+func setGCPercent(getenv func(string) string) (string, bool) {
+	if gogc := getenv("GOGC"); len(gogc) != 0 {
+		return gogc, true
+	}
+	debug.SetGCPercent(controllerGCPercent)
+	return fmt.Sprint(controllerGCPercent), false
+}
+
 // run serves health and metrics, then runs the controllers once this replica leads, until ctx is done. On shutdown
 // every worker finishes the object it is syncing before the lease is released and run returns.
 func (p *controllerProgram) run(ctx context.Context) error {
+	gcPercent, fromEnv := setGCPercent(os.Getenv)
+	klog.InfoS("Garbage collection target", "gcPercent", gcPercent, "fromGOGC", fromEnv)
+
 	var leading, synced atomic.Bool
 	healthz := []serving.Checker{p.leaderElection.HealthzAdaptor}
 	readyz := []serving.Checker{cachesSyncedCheck(&leading, &synced)}

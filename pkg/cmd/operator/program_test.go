@@ -3,6 +3,7 @@ package operator
 import (
 	"context"
 	"errors"
+	"runtime/debug"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -86,5 +87,33 @@ func TestRunControllersReportsAControllerThatCantBeBuilt(t *testing.T) {
 	}
 	if called {
 		t.Error("onSynced was called without controllers")
+	}
+}
+
+func TestSetGCPercentKeepsWhatGOGCSays(t *testing.T) {
+	previous := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(previous) })
+
+	for _, gogc := range []string{"off", "200", "50"} {
+		got, fromEnv := setGCPercent(func(key string) string {
+			if key != "GOGC" {
+				t.Errorf("unexpected lookup of %q", key)
+			}
+			return gogc
+		})
+		if got != gogc || !fromEnv {
+			t.Errorf("GOGC=%s: got %q, fromEnv=%v", gogc, got, fromEnv)
+		}
+		if inEffect := debug.SetGCPercent(100); inEffect != 100 {
+			t.Errorf("GOGC=%s: the target was changed to %d", gogc, inEffect)
+		}
+	}
+
+	got, fromEnv := setGCPercent(func(string) string { return "" })
+	if got != "50" || fromEnv {
+		t.Errorf("without GOGC: got %q, fromEnv=%v, want \"50\" from the program", got, fromEnv)
+	}
+	if inEffect := debug.SetGCPercent(100); inEffect != controllerGCPercent {
+		t.Errorf("without GOGC: the target in effect is %d, want %d", inEffect, controllerGCPercent)
 	}
 }
