@@ -299,14 +299,12 @@ func TestNewScyllaDBDatacenterControllerNeedsAScyllaDBManagerClient(t *testing.T
 func TestProcessNextWorkItemSyncsAKey(t *testing.T) {
 	t.Parallel()
 
-	sdc := newSDC()
-	sdc.Finalizers = nil
-	f := newFixture(t, sdc, newAuthTokenSecret(t, testToken))
+	f := newFixture(t, newWaitingSDC(), newAuthTokenSecret(t, testToken))
 	f.controller.queue.Add(testKey)
 	if !controllerhelpers.ProcessNextWorkItem(t.Context(), ScyllaDBDatacenterControllerName, f.controller.queue, f.controller.sync) {
 		t.Fatal("expected the worker to go on")
 	}
-	if diff := cmp.Diff([]string{"patch scylladbdatacenters"}, f.writes()); diff != "" {
+	if diff := cmp.Diff(registrationWrites, f.journal.Take()); diff != "" {
 		t.Errorf("unexpected writes (-want +got):\n%s", diff)
 	}
 	if f.controller.queue.Len() != 0 {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	scyllafake "github.com/scyllakube/client/scylla/clientset/versioned/fake"
 	scyllainformers "github.com/scyllakube/client/scylla/informers/externalversions"
@@ -120,6 +121,8 @@ type fixtureBase struct {
 	recorder        *record.FakeRecorder
 	manager         *fakescyllamanager.Server
 	managerClient   *managerclient.Client
+	// journal lists the writes to both clientsets and to ScyllaDB Manager in order.
+	journal *fakeclient.Journal
 }
 
 // fixture is a ScyllaDBDatacenterController over a fixtureBase.
@@ -167,7 +170,8 @@ func newFixtureBase(t *testing.T, obj runtime.Object, secrets ...*corev1.Secret)
 	if err != nil {
 		t.Fatal(err)
 	}
-	server := httptest.NewServer(manager)
+	journal := fakeclient.NewJournal(func() []string { return managerWrites(manager.Requests()) })
+	server := httptest.NewServer(journal.Handler(manager))
 	t.Cleanup(server.Close)
 	managerClient, err := managerclient.New(managerclient.Options{URL: server.URL, RequestTimeout: 10 * time.Second})
 	if err != nil {
@@ -186,6 +190,8 @@ func newFixtureBase(t *testing.T, obj runtime.Object, secrets ...*corev1.Secret)
 	}
 	kubeInformers := kubeinformers.NewSharedInformerFactory(kubeClient, 0)
 	scyllaInformers := scyllainformers.NewSharedInformerFactory(scyllaClient, 0)
+	kubeClient.PrependReactor("*", "*", journal.Reactor)
+	scyllaClient.PrependReactor("*", "*", journal.Reactor)
 
 	return &fixtureBase{
 		t:               t,
@@ -197,7 +203,19 @@ func newFixtureBase(t *testing.T, obj runtime.Object, secrets ...*corev1.Secret)
 		recorder:        record.NewFakeRecorder(100),
 		manager:         manager,
 		managerClient:   managerClient,
+		journal:         journal,
 	}
+}
+
+// managerWrites describes the writes among requests as "ScyllaDB Manager <endpoint>", for the journal.
+func managerWrites(requests []fakescyllamanager.Request) []string {
+	var writes []string
+	for _, r := range requests {
+		if r.IsWrite() {
+			writes = append(writes, "ScyllaDB Manager "+string(r.Endpoint))
+		}
+	}
+	return writes
 }
 
 // cache puts objects into the informer caches, replacing the objects of the same name: what the controller sees of
@@ -249,11 +267,12 @@ func (f *fixture) recache() {
 	f.reset()
 }
 
-// reset forgets the actions, events and ScyllaDB Manager requests so far.
+// reset forgets the actions, events, journal and ScyllaDB Manager requests so far.
 func (f *fixtureBase) reset() {
 	f.scyllaClient.ClearActions()
 	f.kubeClient.ClearActions()
 	f.manager.ResetRequests()
+	f.journal.Take()
 	f.events()
 }
 
@@ -352,4 +371,31 @@ func goodConditions() []metav1.Condition {
 		{Type: ScyllaDBManagerRegistrationProgressingCondition, Status: metav1.ConditionFalse, Reason: "AsExpected", ObservedGeneration: 2, LastTransitionTime: metav1.NewTime(testNow)},
 		{Type: ScyllaDBManagerRegistrationDegradedCondition, Status: metav1.ConditionFalse, Reason: "AsExpected", ObservedGeneration: 2, LastTransitionTime: metav1.NewTime(testNow)},
 	}
+}
+
+// expectDeregistered fails the test unless ScyllaDB Manager holds no cluster and the datacenter kept only the other
+// controller's finalizer.
+func (f *fixture) expectDeregistered() {
+	f.t.Helper()
+	if clusters := f.manager.State().Clusters; len(clusters) != 0 {
+		f.t.Errorf("expected ScyllaDB Manager to hold no cluster, got %+v", clusters)
+	}
+	if diff := cmp.Diff([]string{"example.com/other"}, f.stored().Finalizers); diff != "" {
+		f.t.Errorf("unexpected finalizers (-want +got):\n%s", diff)
+	}
+}
+
+// newRegisteredFixture returns a fixture whose datacenter a sync registered, then changed by change, as by someone
+// else.
+func newRegisteredFixture(t *testing.T, change func(sdc *scyllav1alpha1.ScyllaDBDatacenter)) *fixture {
+	t.Helper()
+	f := newFixture(t, newSDC(), newAuthTokenSecret(t, testToken))
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	f.recache()
+	sdc := f.stored().DeepCopy()
+	change(sdc)
+	f.update(sdc)
+	return f
 }

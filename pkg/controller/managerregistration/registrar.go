@@ -40,7 +40,7 @@ type targetKind[T kubeinterfaces.ObjectInterface] struct {
 // registrationTarget is one object that may ask for a cluster in ScyllaDB Manager, as its kind's controller sees it
 // in one sync.
 type registrationTarget[T kubeinterfaces.ObjectInterface] struct {
-	// object is the object as cached. It is read-only.
+	// object is the object as cached, or as the sync's last write of it returned. It is read-only.
 	object T
 	// spec is the cluster the object asks for. It is nil while the object can't be registered yet, and waiting says
 	// why.

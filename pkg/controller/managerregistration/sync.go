@@ -23,29 +23,41 @@ func makeScyllaDBDatacenterTarget(sdc *scyllav1alpha1.ScyllaDBDatacenter, authTo
 }
 
 // sync brings ScyllaDB Manager in line with target:
-//   - an object labelled naming.RegisterWithScyllaDBManagerLabel first gets naming.ScyllaDBManagerClusterFinalizer,
-//     before anything is written that would need cleaning up, then its cluster is registered (register);
+//   - a labelled object that is not being deleted is registered (register). naming.ScyllaDBManagerClusterFinalizer
+//     goes on right before the first ScyllaDB Manager write, not before: an object that only waited (for its
+//     rollout, its token) holds nothing in ScyllaDB Manager, and its deletion has nothing to wait for;
 //   - an object being deleted, or no longer labelled, that has the finalizer has its cluster deregistered and then
 //     loses the finalizer (deregister);
-//   - any other object is not the registrar's business: nothing is read or written.
+//   - an object being deleted without the finalizer holds nothing in ScyllaDB Manager: nothing is read or written;
+//   - an unlabelled object without the finalizer holds nothing in ScyllaDB Manager either, but it may carry the
+//     conditions of a wait that the label's removal ended: they are removed, and nothing else is read or written.
 func (r *registrar[T]) sync(ctx context.Context, target *registrationTarget[T]) error {
 	obj := target.object
 	_, labelled := obj.GetLabels()[naming.RegisterWithScyllaDBManagerLabel]
 	deleting := obj.GetDeletionTimestamp() != nil
-
-	if !controllerhelpers.HasFinalizer(obj, naming.ScyllaDBManagerClusterFinalizer) {
-		if !labelled || deleting {
-			return nil
-		}
-		// The patch's watch event brings the object back with the finalizer.
-		_, _, err := controllerhelpers.AddFinalizer(ctx, r.kind.client(obj.GetNamespace()), obj, naming.ScyllaDBManagerClusterFinalizer)
-		return err
-	}
+	finalized := controllerhelpers.HasFinalizer(obj, naming.ScyllaDBManagerClusterFinalizer)
 
 	switch {
-	case deleting, !labelled:
+	case finalized && (deleting || !labelled):
 		return r.deregister(ctx, target)
+	case deleting:
+		return nil
+	case !labelled:
+		_, err := r.updateConditions(ctx, obj, nil)
+		return err
 	default:
 		return r.register(ctx, target)
 	}
+}
+
+// ensureFinalizer adds naming.ScyllaDBManagerClusterFinalizer to target's object unless it has it, and makes the
+// patched object target's object. It is called right before ScyllaDB Manager is written, and whenever ScyllaDB Manager
+// holds (or may hold) a cluster of the object, so that the object's deletion waits for the cluster's.
+func (r *registrar[T]) ensureFinalizer(ctx context.Context, target *registrationTarget[T]) error {
+	patched, _, err := controllerhelpers.AddFinalizer(ctx, r.kind.client(target.object.GetNamespace()), target.object, naming.ScyllaDBManagerClusterFinalizer)
+	if err != nil {
+		return err
+	}
+	target.object = patched
+	return nil
 }

@@ -18,6 +18,24 @@ import (
 // naming.ScyllaDBManagerClusterIDAnnotation and reports the outcome in the object's conditions. A failure ScyllaDB
 // Manager will repeat until the object changes is reported and not returned, so that it is not retried hot; any other
 // failure is returned too, for the queue to retry with back-off.
+//
+// A first registration writes, in this order, and a sync killed between any two of the writes leaks and loses
+// nothing, because the next sync (or the deregistration of an object deleted meanwhile) finds what it left:
+//  1. the finalizer, right before ScyllaDB Manager's write (ensureCluster). Killed after it: ScyllaDB Manager holds
+//     nothing; the next sync finds no cluster under the ID and creates it, a deletion finds none and lets the object
+//     go.
+//  2. the cluster in ScyllaDB Manager, under the ID derived from the object's UID. Killed after it: the annotation is
+//     missing, but the same ID is derived again; the next sync finds the cluster up to date and writes only the
+//     annotation and the conditions, a deletion finds the cluster under that ID and deletes it (the finalizer holds
+//     the object until then).
+//  3. the annotation, only once ScyllaDB Manager holds the cluster: tasks are scheduled in the cluster it names, and
+//     the operator shows it as a ScyllaCluster's status.managerId. Killed after it: the next sync finds the cluster
+//     and writes only the conditions.
+//  4. the conditions, once, saying the outcome (a wait before was reported by an earlier sync).
+//
+// The finalizer and the annotation can't share a patch: one must precede ScyllaDB Manager's write, the other follow
+// it. A cluster adopted by name has another ID, which the annotation records before the adopting update
+// (createCluster).
 func (r *registrar[T]) register(ctx context.Context, target *registrationTarget[T]) error {
 	obj := target.object
 	if target.refused != nil {
@@ -26,14 +44,26 @@ func (r *registrar[T]) register(ctx context.Context, target *registrationTarget[
 		return err
 	}
 	if target.spec == nil {
+		if _, ok := obj.GetAnnotations()[naming.ScyllaDBManagerClusterIDAnnotation]; ok {
+			// The annotation names a cluster ScyllaDB Manager may hold for the object already (registered before
+			// the object's current generation, or by an older manager-controller, whose ID the operator copies
+			// there): the object's deletion must remove it, wait or no wait.
+			if err := r.ensureFinalizer(ctx, target); err != nil {
+				return err
+			}
+			obj = target.object
+		}
 		_, err := r.updateConditions(ctx, obj, makeConditions(obj.GetGeneration(), target.waiting, nil))
 		return err
 	}
 
 	id, failure, syncErr := r.ensureCluster(ctx, target)
+	obj = target.object
+	if syncErr != nil && failure == nil {
+		// A Kubernetes write failed before ScyllaDB Manager's: nothing new to report, the retry goes on from there.
+		return syncErr
+	}
 	if failure == nil && obj.GetAnnotations()[naming.ScyllaDBManagerClusterIDAnnotation] != id {
-		// Only once ScyllaDB Manager holds the cluster: later syncs, and the ScyllaCluster's status.managerId, take
-		// the annotation for the registered cluster.
 		patched, err := r.patchClusterIDAnnotation(ctx, obj, &id)
 		if err != nil {
 			return err
@@ -49,8 +79,9 @@ func (r *registrar[T]) register(ctx context.Context, target *registrationTarget[
 }
 
 // ensureCluster makes ScyllaDB Manager hold the cluster target asks for with one read, and a write only when it
-// differs. It returns the ID of the cluster, or failure describing why it can't, with the error to retry on when a
-// retry may help.
+// differs; the object gets the finalizer before that write, or as soon as the read finds its cluster. It returns the
+// ID of the cluster, or failure describing why it can't, with the error to retry on when a retry may help; an error
+// without failure is a Kubernetes write that failed before ScyllaDB Manager was written.
 func (r *registrar[T]) ensureCluster(ctx context.Context, target *registrationTarget[T]) (id string, failure *progress, _ error) {
 	logger := klog.FromContext(ctx)
 	obj := target.object
@@ -69,6 +100,9 @@ func (r *registrar[T]) ensureCluster(ctx context.Context, target *registrationTa
 	case managerclient.IsNotFound(err):
 		// A first registration, a lost ScyllaDB Manager database or one restored from an old copy: the cluster comes
 		// back under the same ID, and so does its backup directory.
+		if err := r.ensureFinalizer(ctx, target); err != nil {
+			return "", nil, err
+		}
 		return r.createCluster(ctx, target, required)
 
 	case err != nil:
@@ -76,8 +110,14 @@ func (r *registrar[T]) ensureCluster(ctx context.Context, target *registrationTa
 
 	case !isOwnedBy(existing, obj.GetUID(), target.previousOwners):
 		return "", ownershipConflict(existing), nil
+	}
 
-	case existing.Labels[naming.ScyllaDBManagerManagedHashLabel] == required.Labels[naming.ScyllaDBManagerManagedHashLabel]:
+	// ScyllaDB Manager holds the object's cluster: even when nothing is to be written (a finalizer removed by hand),
+	// the object's deletion must remove it.
+	if err := r.ensureFinalizer(ctx, target); err != nil {
+		return "", nil, err
+	}
+	if existing.Labels[naming.ScyllaDBManagerManagedHashLabel] == required.Labels[naming.ScyllaDBManagerManagedHashLabel] {
 		logger.V(4).Info("ScyllaDB Manager cluster is up to date", "clusterID", id)
 		return id, nil, nil
 	}
@@ -93,7 +133,8 @@ func (r *registrar[T]) ensureCluster(ctx context.Context, target *registrationTa
 
 // createCluster registers required, which ScyllaDB Manager does not hold under its ID. When another ID holds its name
 // (registered by an older manager-controller under an ID it chose at random), that cluster is adopted instead if it
-// is this object's.
+// is this object's: its ID is recorded in the annotation first, so that a sync killed before the adopting update
+// finds it under that ID, as does the object's deregistration.
 func (r *registrar[T]) createCluster(ctx context.Context, target *registrationTarget[T], required *managerclient.Cluster) (string, *progress, error) {
 	logger := klog.FromContext(ctx)
 	obj := target.object
@@ -132,6 +173,13 @@ func (r *registrar[T]) createCluster(ctx context.Context, target *registrationTa
 	adopted, err := makeManagerCluster(named.ID, obj.GetUID(), target.spec)
 	if err != nil {
 		return "", &progress{reason: scyllaDBManagerErrorReason, message: err.Error()}, err
+	}
+	if obj.GetAnnotations()[naming.ScyllaDBManagerClusterIDAnnotation] != adopted.ID {
+		patched, err := r.patchClusterIDAnnotation(ctx, obj, &adopted.ID)
+		if err != nil {
+			return "", nil, err
+		}
+		target.object, obj = patched, patched
 	}
 	if _, err := r.managerClient.UpdateCluster(ctx, adopted); err != nil {
 		return r.managerFailure(obj, "adopt", err)

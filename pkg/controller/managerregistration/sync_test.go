@@ -262,24 +262,146 @@ func TestSyncWaitsForTheAuthToken(t *testing.T) {
 	}
 }
 
-func TestSyncAddsTheFinalizerFirstAndAlone(t *testing.T) {
+func TestSyncAddsTheFinalizerOnlyWhenScyllaDBManagerHoldsOrIsAboutToHoldTheCluster(t *testing.T) {
 	t.Parallel()
 
-	sdc := newSDC()
-	sdc.Finalizers = []string{"example.com/other"}
-	f := newFixture(t, sdc, newAuthTokenSecret(t, testToken))
+	tt := []struct {
+		name string
+		// setup makes the fixture's state and returns the datacenter to sync.
+		setup          func(t *testing.T, f *fixture) *scyllav1alpha1.ScyllaDBDatacenter
+		wantWrites     []string
+		wantFinalizers []string
+	}{
+		{
+			name: "waiting for the rollout",
+			setup: func(t *testing.T, f *fixture) *scyllav1alpha1.ScyllaDBDatacenter {
+				sdc := newCreatedSDC()
+				sdc.Annotations = nil
+				return sdc
+			},
+			wantWrites: []string{
+				"apply scylladbdatacenters/status: ScyllaDBManagerRegistrationProgressing=True/WaitingForRollout ScyllaDBManagerRegistrationDegraded=False/AsExpected",
+			},
+			wantFinalizers: []string{"example.com/other"},
+		},
+		{
+			name: "waiting for the rollout with a cluster ID an older manager-controller registered",
+			setup: func(t *testing.T, f *fixture) *scyllav1alpha1.ScyllaDBDatacenter {
+				sdc := newCreatedSDC()
+				sdc.Annotations[naming.ScyllaDBManagerClusterIDAnnotation] = "5b0e7c4a-1d2e-4f3a-9b8c-7d6e5f4a3b2c"
+				return sdc
+			},
+			wantWrites: []string{
+				writeFinalizer,
+				"apply scylladbdatacenters/status: ScyllaDBManagerRegistrationProgressing=True/WaitingForRollout ScyllaDBManagerRegistrationDegraded=False/AsExpected",
+			},
+			wantFinalizers: []string{"example.com/other", naming.ScyllaDBManagerClusterFinalizer},
+		},
+		{
+			name: "rolled out",
+			setup: func(t *testing.T, f *fixture) *scyllav1alpha1.ScyllaDBDatacenter {
+				return newWaitingSDC()
+			},
+			wantWrites:     registrationWrites,
+			wantFinalizers: []string{"example.com/other", naming.ScyllaDBManagerClusterFinalizer},
+		},
+		{
+			name: "registered, with the finalizer removed by hand",
+			setup: func(t *testing.T, f *fixture) *scyllav1alpha1.ScyllaDBDatacenter {
+				required, err := makeManagerCluster(testClusterID, testUID, &managerClusterSpec{Name: testClusterName, Host: testHost, AuthToken: testToken})
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.registerCluster(*required)
+				sdc := newSDC()
+				sdc.Finalizers = []string{"example.com/other"}
+				sdc.Annotations[naming.ScyllaDBManagerClusterIDAnnotation] = testClusterID
+				sdc.Status.Conditions = append(sdc.Status.Conditions, goodConditions()...)
+				return sdc
+			},
+			wantWrites:     []string{writeFinalizer},
+			wantFinalizers: []string{"example.com/other", naming.ScyllaDBManagerClusterFinalizer},
+		},
+		{
+			name: "the cluster ID names a cluster of another object",
+			setup: func(t *testing.T, f *fixture) *scyllav1alpha1.ScyllaDBDatacenter {
+				id := f.registerCluster(managerclient.Cluster{Name: "other", Host: "10.0.0.9", Labels: map[string]string{naming.ScyllaDBManagerOwnerUIDLabel: "someone-else"}})
+				sdc := newWaitingSDC()
+				sdc.Annotations[naming.ScyllaDBManagerClusterIDAnnotation] = id
+				return sdc
+			},
+			wantWrites: []string{
+				"apply scylladbdatacenters/status: ScyllaDBManagerRegistrationProgressing=False/AsExpected ScyllaDBManagerRegistrationDegraded=True/OwnershipConflict",
+			},
+			wantFinalizers: []string{"example.com/other"},
+		},
+		{
+			name: "ScyllaDB Manager fails to answer the read",
+			setup: func(t *testing.T, f *fixture) *scyllav1alpha1.ScyllaDBDatacenter {
+				if err := f.manager.InjectFailure(fakescyllamanager.EndpointGetCluster, fakescyllamanager.Failure{Status: 503}); err != nil {
+					t.Fatal(err)
+				}
+				return newWaitingSDC()
+			},
+			wantWrites: []string{
+				"apply scylladbdatacenters/status: ScyllaDBManagerRegistrationProgressing=False/AsExpected ScyllaDBManagerRegistrationDegraded=True/ScyllaDBManagerError",
+			},
+			wantFinalizers: []string{"example.com/other"},
+		},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+
+			f := newFixture(t, newSDC(), newAuthTokenSecret(t, testToken))
+			f.update(tc.setup(t, f))
+			f.reset()
+
+			_ = f.sync()
+			if diff := cmp.Diff(tc.wantWrites, f.journal.Take()); diff != "" {
+				t.Errorf("unexpected writes (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantFinalizers, f.stored().Finalizers); diff != "" {
+				t.Errorf("unexpected finalizers (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSyncRemovesTheConditionsOfAWaitTheLabelsRemovalEnded(t *testing.T) {
+	t.Parallel()
+
+	sdc := newCreatedSDC()
+	f := newFixture(t, sdc)
 	if err := f.sync(); err != nil {
 		t.Fatal(err)
 	}
-
-	if requests := f.managerRequests(false); len(requests) != 0 {
-		t.Errorf("expected no ScyllaDB Manager requests before the finalizer is in place, got %v", requests)
+	if diff := cmp.Diff([]string{writeWaitingForRollout}, f.journal.Take()); diff != "" {
+		t.Fatalf("unexpected writes (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"patch scylladbdatacenters"}, f.writes()); diff != "" {
+
+	unlabelled := f.stored().DeepCopy()
+	delete(unlabelled.Labels, naming.RegisterWithScyllaDBManagerLabel)
+	f.update(unlabelled)
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{writeNoConditions}, f.journal.Take()); diff != "" {
 		t.Errorf("unexpected writes (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"example.com/other", naming.ScyllaDBManagerClusterFinalizer}, f.stored().Finalizers); diff != "" {
-		t.Errorf("unexpected finalizers (-want +got):\n%s", diff)
+	if conditions := ownedConditions(f.stored()); len(conditions) != 0 {
+		t.Errorf("expected no conditions of this controller, got %+v", conditions)
+	}
+	if requests := f.managerRequests(false); len(requests) != 0 {
+		t.Errorf("expected no ScyllaDB Manager requests, got %v", requests)
+	}
+
+	f.recache()
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if writes := f.journal.Take(); len(writes) != 0 {
+		t.Errorf("expected no writes, got %v", writes)
 	}
 }
 
@@ -786,14 +908,7 @@ func TestSyncDeregistersADeletedDatacenterAndThenReleasesIt(t *testing.T) {
 func TestSyncKeepsTheFinalizerOfADeletedDatacenterWhileScyllaDBManagerFails(t *testing.T) {
 	t.Parallel()
 
-	f := newFixture(t, newSDC(), newAuthTokenSecret(t, testToken))
-	if err := f.sync(); err != nil {
-		t.Fatal(err)
-	}
-	f.recache()
-	sdc := f.stored().DeepCopy()
-	sdc.DeletionTimestamp = new(metav1.NewTime(testNow))
-	f.update(sdc)
+	f := newRegisteredFixture(t, func(sdc *scyllav1alpha1.ScyllaDBDatacenter) { sdc.DeletionTimestamp = new(metav1.NewTime(testNow)) })
 	if err := f.manager.InjectFailure(fakescyllamanager.EndpointDeleteCluster, fakescyllamanager.Failure{Status: 500, Message: "database unavailable"}); err != nil {
 		t.Fatal(err)
 	}
