@@ -3,6 +3,7 @@ package naming
 import (
 	"fmt"
 
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 )
@@ -109,3 +110,15 @@ func ScyllaDBClusterSelector(namespace, name string) labels.Selector {
 // operator writes for its selector-less Services (a ScyllaDBCluster's seed and client Services), so that
 // Kubernetes' own EndpointSlice controllers leave them alone.
 const EndpointSliceManagedByValue = "scylla-operator.scylladb.com"
+
+// OperatorEndpointSlicesSelector selects, of the EndpointSlices the operator manages (ManagedObjectsSelector), those
+// it writes itself (EndpointSliceManagedByValue): the EndpointSlices Kubernetes makes for member and client Services
+// inherit the Services' labels, and nothing reads them.
+func OperatorEndpointSlicesSelector() labels.Selector {
+	requirement, err := labels.NewRequirement(discoveryv1.LabelManagedBy, selection.Equals, []string{EndpointSliceManagedByValue})
+	if err != nil {
+		// The label key and value are constants.
+		panic(err)
+	}
+	return ManagedObjectsSelector().Add(*requirement)
+}

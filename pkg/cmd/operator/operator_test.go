@@ -2,6 +2,7 @@ package operator
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
@@ -106,6 +108,53 @@ func TestManagedInformersSeeOnlyTheOperatorsObjects(t *testing.T) {
 	slices.Sort(got)
 	if diff := cmp.Diff([]string{"Pod basic-dc1-a-0", "Secret basic-auth-token"}, got); diff != "" {
 		t.Errorf("unexpected cached objects (-want +got):\n%s", diff)
+	}
+}
+
+func TestEndpointSliceInformerSeesOnlyTheSlicesTheOperatorWrites(t *testing.T) {
+	t.Parallel()
+
+	managed := map[string]string{"app.kubernetes.io/managed-by": "scylla-operator", "scylla/cluster": "basic"}
+	slice := func(name string, labels map[string]string, managedBy string) *discoveryv1.EndpointSlice {
+		l := maps.Clone(labels)
+		if len(managedBy) != 0 {
+			if l == nil {
+				l = map[string]string{}
+			}
+			l[discoveryv1.LabelManagedBy] = managedBy
+		}
+		return &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "scylla", Name: name, Labels: l}}
+	}
+	client := kubefake.NewClientset(
+		slice("basic-client-seeds", managed, "scylla-operator.scylladb.com"),
+		// Kubernetes' EndpointSlice controller copies a member Service's labels.
+		slice("basic-dc1-a-0-x7k2p", managed, "endpointslice-controller.k8s.io"),
+		slice("someone-elses", nil, "scylla-operator.scylladb.com"),
+		slice("unlabelled", managed, ""),
+	)
+	factory := newManagedObjectsInformerFactory(client, 0)
+	// The ScyllaDBCluster controller takes its lister before the factory starts.
+	lister := operatorEndpointSlices(factory).Lister()
+	ctx, cancel := context.WithCancel(t.Context())
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+	defer cancel()
+	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			t.Fatalf("the cache of %v did not sync", typ)
+		}
+	}
+
+	cached, err := lister.List(labels.Everything())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range cached {
+		got = append(got, s.Name)
+	}
+	if diff := cmp.Diff([]string{"basic-client-seeds"}, got); diff != "" {
+		t.Errorf("unexpected cached EndpointSlices (-want +got):\n%s", diff)
 	}
 }
 
