@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/util/workqueue"
 )
 
 // TestWriteBudgetOfANewScyllaCluster syncs a ScyllaCluster with a backup and a repair as its ScyllaDBDatacenter comes
@@ -155,5 +156,83 @@ func TestSyncNeverWritesTheStatusItHas(t *testing.T) {
 	}
 	if writes := f.takeWrites(); len(writes) != 0 {
 		t.Errorf("a sync whose status is the last one written wrote %q", writes)
+	}
+}
+
+// deadlineQueue records when the keys a controller adds with a delay are due, on a test clock; the rest goes to the
+// real queue.
+type deadlineQueue struct {
+	workqueue.TypedRateLimitingInterface[string]
+	now       func() time.Time
+	deadlines []time.Time
+}
+
+func (q *deadlineQueue) AddAfter(_ string, d time.Duration) {
+	q.deadlines = append(q.deadlines, q.now().Add(d))
+}
+
+// TestOwnChangesWaitForTheDatacentersNextBatchedStatus checks that a change of the ScyllaCluster's own (here its
+// registration with ScyllaDB Manager) made just after a write is not written just before the datacenter's next batched
+// status, which comes a batch period after the previous one, but with it: one write, not two a moment apart.
+func TestOwnChangesWaitForTheDatacentersNextBatchedStatus(t *testing.T) {
+	t.Parallel()
+
+	sc := newBasicScyllaCluster()
+	f := newSyncFixture(t, sc)
+	clock := testNow.Time
+	f.controller.clock = func() time.Time { return clock }
+	f.controller.statusBatcher = controllerhelpers.NewStatusBatcherWithClock(controllerhelpers.DefaultStatusBatchPeriod, func() time.Time { return clock })
+	queue := &deadlineQueue{TypedRateLimitingInterface: f.controller.queue, now: func() time.Time { return clock }}
+	f.controller.queue = queue
+
+	// The datacenter's first status is mirrored at once, 100ms after the datacenter's controller wrote it.
+	f.syncCreated(t, sc)
+	mirrored := clock
+	datacenterWrote := mirrored.Add(-100 * time.Millisecond)
+
+	clock = mirrored.Add(100 * time.Millisecond)
+	sdc := f.getScyllaDBDatacenter(t)
+	sdc.Annotations[naming.ScyllaDBManagerClusterIDAnnotation] = "manager-cluster-id"
+	f.update(t, sdc, "scylladbdatacenters", scyllav1alpha1.SchemeGroupVersion)
+	f.catchUpCaches(t)
+	if err := f.sync(t, sc); err != nil {
+		t.Fatal(err)
+	}
+	if writes := f.takeWrites(); len(writes) != 0 {
+		t.Errorf("expected the registration to wait for the batch, got %q", writes)
+	}
+	if len(queue.deadlines) != 1 {
+		t.Fatalf("expected the sync to be queued again once, got %d", len(queue.deadlines))
+	}
+
+	// The datacenter's next batched status is due a period after its last, and mirrored 100ms later: before the
+	// registration's batch is over.
+	nextMirror := datacenterWrote.Add(controllerhelpers.DefaultStatusBatchPeriod).Add(100 * time.Millisecond)
+	if !queue.deadlines[0].After(nextMirror) {
+		t.Fatalf("the registration is due at %v, before the datacenter's next status is mirrored at %v", queue.deadlines[0].Sub(mirrored), nextMirror.Sub(mirrored))
+	}
+	clock = nextMirror
+	sdc = f.getScyllaDBDatacenter(t)
+	sdc.Status.Conditions[1].Message = "creating rack b"
+	f.update(t, sdc, "scylladbdatacenters", scyllav1alpha1.SchemeGroupVersion)
+	f.catchUpCaches(t)
+	if err := f.sync(t, sc); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"update scyllaclusters/status basic"}, f.takeWrites()); diff != "" {
+		t.Errorf("unexpected writes of the datacenter's next status (-want +got):\n%s", diff)
+	}
+	if id := f.getScyllaCluster(t, sc).Status.ManagerID; id == nil || *id != "manager-cluster-id" {
+		t.Errorf("expected the write to carry the registration, got managerId %v", id)
+	}
+
+	// The registration's batch is over: nothing is left to write.
+	clock = queue.deadlines[0]
+	f.catchUpCaches(t)
+	if err := f.sync(t, sc); err != nil {
+		t.Fatal(err)
+	}
+	if writes := f.takeWrites(); len(writes) != 0 {
+		t.Errorf("expected nothing left to write when the batch is over, got %q", writes)
 	}
 }

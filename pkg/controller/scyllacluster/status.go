@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	scyllav1 "github.com/scyllakube/api/scylla/v1"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
@@ -325,11 +326,18 @@ func awaitsFirstScyllaDBDatacenterStatus(sc *scyllav1.ScyllaCluster, state *sync
 	return true
 }
 
+// ownChangeSlack is how much longer than the batch period a change of the ScyllaCluster's own waits. The
+// ScyllaCluster's writes follow its datacenter's by the time it takes to react, and the datacenter's batched writes
+// come a batch period apart, so a change of its own falling due as the period ends would often be written just before
+// the datacenter's next status arrives, and that status in a second write. Waiting a little longer lets one write carry
+// both.
+const ownChangeSlack = time.Second
+
 // updateStatus writes status as sc's status unless it is already that. A change clients wait for
 // (controllerhelpers.UrgentStatusChange) or of what sc mirrors of its ScyllaDBDatacenter's status (already batched
 // by that controller, see scyllaDBDatacenterStatusChanged) is written at once; any other, of the ScyllaCluster's own
 // (the ScyllaDB Manager IDs, the tasks' statuses), waits until sc's last status write is
-// controllerhelpers.DefaultStatusBatchPeriod old (statusBatcher), and sc is synced again then.
+// controllerhelpers.DefaultStatusBatchPeriod old (statusBatcher), and sc is synced again then, ownChangeSlack later.
 //
 // The operator is the only writer of a ScyllaCluster's status and computes all of it, so an Update that replaces it
 // whole is right. sc comes from the informer or, while that is behind, from the controller's own last write
@@ -345,7 +353,7 @@ func (c *Controller) updateStatus(ctx context.Context, sc *scyllav1.ScyllaCluste
 	if !urgent {
 		if wait := c.statusBatcher.Wait(key); wait > 0 {
 			klog.FromContext(ctx).V(4).Info("Batching status change", "scyllaCluster", klog.KObj(sc), "wait", wait)
-			c.queue.AddAfter(key, wait)
+			c.queue.AddAfter(key, wait+ownChangeSlack)
 			return nil
 		}
 	}

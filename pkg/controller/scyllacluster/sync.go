@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	scyllav1 "github.com/scyllakube/api/scylla/v1"
@@ -117,6 +118,14 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return syncErr
 	}
 
+	if syncErr != nil && isStaleCacheError(syncErr) {
+		// A create or update refused because the cache is behind (the object exists already, or changed meanwhile)
+		// says nothing about the ScyllaCluster, and this sync's view of its objects is stale: a status written from
+		// it would report a failure and the next write would take it back. The retry writes the status.
+		logger.V(2).Info("Cache is behind the API server; retrying before writing the status", "scyllaCluster", klog.KObj(sc), "err", syncErr)
+		return syncErr
+	}
+
 	c.recordPermanentErrors(sc, state, subSyncConditions)
 
 	status, err := calculateStatus(sc, state, subSyncConditions, c.now())
@@ -137,6 +146,18 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		logger.V(2).Info("ScyllaCluster can't be fully reconciled until it or a conflicting object changes", "scyllaCluster", klog.KObj(sc), "err", syncErr)
 	}
 	return utilerrors.NewAggregate([]error{requeueErr, statusErr})
+}
+
+// isStaleCacheError tells whether err, possibly wrapped or aggregated, is made only of errors that mean the informer
+// cache is behind the API server: AlreadyExists from a create of an object the cache does not show yet, Conflict from
+// an update built on an older copy.
+func isStaleCacheError(err error) bool {
+	var agg utilerrors.Aggregate
+	if errors.As(err, &agg) {
+		errs := agg.Errors()
+		return len(errs) != 0 && !slices.ContainsFunc(errs, func(err error) bool { return !isStaleCacheError(err) })
+	}
+	return apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err)
 }
 
 // observeOwnedObjects records in state the ScyllaDBDatacenter and ScyllaDBManagerTasks sc controls, as cached, for a

@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
@@ -628,6 +629,81 @@ func TestSyncRequeuesTransientErrorsAndStillWritesStatus(t *testing.T) {
 	status := f.getScyllaCluster(t, sc).Status
 	if c := meta.FindStatusCondition(status.Conditions, "ScyllaDBDatacenterControllerDegraded"); c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "etcd is down") {
 		t.Errorf("expected ScyllaDBDatacenterControllerDegraded True about the failure, got %+v", c)
+	}
+}
+
+// A create refused because the object exists already means only that the cache is behind: the sync is retried, and
+// no status is written from its stale view (it would report a failure the retry takes back, two writes for nothing).
+func TestSyncRetriesWithoutWritingTheStatusWhileTheCacheIsBehind(t *testing.T) {
+	t.Parallel()
+
+	sc := newScyllaClusterWithTasks()
+	f := newSyncFixture(t, sc)
+	f.syncCreatingScyllaDBDatacenter(t, sc)
+	if err := f.sync(t, sc); err != nil {
+		t.Fatal(err)
+	}
+	f.reportFirstScyllaDBDatacenterStatus(t)
+	f.catchUpCaches(t)
+	f.takeWrites()
+	// The task informer has not caught up with the creates yet.
+	tasks := f.factory.Scylla().V1alpha1().ScyllaDBManagerTasks().Informer().GetIndexer()
+	if err := tasks.Replace(nil, ""); err != nil {
+		t.Fatal(err)
+	}
+
+	err := f.sync(t, sc)
+	if err == nil || !isStaleCacheError(err) {
+		t.Fatalf("expected the AlreadyExists errors to requeue with, got %v", err)
+	}
+	wantWrites := []string{
+		"create scylladbmanagertasks " + dailyBackupTaskName,
+		"create scylladbmanagertasks " + weeklyBackupTaskName,
+		"create scylladbmanagertasks " + nightlyRepairTaskName,
+	}
+	if diff := cmp.Diff(wantWrites, f.takeWrites()); diff != "" {
+		t.Errorf("unexpected writes while the cache is behind (-want +got):\n%s", diff)
+	}
+	if events := f.takeEvents(); len(events) != 0 {
+		t.Errorf("expected no events while the cache is behind, got %q", events)
+	}
+
+	f.catchUpCaches(t)
+	if err := f.sync(t, sc); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"update scyllaclusters/status basic"}, f.takeWrites()); diff != "" {
+		t.Errorf("unexpected writes of the retry (-want +got):\n%s", diff)
+	}
+	if c := meta.FindStatusCondition(f.getScyllaCluster(t, sc).Status.Conditions, "Degraded"); c == nil || c.Status != metav1.ConditionFalse {
+		t.Errorf("expected Degraded False, got %+v", c)
+	}
+}
+
+func TestIsStaleCacheError(t *testing.T) {
+	t.Parallel()
+	exists := apierrors.NewAlreadyExists(scyllav1alpha1.Resource("scylladbmanagertasks"), "a")
+	conflict := apierrors.NewConflict(scyllav1alpha1.Resource("scylladbdatacenters"), "b", errors.New("changed"))
+	internal := apierrors.NewInternalError(errors.New("etcd is down"))
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{name: "AlreadyExists", err: exists, want: true},
+		{name: "Conflict, wrapped", err: fmt.Errorf("can't update: %w", conflict), want: true},
+		{name: "another error", err: internal, want: false},
+		{name: "aggregated stale cache errors, wrapped", err: fmt.Errorf("sub-sync: %w", utilerrors.NewAggregate([]error{exists, conflict})), want: true},
+		{name: "a stale cache error with another", err: utilerrors.NewAggregate([]error{exists, internal}), want: false},
+		{name: "nested aggregates", err: utilerrors.NewAggregate([]error{fmt.Errorf("x: %w", utilerrors.NewAggregate([]error{exists})), conflict}), want: true},
+		{name: "a permanent error", err: &permanentError{reason: invalidSpecReason, err: errors.New("bad spec")}, want: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := isStaleCacheError(tc.err); got != tc.want {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
 
