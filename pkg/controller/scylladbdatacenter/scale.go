@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -188,6 +189,38 @@ func statefulSetSettled(sts *appsv1.StatefulSet) bool {
 	return statefulSetReady(sts) && sts.Status.AvailableReplicas == sts.Status.Replicas
 }
 
+// ready tells whether the rack's StatefulSet runs every replica ready at its update revision: as its status says
+// (statefulSetReady) or, when that status lags behind, as its pods say (podsReady). The StatefulSet controller writes
+// a pod's readiness into the StatefulSet's status only when it gets to it, seconds after the kubelet when it is busy,
+// and a rack waiting for it holds back the next one's bootstrap that long.
+func (r *rackObjects) ready() bool {
+	return statefulSetReady(r.statefulSet) || podsReady(r.statefulSet, r.pods)
+}
+
+// podsReady tells whether sts has observed its spec and its pods, by ordinal, are exactly one per replica, none being
+// deleted, each Ready and of the StatefulSet's update revision: what statefulSetReady reads from the StatefulSet's
+// status, read from the pods.
+func podsReady(sts *appsv1.StatefulSet, pods map[int32]*corev1.Pod) bool {
+	if sts == nil || sts.Status.ObservedGeneration < sts.Generation || len(sts.Status.UpdateRevision) == 0 {
+		return false
+	}
+	replicas := int32(1)
+	if sts.Spec.Replicas != nil {
+		replicas = *sts.Spec.Replicas
+	}
+	if int32(len(pods)) != replicas {
+		return false
+	}
+	for ordinal := range replicas {
+		pod := pods[ordinal]
+		if pod == nil || pod.DeletionTimestamp != nil || !controllerhelpers.IsPodReady(pod) ||
+			pod.Labels[appsv1.ControllerRevisionHashLabelKey] != sts.Status.UpdateRevision {
+			return false
+		}
+	}
+	return true
+}
+
 // statefulSetReady tells whether a StatefulSet has observed its spec and runs every replica ready at the updated
 // revision. A ready node is up in the ring (the sidecar's readiness), so another may join: unlike a decommission, a
 // bootstrap does not wait for minReadySeconds.
@@ -257,7 +290,7 @@ func planScale(dcName string, parallelNodeOperations bool, racks []*rackObjects,
 		if !r.observed() || !statefulSetSettled(r.statefulSet) {
 			settled = false
 		}
-		if !r.observed() || !statefulSetReady(r.statefulSet) {
+		if !r.observed() || !r.ready() {
 			nodesReady = false
 		}
 	}

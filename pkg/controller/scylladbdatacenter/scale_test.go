@@ -54,6 +54,32 @@ func testRack(name string, desired *int32, sts *appsv1.StatefulSet, services int
 	return r
 }
 
+// lagging returns a StatefulSet that observed its spec of replicas at revision name-1, whose status reports none of
+// them ready yet: the StatefulSet controller did not get to write their readiness.
+func lagging(name string, replicas int32) *appsv1.StatefulSet {
+	sts := settledStatefulSet(name, replicas)
+	sts.Status.ReadyReplicas, sts.Status.AvailableReplicas = 0, 0
+	return sts
+}
+
+// withPods gives r a Ready pod of revision for each of its member Services, changed by mutate when that is set.
+func withPods(r *rackObjects, revision string, mutate func(ordinal int32, pod *corev1.Pod)) *rackObjects {
+	for ordinal := range r.services {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{
+				Name:   naming.MemberServiceName(r.statefulSetName, ordinal),
+				Labels: map[string]string{appsv1.ControllerRevisionHashLabelKey: revision},
+			},
+			Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
+		}
+		if mutate != nil {
+			mutate(ordinal, pod)
+		}
+		r.pods[ordinal] = pod
+	}
+	return r
+}
+
 // withNewRacks returns first followed by racks "b" and "c" of three nodes each, not created yet.
 func withNewRacks(first *rackObjects) []*rackObjects {
 	return []*rackObjects{first, testRack("b", new(int32(3)), nil, 0, ""), testRack("c", new(int32(3)), nil, 0, "")}
@@ -329,6 +355,104 @@ func TestPlanScale(t *testing.T) {
 			want: []wantPlan{
 				{replicas: 3},
 				{replicas: 3},
+				{replicas: 0, reasons: []string{waitingForNodesToJoinReason}},
+			},
+		},
+		{
+			name: "the second rack grows once the first's pods are ready, before the StatefulSet's status says so",
+			racks: func() []*rackObjects {
+				return withNewRacks(withPods(testRack("a", new(int32(3)), lagging("basic-dc1-a", 3), 3, ""), "basic-dc1-a-1", nil))
+			},
+			want: []wantPlan{
+				{replicas: 3},
+				{replicas: 3},
+				{replicas: 0, reasons: []string{waitingForNodesToJoinReason}},
+			},
+		},
+		{
+			name: "the pods don't make a rack ready while one of them is not ready",
+			racks: func() []*rackObjects {
+				return withNewRacks(withPods(testRack("a", new(int32(3)), lagging("basic-dc1-a", 3), 3, ""), "basic-dc1-a-1", func(ordinal int32, pod *corev1.Pod) {
+					if ordinal == 2 {
+						pod.Status.Conditions[0].Status = corev1.ConditionFalse
+					}
+				}))
+			},
+			want: []wantPlan{
+				{replicas: 3},
+				{replicas: 0, reasons: []string{waitingForNodesToJoinReason}},
+				{replicas: 0, reasons: []string{waitingForNodesToJoinReason}},
+			},
+		},
+		{
+			name: "the pods don't make a rack ready while one of them is missing",
+			racks: func() []*rackObjects {
+				r := withPods(testRack("a", new(int32(3)), lagging("basic-dc1-a", 3), 3, ""), "basic-dc1-a-1", nil)
+				delete(r.pods, 1)
+				return withNewRacks(r)
+			},
+			want: []wantPlan{
+				{replicas: 3},
+				{replicas: 0, reasons: []string{waitingForNodesToJoinReason}},
+				{replicas: 0, reasons: []string{waitingForNodesToJoinReason}},
+			},
+		},
+		{
+			name: "the pods don't make a rack ready while one of them is being deleted",
+			racks: func() []*rackObjects {
+				return withNewRacks(withPods(testRack("a", new(int32(3)), lagging("basic-dc1-a", 3), 3, ""), "basic-dc1-a-1", func(ordinal int32, pod *corev1.Pod) {
+					if ordinal == 0 {
+						pod.DeletionTimestamp = &metav1.Time{}
+					}
+				}))
+			},
+			want: []wantPlan{
+				{replicas: 3},
+				{replicas: 0, reasons: []string{waitingForNodesToJoinReason}},
+				{replicas: 0, reasons: []string{waitingForNodesToJoinReason}},
+			},
+		},
+		{
+			name: "the pods don't make a rack ready while one of them runs another revision than the update revision",
+			racks: func() []*rackObjects {
+				return withNewRacks(withPods(testRack("a", new(int32(3)), lagging("basic-dc1-a", 3), 3, ""), "basic-dc1-a-1", func(ordinal int32, pod *corev1.Pod) {
+					if ordinal == 1 {
+						pod.Labels[appsv1.ControllerRevisionHashLabelKey] = "basic-dc1-a-0"
+					}
+				}))
+			},
+			want: []wantPlan{
+				{replicas: 3},
+				{replicas: 0, reasons: []string{waitingForNodesToJoinReason}},
+				{replicas: 0, reasons: []string{waitingForNodesToJoinReason}},
+			},
+		},
+		{
+			name: "the pods don't make a rack ready while a pod beyond its replicas is still there",
+			racks: func() []*rackObjects {
+				sts := lagging("basic-dc1-a", 2)
+				r := withPods(testRack("a", new(int32(3)), sts, 2, ""), "basic-dc1-a-1", nil)
+				extra := r.pods[0].DeepCopy()
+				extra.Name = "basic-dc1-a-2"
+				r.pods[2] = extra
+				return withNewRacks(r)
+			},
+			want: []wantPlan{
+				{replicas: 2, reasons: []string{waitingForNodesToJoinReason}},
+				{replicas: 0, reasons: []string{waitingForNodesToJoinReason}},
+				{replicas: 0, reasons: []string{waitingForNodesToJoinReason}},
+			},
+		},
+		{
+			name: "the pods don't make a rack ready before its StatefulSet observed its spec",
+			racks: func() []*rackObjects {
+				sts := lagging("basic-dc1-a", 3)
+				sts.Generation = 5
+				return withNewRacks(withPods(testRack("a", new(int32(3)), sts, 3, ""), "basic-dc1-a-1", nil))
+			},
+			want: []wantPlan{
+				{replicas: 3},
+				{replicas: 0, reasons: []string{waitingForNodesToJoinReason}},
 				{replicas: 0, reasons: []string{waitingForNodesToJoinReason}},
 			},
 		},
