@@ -128,13 +128,7 @@ func TestSyncNeverWritesTheStatusItHas(t *testing.T) {
 		obj.ResourceVersion = strconv.Itoa(rv + 1)
 		return false, nil, nil
 	})
-	f.syncCreatingScyllaDBDatacenter(t, sc)
-	if err := f.sync(t, sc); err != nil {
-		t.Fatal(err)
-	}
-	f.reportFirstScyllaDBDatacenterStatus(t)
-	f.catchUpCaches(t)
-	f.takeWrites()
+	f.syncUntilFirstScyllaDBDatacenterStatus(t, sc)
 	if err := f.sync(t, sc); err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package scyllacluster
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -227,10 +228,10 @@ func (f *syncFixture) reportFirstScyllaDBDatacenterStatus(t *testing.T) {
 	f.update(t, sdc, "scylladbdatacenters", scyllav1alpha1.SchemeGroupVersion)
 }
 
-// syncCreated syncs sc once it is stored, as the informer's events bring it: the sync that creates its
-// ScyllaDBDatacenter, the one the datacenter's add event brings, and the one after the datacenter's first status.
-// It forgets the writes and events of those.
-func (f *syncFixture) syncCreated(t *testing.T, sc *scyllav1.ScyllaCluster) {
+// syncUntilFirstScyllaDBDatacenterStatus syncs sc once it is stored, as the informer's events bring it, until its
+// ScyllaDBDatacenter reports its first status: the sync that creates the datacenter and the one its add event brings.
+// The caches then catch up with that status, and the writes are forgotten.
+func (f *syncFixture) syncUntilFirstScyllaDBDatacenterStatus(t *testing.T, sc *scyllav1.ScyllaCluster) {
 	t.Helper()
 	f.syncCreatingScyllaDBDatacenter(t, sc)
 	if err := f.sync(t, sc); err != nil {
@@ -238,6 +239,16 @@ func (f *syncFixture) syncCreated(t *testing.T, sc *scyllav1.ScyllaCluster) {
 	}
 	f.reportFirstScyllaDBDatacenterStatus(t)
 	f.catchUpCaches(t)
+	f.takeWrites()
+	f.takeEvents()
+}
+
+// syncCreated syncs sc once it is stored, as the informer's events bring it: the sync that creates its
+// ScyllaDBDatacenter, the one the datacenter's add event brings, and the one after the datacenter's first status.
+// It forgets the writes and events of those.
+func (f *syncFixture) syncCreated(t *testing.T, sc *scyllav1.ScyllaCluster) {
+	t.Helper()
+	f.syncUntilFirstScyllaDBDatacenterStatus(t, sc)
 	if err := f.sync(t, sc); err != nil {
 		t.Fatalf("unexpected error on the third sync: %v", err)
 	}
@@ -275,6 +286,12 @@ var (
 	dailyBackupTaskName   = naming.ScyllaDBManagerTaskName("basic", "Backup", "daily")
 	weeklyBackupTaskName  = naming.ScyllaDBManagerTaskName("basic", "Backup", "weekly")
 	nightlyRepairTaskName = naming.ScyllaDBManagerTaskName("basic", "Repair", "nightly")
+	// createTasks are the writes that create the tasks of newScyllaClusterWithTasks.
+	createTasks = []string{
+		"create scylladbmanagertasks " + dailyBackupTaskName,
+		"create scylladbmanagertasks " + weeklyBackupTaskName,
+		"create scylladbmanagertasks " + nightlyRepairTaskName,
+	}
 )
 
 // The ScyllaDBDatacenter is what makes pods: the sync that creates it stops there, and the one its add event brings
@@ -318,12 +335,7 @@ func TestSyncCreatesTheScyllaDBDatacenterFirstThenTasksThenStatusThenWritesNothi
 	if err := f.sync(t, sc); err != nil {
 		t.Fatalf("unexpected error on the second sync: %v", err)
 	}
-	wantWrites := []string{
-		"create scylladbmanagertasks " + dailyBackupTaskName,
-		"create scylladbmanagertasks " + weeklyBackupTaskName,
-		"create scylladbmanagertasks " + nightlyRepairTaskName,
-	}
-	if diff := cmp.Diff(wantWrites, f.takeWrites()); diff != "" {
+	if diff := cmp.Diff(createTasks, f.takeWrites()); diff != "" {
 		t.Errorf("unexpected writes on the second sync (-want +got):\n%s", diff)
 	}
 	if events := f.takeEvents(); len(events) != 0 {
@@ -371,12 +383,7 @@ func TestSyncCreatesTheScyllaDBDatacenterFirstThenTasksThenStatusThenWritesNothi
 func TestSyncWritesTheStatusBeforeTheScyllaDBDatacentersFirstWhenItHasNews(t *testing.T) {
 	t.Parallel()
 
-	taskCreatesAndStatus := []string{
-		"create scylladbmanagertasks " + dailyBackupTaskName,
-		"create scylladbmanagertasks " + weeklyBackupTaskName,
-		"create scylladbmanagertasks " + nightlyRepairTaskName,
-		"update scyllaclusters/status basic",
-	}
+	taskCreatesAndStatus := append(slices.Clone(createTasks), "update scyllaclusters/status basic")
 
 	t.Run("the ScyllaDBDatacenter can't be created", func(t *testing.T) {
 		t.Parallel()
@@ -639,13 +646,7 @@ func TestSyncRetriesWithoutWritingTheStatusWhileTheCacheIsBehind(t *testing.T) {
 
 	sc := newScyllaClusterWithTasks()
 	f := newSyncFixture(t, sc)
-	f.syncCreatingScyllaDBDatacenter(t, sc)
-	if err := f.sync(t, sc); err != nil {
-		t.Fatal(err)
-	}
-	f.reportFirstScyllaDBDatacenterStatus(t)
-	f.catchUpCaches(t)
-	f.takeWrites()
+	f.syncUntilFirstScyllaDBDatacenterStatus(t, sc)
 	// The task informer has not caught up with the creates yet.
 	tasks := f.factory.Scylla().V1alpha1().ScyllaDBManagerTasks().Informer().GetIndexer()
 	if err := tasks.Replace(nil, ""); err != nil {
@@ -656,12 +657,7 @@ func TestSyncRetriesWithoutWritingTheStatusWhileTheCacheIsBehind(t *testing.T) {
 	if err == nil || !isStaleCacheError(err) {
 		t.Fatalf("expected the AlreadyExists errors to requeue with, got %v", err)
 	}
-	wantWrites := []string{
-		"create scylladbmanagertasks " + dailyBackupTaskName,
-		"create scylladbmanagertasks " + weeklyBackupTaskName,
-		"create scylladbmanagertasks " + nightlyRepairTaskName,
-	}
-	if diff := cmp.Diff(wantWrites, f.takeWrites()); diff != "" {
+	if diff := cmp.Diff(createTasks, f.takeWrites()); diff != "" {
 		t.Errorf("unexpected writes while the cache is behind (-want +got):\n%s", diff)
 	}
 	if events := f.takeEvents(); len(events) != 0 {
