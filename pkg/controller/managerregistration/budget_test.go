@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/test/fakescyllamanager"
@@ -141,19 +142,9 @@ func newWaitingSDC() *scyllav1alpha1.ScyllaDBDatacenter {
 // first n of full were made, and starts the process again with the informer caught up.
 func crashAfter(t *testing.T, f *fixture, n int, full []string) {
 	t.Helper()
-	f.journal.CrashAfter(n)
-	err := f.sync()
-	if n < len(full) && err == nil {
-		t.Errorf("expected the killed sync to fail")
-	}
-	if diff := cmp.Diff(full[:n], f.journal.Take(), emptyIsNil); diff != "" {
-		t.Errorf("unexpected writes before the crash (-want +got):\n%s", diff)
-	}
-	f.journal.Recover()
+	f.journal.ExpectCrashAfter(t, n, full, f.sync)
 	f.recache()
 }
-
-var emptyIsNil = cmp.Comparer(func(a, b []string) bool { return len(a) == 0 && len(b) == 0 || cmp.Equal(a, b) })
 
 // TestRegistrationKilledBetweenAnyTwoWritesLeaksAndLosesNothing kills the process of a first registration after each
 // of its writes. Restarted, the next sync writes exactly the writes that had not been made, and ScyllaDB Manager ends
@@ -172,7 +163,7 @@ func TestRegistrationKilledBetweenAnyTwoWritesLeaksAndLosesNothing(t *testing.T)
 			if err := f.sync(); err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(registrationWrites[n:], f.journal.Take(), emptyIsNil); diff != "" {
+			if diff := cmp.Diff(registrationWrites[n:], f.journal.Take(), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("unexpected writes after the restart (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff([]fakescyllamanager.ClusterState{wantCluster(t, testClusterID, testClusterName, testToken)}, f.manager.State().Clusters); diff != "" {
@@ -203,7 +194,7 @@ func TestRegistrationKilledBetweenAnyTwoWritesLeaksAndLosesNothing(t *testing.T)
 				// The finalizer went on, the cluster never got to ScyllaDB Manager.
 				want = []string{writeNoFinalizer}
 			}
-			if diff := cmp.Diff(want, f.journal.Take(), emptyIsNil); diff != "" {
+			if diff := cmp.Diff(want, f.journal.Take(), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("unexpected writes of the deletion (-want +got):\n%s", diff)
 			}
 			f.expectDeregistered()
@@ -246,7 +237,7 @@ func TestDeregistrationKilledBetweenAnyTwoWritesResumesWithTheRest(t *testing.T)
 				if err := f.sync(); err != nil {
 					t.Fatal(err)
 				}
-				if diff := cmp.Diff(tc.full[n:], f.journal.Take(), emptyIsNil); diff != "" {
+				if diff := cmp.Diff(tc.full[n:], f.journal.Take(), cmpopts.EquateEmpty()); diff != "" {
 					t.Errorf("unexpected writes after the restart (-want +got):\n%s", diff)
 				}
 				f.expectDeregistered()

@@ -69,6 +69,8 @@ type fixture struct {
 	factory       scyllainformers.SharedInformerFactory
 	controller    *Controller
 	recorder      *record.FakeRecorder
+	// journal lists the writes to Kubernetes and ScyllaDB Manager in order.
+	journal *fakeclient.Journal
 }
 
 // newFixture returns a fixture whose API server and caches hold objects and whose ScyllaDB Manager holds the
@@ -81,7 +83,8 @@ func newFixture(t *testing.T, objects ...runtime.Object) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	server := httptest.NewServer(manager)
+	journal := fakeclient.NewJournal(func() []string { return describeManagerWrites(manager.Requests()) })
+	server := httptest.NewServer(journal.Handler(manager))
 	t.Cleanup(server.Close)
 	managerClient, err := managerclient.New(managerclient.Options{URL: server.URL})
 	if err != nil {
@@ -97,6 +100,7 @@ func newFixture(t *testing.T, objects ...runtime.Object) *fixture {
 	// NewSimpleClientset: the generated apply configurations carry no OpenAPI schema, which NewClientset needs.
 	scyllaClient := scyllafake.NewSimpleClientset(objects...)
 	apiserverfields.BumpResourceVersions(&scyllaClient.Fake, scyllaClient.Tracker())
+	scyllaClient.PrependReactor("*", "*", journal.Reactor)
 	factory := scyllainformers.NewSharedInformerFactory(scyllaClient, 0)
 	controller, err := NewController(
 		kubefake.NewClientset(),
@@ -125,9 +129,11 @@ func newFixture(t *testing.T, objects ...runtime.Object) *fixture {
 		factory:       factory,
 		controller:    controller,
 		recorder:      recorder,
+		journal:       journal,
 	}
 	f.catchUp(t)
 	scyllaClient.ClearActions()
+	journal.Take()
 	return f
 }
 
@@ -264,8 +270,9 @@ func (f *fixture) expireMemo() {
 	f.clock.Advance(defaultTaskListTTL + time.Second)
 }
 
-// managerRequests returns and forgets the API requests ScyllaDB Manager got.
+// managerRequests returns and forgets the API requests ScyllaDB Manager got; the journal keeps the writes.
 func (f *fixture) managerRequests() []fakescyllamanager.Request {
+	f.journal.CatchUp()
 	requests := f.manager.Requests()
 	f.manager.ResetRequests()
 	return requests
@@ -278,6 +285,15 @@ func managerWrites(requests []fakescyllamanager.Request) []fakescyllamanager.End
 		if r.IsWrite() {
 			writes = append(writes, r.Endpoint)
 		}
+	}
+	return writes
+}
+
+// describeManagerWrites describes the writes among requests as "ScyllaDB Manager <endpoint>", for the journal.
+func describeManagerWrites(requests []fakescyllamanager.Request) []string {
+	var writes []string
+	for _, endpoint := range managerWrites(requests) {
+		writes = append(writes, "ScyllaDB Manager "+string(endpoint))
 	}
 	return writes
 }

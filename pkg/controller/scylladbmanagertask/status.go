@@ -17,8 +17,6 @@ import (
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/klog/v2"
 )
 
 // conditionTypes are the condition types the controller owns in a ScyllaDBManagerTask's status, in the order it
@@ -224,40 +222,6 @@ func makeSchedulerTaskStatus(schedule *managerclient.Schedule) scyllav1.Schedule
 		s.Timezone = new(schedule.Timezone)
 	}
 	return s
-}
-
-// updateStatusAnnotation writes the status annotation of item, task's task as ScyllaDB Manager holds it, unless task
-// already has that value. A JSON merge patch of the one annotation leaves every other annotation alone.
-func (c *Controller) updateStatusAnnotation(ctx context.Context, task *scyllav1alpha1.ScyllaDBManagerTask, item *managerclient.TaskListItem) error {
-	value, err := makeStatusAnnotation(item)
-	if err != nil {
-		return fmt.Errorf("can't make status annotation of ScyllaDBManagerTask %q: %w", klog.KObj(task), err)
-	}
-	if current, ok := task.Annotations[naming.ScyllaDBManagerTaskStatusAnnotation]; ok && current == value {
-		return nil
-	}
-	if err := c.patchAnnotation(ctx, task, naming.ScyllaDBManagerTaskStatusAnnotation, value); err != nil {
-		return fmt.Errorf("can't patch status annotation of ScyllaDBManagerTask %q: %w", klog.KObj(task), err)
-	}
-	klog.FromContext(ctx).V(2).Info("Patched status annotation", "scyllaDBManagerTask", klog.KObj(task))
-	return nil
-}
-
-// patchAnnotation sets task's annotation key to value with a JSON merge patch of that one annotation, which leaves
-// every other annotation alone.
-func (c *Controller) patchAnnotation(ctx context.Context, task *scyllav1alpha1.ScyllaDBManagerTask, key, value string) error {
-	// The UID makes the patch fail rather than land on another object recreated under the same name.
-	patch, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{
-			"uid":         task.UID,
-			"annotations": map[string]string{key: value},
-		},
-	})
-	if err != nil {
-		return fmt.Errorf("can't make the patch of annotation %q: %w", key, err)
-	}
-	_, err = c.taskPatcher(task.Namespace).Patch(ctx, task.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: naming.ManagerControllerFieldManager})
-	return err
 }
 
 func nilIfEmpty(s []string) []string {

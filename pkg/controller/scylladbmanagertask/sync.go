@@ -7,7 +7,6 @@ import (
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/kubeinterfaces"
-	"github.com/scyllakube/scylla-operator/pkg/naming"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -44,25 +43,29 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return c.syncDeletion(ctx, key, task)
 	}
 
-	if !controllerhelpers.HasFinalizer(task, naming.ScyllaDBManagerTaskFinalizer) {
-		// The finalizer goes on before anything is written to ScyllaDB Manager, so that nothing written there can
-		// outlive the object. The patch brings the object back through the informer for the next step.
-		_, _, err := controllerhelpers.AddFinalizer(ctx, c.taskPatcher(namespace), task, naming.ScyllaDBManagerTaskFinalizer)
-		if err != nil {
-			return fmt.Errorf("can't add finalizer to ScyllaDBManagerTask %q: %w", key, err)
-		}
-		return nil
-	}
-
 	outcome, syncErr := c.syncManagerTask(ctx, key, task)
+	if outcome.task != nil {
+		task = outcome.task
+	}
+	if outcome.metadataFailed {
+		// Nothing was written to ScyllaDB Manager and nothing new is known: the retry goes on from here.
+		return syncErr
+	}
 
 	var errs []error
 	if syncErr != nil {
 		errs = append(errs, syncErr)
 	}
 	if outcome.managerTask != nil {
-		if err := c.updateStatusAnnotation(ctx, task, outcome.managerTask); err != nil {
+		// ScyllaDB Manager holds the task. After its creation this writes only the status annotation; a task found
+		// there without having been written (adopted, or created by a sync killed before it recorded anything) also
+		// gets the finalizer and the cluster record, in the same patch.
+		patched, err := c.updateMetadata(ctx, task, outcome.clusterID, outcome.managerTask)
+		if err != nil {
 			errs = append(errs, err)
+		}
+		if patched != nil {
+			task = patched
 		}
 	}
 	status := calculateStatus(task, outcome, c.now())

@@ -42,6 +42,14 @@ type outcome struct {
 
 	// requeueAfter, when positive, asks for another sync after that long.
 	requeueAfter time.Duration
+
+	// task is the object as the sync's last write of its metadata returned it; nil when the sync wrote none.
+	task *scyllav1alpha1.ScyllaDBManagerTask
+	// clusterID is the ScyllaDB Manager cluster whose task list was read; set with managerRead.
+	clusterID string
+	// metadataFailed tells that the metadata patch before ScyllaDB Manager's write failed: nothing was written to
+	// ScyllaDB Manager, and the sync stops without a status write.
+	metadataFailed bool
 }
 
 func (o *outcome) wait(reason, message string) {
@@ -143,18 +151,15 @@ func (c *Controller) syncManagerTask(ctx context.Context, key string, task *scyl
 
 	// A changed reference that leads to another ScyllaDB Manager cluster moves the task: it leaves the cluster it
 	// was recorded in first, so that it never runs in two, and the new cluster is recorded before anything is created
-	// there, so that a crash at any point leaves the task only where the record or the owner-uid label finds it.
+	// there (below), so that a crash at any point leaves the task only where the record or the owner-uid label finds
+	// it: killed after the delete, the record still leads the next sync to the old cluster, where it finds nothing
+	// more to delete.
 	if recorded := recordedClusterID(task); len(recorded) != 0 && recorded != clusterID {
 		if err := c.deleteManagerTask(ctx, task, recorded); err != nil {
 			o.fail(managerErrorReason, fmt.Sprintf("can't delete the task from ScyllaDB Manager cluster %q, which it moves from: %s", recorded, managerErrorMessage(err)))
 			return o, err
 		}
 		o.moved = true
-	}
-	if task.Annotations[naming.ScyllaDBManagerTaskClusterIDAnnotation] != clusterID {
-		if err := c.recordClusterID(ctx, task, clusterID); err != nil {
-			return o, err
-		}
 	}
 
 	items, err := c.taskLists.get(ctx, clusterID)
@@ -170,7 +175,7 @@ func (c *Controller) syncManagerTask(ctx context.Context, key string, task *scyl
 		o.fail(managerErrorReason, fmt.Sprintf("can't list the tasks of ScyllaDB Manager cluster %q: %s", clusterID, managerErrorMessage(err)))
 		return o, fmt.Errorf("can't list tasks of ScyllaDB Manager cluster %q: %w", clusterID, err)
 	}
-	o.managerRead = true
+	o.managerRead, o.clusterID = true, clusterID
 
 	existing, err := findManagerTask(items, task, taskType)
 	if err != nil {
@@ -207,6 +212,17 @@ func (c *Controller) syncManagerTask(ctx context.Context, key string, task *scyl
 		o.fail(managerRejectedReason, message)
 		return o, nil
 	}
+
+	// Right before ScyllaDB Manager's write, one patch gives the object what it lacks of the finalizer and the record
+	// of the cluster, so that whatever the write leaves in ScyllaDB Manager is deleted with the object, from the
+	// cluster the record names, even if the sync is killed right after the write. Killed before the write, the object
+	// keeps a finalizer that holds nothing: its deletion finds no task and lets it go.
+	patched, err := c.updateMetadata(ctx, task, clusterID, nil)
+	if err != nil {
+		o.metadataFailed = true
+		return o, err
+	}
+	task, o.task = patched, patched
 
 	if existing == nil {
 		id, err := c.managerClient.CreateTask(ctx, clusterID, &desired.update)
@@ -333,16 +349,6 @@ func recordedClusterID(task *scyllav1alpha1.ScyllaDBManagerTask) string {
 		return ""
 	}
 	return clusterID
-}
-
-// recordClusterID writes clusterID to task's naming.ScyllaDBManagerTaskClusterIDAnnotation. A JSON merge patch of the
-// one annotation leaves every other annotation alone.
-func (c *Controller) recordClusterID(ctx context.Context, task *scyllav1alpha1.ScyllaDBManagerTask, clusterID string) error {
-	if err := c.patchAnnotation(ctx, task, naming.ScyllaDBManagerTaskClusterIDAnnotation, clusterID); err != nil {
-		return fmt.Errorf("can't record ScyllaDB Manager cluster %q in ScyllaDBManagerTask %q: %w", clusterID, klog.KObj(task), err)
-	}
-	klog.FromContext(ctx).V(2).Info("Recorded the ScyllaDB Manager cluster of the task", "scyllaDBManagerTask", klog.KObj(task), "clusterID", clusterID)
-	return nil
 }
 
 // syncDeletion deletes the ScyllaDB Manager task of task, which is being deleted, and then removes the finalizer.

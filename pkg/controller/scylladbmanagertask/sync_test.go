@@ -50,28 +50,109 @@ func settle(t *testing.T, f *fixture, name string) {
 	t.Fatalf("task %q did not settle in three syncs", name)
 }
 
-func TestSyncAddsTheFinalizerBeforeTalkingToScyllaDBManager(t *testing.T) {
+func TestSyncAddsTheFinalizerOnlyWhenScyllaDBManagerHoldsOrIsAboutToHoldTheTask(t *testing.T) {
 	t.Parallel()
 
-	task := newBackupTask("daily")
-	task.Finalizers = nil
-	f := newFixture(t, newRegisteredDatacenter(), task)
-
-	f.mustSync(t, "daily")
-
-	if diff := cmp.Diff([]string{"patch scylladbmanagertasks " + mergePatch}, f.kubeWrites()); diff != "" {
-		t.Errorf("unexpected Kubernetes writes (-want +got):\n%s", diff)
+	backupProperties, err := managerclient.BackupProperties{Location: []string{"s3:backups"}}.Raw()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if requests := f.managerRequests(); len(requests) != 0 {
-		t.Errorf("expected no ScyllaDB Manager requests before the finalizer is on, got %+v", requests)
+	tt := []struct {
+		name string
+		dc   *scyllav1alpha1.ScyllaDBDatacenter
+		// setup puts into ScyllaDB Manager what it holds before the sync.
+		setup          func(t *testing.T, f *fixture)
+		wantWrites     []string
+		wantFinalizers []string
+	}{
+		{
+			name:       "waiting for the registration",
+			dc:         newUnregisteredDatacenter(),
+			wantWrites: []string{writeAwaitingRegistration},
+		},
+		{
+			name:           "registered",
+			dc:             newRegisteredDatacenter(),
+			wantWrites:     schedulingWrites,
+			wantFinalizers: []string{naming.ScyllaDBManagerTaskFinalizer},
+		},
+		{
+			name: "ScyllaDB Manager holds a task of the name without an owner",
+			dc:   newRegisteredDatacenter(),
+			setup: func(t *testing.T, f *fixture) {
+				if _, err := f.managerClient.CreateTask(t.Context(), testClusterID, &managerclient.TaskUpdate{
+					Type: managerclient.TaskTypeBackup, Name: "daily", Enabled: true,
+					Schedule: &managerclient.Schedule{Cron: "0 1 * * *"}, Properties: backupProperties,
+				}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			wantWrites:     []string{writeFinalizerAndRecord, "ScyllaDB Manager UpdateTask", writeStatusAnnotation, writeScheduled},
+			wantFinalizers: []string{naming.ScyllaDBManagerTaskFinalizer},
+		},
+		{
+			name: "ScyllaDB Manager holds the task as asked, and the object lost its finalizer and record",
+			dc:   newRegisteredDatacenter(),
+			setup: func(t *testing.T, f *fixture) {
+				desired, err := makeDesiredTask(newCreatedTask("daily"), nil, f.clock.Now())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := f.managerClient.CreateTask(t.Context(), testClusterID, &desired.update); err != nil {
+					t.Fatal(err)
+				}
+			},
+			wantWrites: []string{
+				"patch scylladbmanagertasks: finalizers=[scylladb-manager-task] +scylladb-manager-task-cluster-id +scylladb-manager-task-status",
+				writeScheduled,
+			},
+			wantFinalizers: []string{naming.ScyllaDBManagerTaskFinalizer},
+		},
+		{
+			name: "ScyllaDB Manager holds a task of the name that another object owns",
+			dc:   newRegisteredDatacenter(),
+			setup: func(t *testing.T, f *fixture) {
+				if _, err := f.managerClient.CreateTask(t.Context(), testClusterID, &managerclient.TaskUpdate{
+					Type: managerclient.TaskTypeBackup, Name: "daily", Enabled: true,
+					Labels:   map[string]string{naming.ScyllaDBManagerOwnerUIDLabel: "someone-else"},
+					Schedule: &managerclient.Schedule{Cron: "0 1 * * *"}, Properties: backupProperties,
+				}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			wantWrites: []string{"apply scylladbmanagertasks/status: Available=False/TaskNotScheduled Progressing=False/AsExpected Degraded=True/OwnershipConflict"},
+		},
+		{
+			name: "ScyllaDB Manager fails to list the tasks",
+			dc:   newRegisteredDatacenter(),
+			setup: func(t *testing.T, f *fixture) {
+				if err := f.manager.InjectFailure(fakescyllamanager.EndpointListTasks, fakescyllamanager.Failure{Status: http.StatusServiceUnavailable}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			wantWrites: []string{"apply scylladbmanagertasks/status: Available=Unknown/ScyllaDBManagerStateUnknown Progressing=False/AsExpected Degraded=True/ScyllaDBManagerError"},
+		},
 	}
-	if got := f.task(t, "daily").Finalizers; !cmp.Equal(got, []string{naming.ScyllaDBManagerTaskFinalizer}) {
-		t.Errorf("unexpected finalizers %q", got)
-	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 
-	// The patch brings the object back; the next sync creates the task.
-	f.mustSync(t, "daily")
-	f.onlyTask(t)
+			f := newFixture(t, tc.dc, newCreatedTask("daily"))
+			if tc.setup != nil {
+				tc.setup(t, f)
+			}
+			f.managerRequests()
+			f.journal.Take()
+
+			_ = f.sync(t, "daily")
+			if diff := cmp.Diff(tc.wantWrites, f.journal.Take()); diff != "" {
+				t.Errorf("unexpected writes (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantFinalizers, f.task(t, "daily").Finalizers); diff != "" {
+				t.Errorf("unexpected finalizers (-want +got):\n%s", diff)
+			}
+		})
+	}
 }
 
 func TestSyncWaitsForTheRegistrationOfTheReferencedCluster(t *testing.T) {

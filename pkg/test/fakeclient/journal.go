@@ -8,7 +8,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clienttesting "k8s.io/client-go/testing"
@@ -75,24 +78,52 @@ func (j *Journal) Handler(next http.Handler) http.Handler {
 	})
 }
 
-// CrashAfter makes the process die after n more writes, Kubernetes' and the external system's together: every later
-// write, and every later request to the external system, fails and changes nothing, until Recover.
-func (j *Journal) CrashAfter(n int) {
+// CrashAfter runs run as a process that dies after its first n writes, Kubernetes' and the external system's
+// together: every later write, and every later request to the external system, fails and changes nothing. It returns
+// the writes made before the crash and run's error, and then lets writes through again, as a restarted process.
+func (j *Journal) CrashAfter(n int, run func() error) ([]string, error) {
+	j.mu.Lock()
+	j.catchUp()
+	// The writes from before stay for Take.
+	before := j.entries
+	j.entries = nil
+	j.crashing, j.crashAt = true, j.total+n
+	j.mu.Unlock()
+
+	err := run()
+
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.catchUp()
-	j.crashing, j.crashAt = true, j.total+n
+	j.crashing = false
+	writes := j.entries
+	j.entries = before
+	return writes, err
 }
 
-// Recover starts the process again: writes go through.
-func (j *Journal) Recover() {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	j.crashing = false
+// ExpectCrashAfter runs sync with CrashAfter(n, sync) and fails t unless the writes before the crash are exactly the
+// first n of full, and unless sync failed when the crash cut full short.
+func (j *Journal) ExpectCrashAfter(t testing.TB, n int, full []string, sync func() error) {
+	t.Helper()
+	writes, err := j.CrashAfter(n, sync)
+	if n < len(full) && err == nil {
+		t.Errorf("expected the sync killed after %d writes to fail", n)
+	}
+	if diff := cmp.Diff(full[:n], writes, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("unexpected writes before the crash (-want +got):\n%s", diff)
+	}
 }
 
 func (j *Journal) crashed() bool {
 	return j.crashing && j.total >= j.crashAt
+}
+
+// CatchUp records the external writes made so far. Call it before clearing the external system's log, which would
+// otherwise take the writes not recorded yet with it.
+func (j *Journal) CatchUp() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.catchUp()
 }
 
 // catchUp appends the external writes made since the last entry.
