@@ -1,12 +1,14 @@
 package scylladbdatacenter
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 )
 
@@ -103,4 +105,46 @@ func TestSyncScalesUpEveryRackAtOnceWithParallelNodeOperations(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkReplicas(t, "creation", f.world(), map[string]int32{"basic-dc1-a": 3, "basic-dc1-b": 3, "basic-dc1-c": 3})
+}
+
+// TestSyncScalesUpTheNextRackOnItsPredecessorsReadyPods checks the sync reads the rack's pods, not only its
+// StatefulSet's status, to tell that a rack's nodes joined: the StatefulSet controller reports a pod's readiness late
+// when it is busy, and the next rack must not wait for that.
+func TestSyncScalesUpTheNextRackOnItsPredecessorsReadyPods(t *testing.T) {
+	t.Parallel()
+
+	f := newFixture(t, world{sdc: newSequentialSDC()})
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	w := f.world()
+	a := object[*appsv1.StatefulSet](t, w, "basic-dc1-a")
+	settle(a)
+	a.Status.ReadyReplicas, a.Status.AvailableReplicas = 0, 0
+	for ordinal := range *a.Spec.Replicas {
+		pod := newPod(a, ordinal)
+		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+		w.objects = append(w.objects, pod, newDataClaim(a, ordinal))
+	}
+
+	f = newFixture(t, w)
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	checkReplicas(t, "rack a's pods ready", f.world(), map[string]int32{"basic-dc1-a": 3, "basic-dc1-b": 3})
+
+	// The same with one pod not ready: rack b waits.
+	w.objects = slices.Clone(w.objects)
+	for i, obj := range w.objects {
+		if pod, ok := obj.(*corev1.Pod); ok && pod.Name == "basic-dc1-a-2" {
+			notReady := pod.DeepCopy()
+			notReady.Status.Conditions[0].Status = corev1.ConditionFalse
+			w.objects[i] = notReady
+		}
+	}
+	f = newFixture(t, w)
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	checkReplicas(t, "a pod of rack a not ready", f.world(), map[string]int32{"basic-dc1-a": 3})
 }
