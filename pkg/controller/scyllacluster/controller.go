@@ -53,6 +53,8 @@ type Controller struct {
 
 	// statusBatcher spaces out the status writes of each ScyllaCluster.
 	statusBatcher *controllerhelpers.StatusBatcher
+	// createdTasks are the ScyllaDBManagerTasks created that the cache may not show yet.
+	createdTasks *createExpectations
 
 	// clock is the time source of condition transitions; tests replace it.
 	clock func() time.Time
@@ -93,6 +95,7 @@ func NewController(
 		queue:         controllerhelpers.NewQueue(ControllerName),
 		statusBatcher: controllerhelpers.NewStatusBatcher(controllerhelpers.DefaultStatusBatchPeriod),
 		clock:         time.Now,
+		createdTasks:  newCreateExpectations(time.Now),
 	}
 
 	c.handlers = controllerhelpers.NewHandlers(klog.Background().WithName(ControllerName), c.queue, scyllaClusterGVK, c.getScyllaCluster)

@@ -42,6 +42,8 @@ type syncState struct {
 
 	// tasks holds, by object name, the ScyllaDBManagerTasks of the ScyllaCluster's backups and repairs that exist.
 	tasks map[string]*scyllav1alpha1.ScyllaDBManagerTask
+	// pendingTasks names the tasks an earlier sync created that the cache does not show yet (createExpectations).
+	pendingTasks []string
 	// taskErrors holds, by object name, why a task could not be translated or applied.
 	taskErrors map[string]error
 

@@ -66,6 +66,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if apierrors.IsNotFound(err) {
 		logger.V(2).Info("ScyllaCluster is gone", "scyllaCluster", klog.KRef(namespace, name))
 		c.statusBatcher.Forget(key)
+		c.createdTasks.forget(key)
 		return nil
 	}
 	if err != nil {
@@ -115,6 +116,13 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		// client's rate limiter ahead of the other ScyllaClusters' datacenters. The informer's add event of the new
 		// ScyllaDBDatacenter syncs the ScyllaCluster again, and that sync does the rest.
 		logger.V(2).Info("Created ScyllaDBDatacenter; its add event brings the sync of the tasks and the status", "scyllaCluster", klog.KObj(sc))
+		return syncErr
+	}
+
+	if len(state.pendingTasks) != 0 {
+		// Tasks an earlier sync created are not in the cache yet: a status computed now would report them missing, and
+		// their add events sync the ScyllaCluster again.
+		logger.V(4).Info("Waiting for the cache to show created ScyllaDBManagerTasks before writing the status", "scyllaCluster", klog.KObj(sc), "tasks", state.pendingTasks)
 		return syncErr
 	}
 

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 )
 
@@ -20,6 +21,7 @@ import (
 func (c *Controller) syncScyllaDBManagerTasks(ctx context.Context, sc *scyllav1.ScyllaCluster, state *syncState) ([]metav1.Condition, error) {
 	tasks := makeScyllaDBManagerTasks(sc)
 
+	key := cache.MetaObjectToName(sc).String()
 	client := c.scyllaClient.ScyllaV1alpha1().ScyllaDBManagerTasks(sc.Namespace)
 	lister := c.scyllaDBManagerTaskLister.ScyllaDBManagerTasks(sc.Namespace)
 
@@ -31,11 +33,19 @@ func (c *Controller) syncScyllaDBManagerTasks(ctx context.Context, sc *scyllav1.
 		wanted = append(wanted, &scyllav1alpha1.ScyllaDBManagerTask{ObjectMeta: metav1.ObjectMeta{Name: t.name}})
 
 		existing, err := lister.Get(t.name)
-		if err == nil && isControlledBy(existing, sc) {
-			// Until an apply succeeds, the status is computed from what is there.
-			state.tasks[t.name] = existing
-		} else if err != nil && !apierrors.IsNotFound(err) {
+		switch {
+		case err == nil:
+			c.createdTasks.observed(key, t.name)
+			if isControlledBy(existing, sc) {
+				// Until an apply succeeds, the status is computed from what is there.
+				state.tasks[t.name] = existing
+			}
+		case !apierrors.IsNotFound(err):
 			transientErrs = append(transientErrs, fmt.Errorf("can't get ScyllaDBManagerTask %q: %w", t.name, err))
+			continue
+		case c.createdTasks.pending(key, t.name):
+			// Created by an earlier sync; its add event syncs the ScyllaCluster again.
+			state.pendingTasks = append(state.pendingTasks, t.name)
 			continue
 		}
 
@@ -62,6 +72,9 @@ func (c *Controller) syncScyllaDBManagerTasks(ctx context.Context, sc *scyllav1.
 			transientErrs = append(transientErrs, err)
 		default:
 			state.tasks[t.name] = actual
+			if existing == nil {
+				c.createdTasks.recordCreate(key, t.name)
+			}
 		}
 	}
 

@@ -639,19 +639,82 @@ func TestSyncRequeuesTransientErrorsAndStillWritesStatus(t *testing.T) {
 	}
 }
 
-// A create refused because the object exists already means only that the cache is behind: the sync is retried, and
-// no status is written from its stale view (it would report a failure the retry takes back, two writes for nothing).
+// The add event of the first task a sync created syncs the ScyllaCluster again, often before the informer holds the
+// second: the tasks the controller created are waited for (createExpectations), neither created again (a 409 each)
+// nor reported missing in a status the next sync takes back.
+func TestSyncWaitsForTheTasksItCreatedWithoutWritingWhileTheCacheIsBehind(t *testing.T) {
+	t.Parallel()
+
+	sc := newScyllaClusterWithTasks()
+	f := newSyncFixture(t, sc)
+	f.syncUntilFirstScyllaDBDatacenterStatus(t, sc)
+	tasks := f.factory.Scylla().V1alpha1().ScyllaDBManagerTasks().Informer().GetIndexer()
+	all := tasks.List()
+	if len(all) < 2 {
+		t.Fatalf("expected the tasks in the cache, got %d", len(all))
+	}
+	// The informer shows the first of the tasks the sync created.
+	if err := tasks.Replace(all[:1], ""); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := f.sync(t, sc); err != nil {
+		t.Fatalf("expected the sync to wait for the created task's add event, got %v", err)
+	}
+	if writes := f.takeWrites(); len(writes) != 0 {
+		t.Errorf("expected no writes while the cache is behind the sync's own creates, got %q", writes)
+	}
+
+	f.catchUpCaches(t)
+	if err := f.sync(t, sc); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"update scyllaclusters/status basic"}, f.takeWrites()); diff != "" {
+		t.Errorf("unexpected writes once the cache caught up (-want +got):\n%s", diff)
+	}
+	if n := len(f.controller.createdTasks.created); n != 0 {
+		t.Errorf("expected no expectations left once the cache shows the tasks, got %d", n)
+	}
+}
+
+func TestCreateExpectationsExpire(t *testing.T) {
+	t.Parallel()
+
+	now := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
+	e := newCreateExpectations(func() time.Time { return now })
+	e.recordCreate("ns/basic", "task")
+	if !e.pending("ns/basic", "task") || e.pending("ns/basic", "other") || e.pending("ns/other", "task") {
+		t.Fatal("expected only the recorded task of its ScyllaCluster to be pending")
+	}
+	now = now.Add(createExpectationsTTL)
+	if e.pending("ns/basic", "task") {
+		t.Error("expected the expectation to expire after its TTL")
+	}
+	if len(e.created) != 0 {
+		t.Errorf("expected the expired expectation dropped, got %v", e.created)
+	}
+	e.recordCreate("ns/basic", "task")
+	e.forget("ns/basic")
+	if e.pending("ns/basic", "task") {
+		t.Error("expected forget to drop the ScyllaCluster's expectations")
+	}
+}
+
+// A create refused because the object exists already means only that the cache is behind (here, after a restart that
+// lost what the controller created): the sync is retried, and no status is written from its stale view (it would
+// report a failure the retry takes back, two writes for nothing).
 func TestSyncRetriesWithoutWritingTheStatusWhileTheCacheIsBehind(t *testing.T) {
 	t.Parallel()
 
 	sc := newScyllaClusterWithTasks()
 	f := newSyncFixture(t, sc)
 	f.syncUntilFirstScyllaDBDatacenterStatus(t, sc)
-	// The task informer has not caught up with the creates yet.
+	// The task informer has not caught up with the creates yet, and the controller does not know it made them.
 	tasks := f.factory.Scylla().V1alpha1().ScyllaDBManagerTasks().Informer().GetIndexer()
 	if err := tasks.Replace(nil, ""); err != nil {
 		t.Fatal(err)
 	}
+	f.controller.createdTasks = newCreateExpectations(time.Now)
 
 	err := f.sync(t, sc)
 	if err == nil || !isStaleCacheError(err) {
