@@ -218,7 +218,7 @@ func NewController(
 		// never reads it.
 		{"PodDisruptionBudget", pdbInformer.Informer(), controllerhelpers.IgnoringStatusUpdates(c.handlers.OwnedHandlerFuncs())},
 		// Removing a node waits for its pod and data claim to be gone; a pod's new IPs may be serving certificate names.
-		{"Pod", podInformer.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueByClusterLabel, UpdateFunc: c.enqueueOnPodChange}},
+		{"Pod", podInformer.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueByClusterLabel, UpdateFunc: c.enqueueOnPodIPChange}},
 		{"PersistentVolumeClaim", pvcInformer.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueByClusterLabel}},
 		// A node whose data volume is pinned to a Kubernetes node that is gone is orphaned.
 		{"Node", nodeInformer.Informer(), c.nodeHandlerFuncs()},
@@ -275,23 +275,6 @@ func (c *Controller) readerHandlerFuncs(reads func(sdc *scyllav1alpha1.ScyllaDBD
 			owned.OnDelete(obj)
 			enqueueReaders(obj)
 		},
-	}
-}
-
-// enqueueOnPodChange enqueues the datacenter of a pod whose readiness changed, or whose IPs changed while automatic
-// TLS is on. A pod's readiness is what lets the next rack bootstrap (rackObjects.ready), and the StatefulSet's status
-// reports it only when the StatefulSet controller gets to it. With PodIP broadcasting, pod IPs are names of the serving
-// certificate, which must cover them as soon as clients may use them.
-func (c *Controller) enqueueOnPodChange(oldObj, newObj any) {
-	oldPod, oldOK := oldObj.(*corev1.Pod)
-	newPod, newOK := newObj.(*corev1.Pod)
-	if !oldOK || !newOK {
-		return
-	}
-	readinessChanged := controllerhelpers.IsPodReady(oldPod) != controllerhelpers.IsPodReady(newPod)
-	ipsChanged := c.tlsEnabled() && !slices.Equal(oldPod.Status.PodIPs, newPod.Status.PodIPs)
-	if readinessChanged || ipsChanged {
-		c.enqueueByClusterLabel(newObj)
 	}
 }
 

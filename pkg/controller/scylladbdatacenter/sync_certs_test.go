@@ -308,7 +308,7 @@ func TestAnInvalidAlternatorNameDoesNotHoldBackCQLTLS(t *testing.T) {
 	}
 }
 
-func TestAPodChangeEnqueuesTheDatacenterOnReadinessOrANewIPWithTLS(t *testing.T) {
+func TestANewPodIPEnqueuesTheDatacenterOnlyWithTLS(t *testing.T) {
 	t.Parallel()
 	first := newTLSFixture(t, world{sdc: newBasicSDC()})
 	if err := first.sync(); err != nil {
@@ -318,10 +318,6 @@ func TestAPodChangeEnqueuesTheDatacenterOnReadinessOrANewIPWithTLS(t *testing.T)
 	pod := newPod(object[*appsv1.StatefulSet](t, w, "basic-dc1-a"), 0)
 	withIP := pod.DeepCopy()
 	withIP.Status.PodIPs = []corev1.PodIP{{IP: "192.168.0.7"}}
-	ready := withIP.DeepCopy()
-	ready.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
-	unready := ready.DeepCopy()
-	unready.Status.Conditions[0].Status = corev1.ConditionFalse
 
 	for _, tt := range []struct {
 		name     string
@@ -332,10 +328,6 @@ func TestAPodChangeEnqueuesTheDatacenterOnReadinessOrANewIPWithTLS(t *testing.T)
 		{name: "an IP appears", tls: true, old: pod, new: withIP, want: 1},
 		{name: "anything else changes", tls: true, old: withIP, new: withIP.DeepCopy(), want: 0},
 		{name: "automatic TLS off", old: pod, new: withIP, want: 0},
-		{name: "the pod turns ready", old: withIP, new: ready, want: 1},
-		{name: "the pod turns ready, automatic TLS on", tls: true, old: withIP, new: ready, want: 1},
-		{name: "the pod turns unready", old: ready, new: unready, want: 1},
-		{name: "a ready pod changes otherwise", old: ready, new: ready.DeepCopy(), want: 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, w)
@@ -344,7 +336,7 @@ func TestAPodChangeEnqueuesTheDatacenterOnReadinessOrANewIPWithTLS(t *testing.T)
 					t.Fatal(err)
 				}
 			}
-			f.controller.enqueueOnPodChange(tt.old, tt.new)
+			f.controller.enqueueOnPodIPChange(tt.old, tt.new)
 			if got := f.controller.queue.Len(); got != tt.want {
 				t.Errorf("%d keys queued, want %d", got, tt.want)
 			}
