@@ -67,6 +67,29 @@ func TestOperatorOptionsValidate(t *testing.T) {
 	}
 }
 
+// startInformers starts factories and waits for their caches; they are shut down when the test ends.
+func startInformers(t *testing.T, factories ...informerFactory) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	for _, f := range factories {
+		f.Start(ctx.Done())
+	}
+	t.Cleanup(func() {
+		// Shutdown waits for the informers, which stop once ctx is done.
+		cancel()
+		for _, f := range factories {
+			f.Shutdown()
+		}
+	})
+	for _, f := range factories {
+		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
+			if !ok {
+				t.Fatalf("the cache of %v did not sync", typ)
+			}
+		}
+	}
+}
+
 func TestManagedInformersSeeOnlyTheOperatorsObjects(t *testing.T) {
 	t.Parallel()
 
@@ -80,15 +103,7 @@ func TestManagedInformersSeeOnlyTheOperatorsObjects(t *testing.T) {
 	factory := newManagedObjectsInformerFactory(client, 0)
 	secrets := factory.Core().V1().Secrets().Lister()
 	pods := factory.Core().V1().Pods().Lister()
-	ctx, cancel := context.WithCancel(t.Context())
-	factory.Start(ctx.Done())
-	defer factory.Shutdown()
-	defer cancel()
-	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			t.Fatalf("the cache of %v did not sync", typ)
-		}
-	}
+	startInformers(t, factory)
 
 	var got []string
 	cachedSecrets, err := secrets.List(labels.Everything())
@@ -135,15 +150,7 @@ func TestEndpointSliceInformerSeesOnlyTheSlicesTheOperatorWrites(t *testing.T) {
 	factory := newManagedObjectsInformerFactory(client, 0)
 	// The ScyllaDBCluster controller takes its lister before the factory starts.
 	lister := operatorEndpointSlices(factory).Lister()
-	ctx, cancel := context.WithCancel(t.Context())
-	factory.Start(ctx.Done())
-	defer factory.Shutdown()
-	defer cancel()
-	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			t.Fatalf("the cache of %v did not sync", typ)
-		}
-	}
+	startInformers(t, factory)
 
 	cached, err := lister.List(labels.Everything())
 	if err != nil {
@@ -189,20 +196,7 @@ func TestInformerCachesHoldTrimmedObjectsButScyllaDBDatacentersManagedFields(t *
 	pods := kubeInformers.Core().V1().Pods().Lister()
 	sdcs := scyllaInformers.Scylla().V1alpha1().ScyllaDBDatacenters().Lister()
 	scs := scyllaInformers.Scylla().V1().ScyllaClusters().Lister()
-	ctx, cancel := context.WithCancel(t.Context())
-	for _, f := range []informerFactory{kubeInformers, scyllaInformers} {
-		f.Start(ctx.Done())
-		defer f.Shutdown()
-	}
-	// Shutdown waits for the informers, which stop once ctx is done.
-	defer cancel()
-	for _, f := range []informerFactory{kubeInformers, scyllaInformers} {
-		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
-			if !ok {
-				t.Fatalf("the cache of %v did not sync", typ)
-			}
-		}
-	}
+	startInformers(t, kubeInformers, scyllaInformers)
 
 	pod, err := pods.Pods("scylla").Get("basic-dc1-a-0")
 	if err != nil {
