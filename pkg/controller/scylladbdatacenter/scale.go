@@ -204,10 +204,7 @@ func podsReady(sts *appsv1.StatefulSet, pods map[int32]*corev1.Pod) bool {
 	if sts == nil || sts.Status.ObservedGeneration < sts.Generation || len(sts.Status.UpdateRevision) == 0 {
 		return false
 	}
-	replicas := int32(1)
-	if sts.Spec.Replicas != nil {
-		replicas = *sts.Spec.Replicas
-	}
+	replicas := specReplicas(sts)
 	if int32(len(pods)) != replicas {
 		return false
 	}
@@ -221,6 +218,14 @@ func podsReady(sts *appsv1.StatefulSet, pods map[int32]*corev1.Pod) bool {
 	return true
 }
 
+// specReplicas returns the replicas sts asks for: its spec's, or 1, the API's default, when unset.
+func specReplicas(sts *appsv1.StatefulSet) int32 {
+	if sts.Spec.Replicas == nil {
+		return 1
+	}
+	return *sts.Spec.Replicas
+}
+
 // statefulSetReady tells whether a StatefulSet has observed its spec and runs every replica ready at the updated
 // revision. A ready node is up in the ring (the sidecar's readiness), so another may join: unlike a decommission, a
 // bootstrap does not wait for minReadySeconds.
@@ -228,10 +233,7 @@ func statefulSetReady(sts *appsv1.StatefulSet) bool {
 	if sts == nil {
 		return false
 	}
-	replicas := int32(1)
-	if sts.Spec.Replicas != nil {
-		replicas = *sts.Spec.Replicas
-	}
+	replicas := specReplicas(sts)
 	s := sts.Status
 	return s.ObservedGeneration >= sts.Generation &&
 		s.Replicas == replicas && s.ReadyReplicas == replicas && s.UpdatedReplicas == replicas &&

@@ -109,10 +109,7 @@ func (c *Controller) syncStatefulSets(ctx context.Context, sdc *scyllav1alpha1.S
 // rolloutConditions describe how far a rack's StatefulSet is from running every node ready and available at its
 // current spec.
 func rolloutConditions(rack string, sts *appsv1.StatefulSet) []metav1.Condition {
-	replicas := int32(1)
-	if sts.Spec.Replicas != nil {
-		replicas = *sts.Spec.Replicas
-	}
+	replicas := specReplicas(sts)
 	s := sts.Status
 	var message string
 	switch {
