@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -336,8 +337,13 @@ rules:
 - level: Metadata
 `
 
-// freePorts returns n distinct TCP ports that were free on 127.0.0.1 a moment ago.
+// freePorts returns n distinct TCP ports that were free on 127.0.0.1 a moment ago. They are picked below the
+// kernel's ephemeral port range: a port from that range (what listening on port 0 hands out) can be taken as the
+// source port of any outgoing connection between this check and the component's bind, and on a busy machine it was
+// ("bind: address already in use"). Below the range only another listener can take a port, and that is what the
+// check sees.
 func freePorts(n int) ([]int, error) {
+	low, high := freePortRange()
 	listeners := make([]net.Listener, 0, n)
 	defer func() {
 		for _, l := range listeners {
@@ -345,15 +351,34 @@ func freePorts(n int) ([]int, error) {
 		}
 	}()
 	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	for attempt := 0; len(ports) < n; attempt++ {
+		if attempt == 1000 {
+			return nil, fmt.Errorf("can't find %d free ports on 127.0.0.1 in [%d, %d)", n, low, high)
+		}
+		port := low + rand.IntN(high-low)
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
 		if err != nil {
-			return nil, fmt.Errorf("can't find a free port on 127.0.0.1: %w", err)
+			continue
 		}
 		listeners = append(listeners, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		ports = append(ports, port)
 	}
 	return ports, nil
+}
+
+// freePortRange is where freePorts picks ports: from 10000 up to the first port of the kernel's ephemeral range
+// (net.ipv4.ip_local_port_range, 32768 by default).
+func freePortRange() (int, int) {
+	const low, defaultHigh = 10000, 32768
+	high := defaultHigh
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if fields := strings.Fields(string(b)); len(fields) == 2 {
+			if first, err := strconv.Atoi(fields[0]); err == nil && first > low+1000 {
+				high = first
+			}
+		}
+	}
+	return low, high
 }
 
 func etcdHealthy(ctx context.Context, url string) (bool, error) {
