@@ -7,6 +7,7 @@ import (
 	"os"
 	"reflect"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -49,19 +50,27 @@ type controllerProgram struct {
 const controllerGCPercent = 50
 
 // setGCPercent applies controllerGCPercent unless getenv("GOGC") is set, and returns the target in effect ("off" or a
-// percent) and whether the environment chose it.
-func setGCPercent(getenv func(string) string) (string, bool) {
-	if gogc := getenv("GOGC"); len(gogc) != 0 {
-		return gogc, true
+// percent) and whether the environment chose it. A GOGC that is neither "off" nor a percent is an error: the Go
+// runtime would ignore it and silently keep its own default.
+func setGCPercent(getenv func(string) string) (string, bool, error) {
+	gogc := getenv("GOGC")
+	if len(gogc) == 0 {
+		debug.SetGCPercent(controllerGCPercent)
+		return fmt.Sprint(controllerGCPercent), false, nil
 	}
-	debug.SetGCPercent(controllerGCPercent)
-	return fmt.Sprint(controllerGCPercent), false
+	if _, err := strconv.Atoi(gogc); err != nil && gogc != "off" {
+		return "", true, fmt.Errorf("GOGC=%q is neither a percent nor \"off\"", gogc)
+	}
+	return gogc, true, nil
 }
 
 // run serves health and metrics, then runs the controllers once this replica leads, until ctx is done. On shutdown
 // every worker finishes the object it is syncing before the lease is released and run returns.
 func (p *controllerProgram) run(ctx context.Context) error {
-	gcPercent, fromEnv := setGCPercent(os.Getenv)
+	gcPercent, fromEnv, err := setGCPercent(os.Getenv)
+	if err != nil {
+		return err
+	}
 	klog.InfoS("Garbage collection target", "gcPercent", gcPercent, "fromGOGC", fromEnv)
 
 	var leading, synced atomic.Bool
@@ -78,7 +87,7 @@ func (p *controllerProgram) run(ctx context.Context) error {
 		servingErr <- p.serving.Run(servingCtx, p.serving.Handler(healthz, readyz))
 	}()
 
-	err := p.leaderElection.Run(ctx, p.kubeClient, func(ctx context.Context) {
+	err = p.leaderElection.Run(ctx, p.kubeClient, func(ctx context.Context) {
 		leading.Store(true)
 		if err := p.runControllers(ctx, func() { synced.Store(true) }); err != nil {
 			klog.ErrorS(err, "Controllers stopped")

@@ -3,6 +3,7 @@ package operator
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime/debug"
 	"sync/atomic"
 	"testing"
@@ -95,13 +96,13 @@ func TestSetGCPercentKeepsWhatGOGCSays(t *testing.T) {
 	t.Cleanup(func() { debug.SetGCPercent(previous) })
 
 	for _, gogc := range []string{"off", "200", "50"} {
-		got, fromEnv := setGCPercent(func(key string) string {
+		got, fromEnv, err := setGCPercent(func(key string) string {
 			if key != "GOGC" {
 				t.Errorf("unexpected lookup of %q", key)
 			}
 			return gogc
 		})
-		if got != gogc || !fromEnv {
+		if got != gogc || !fromEnv || err != nil {
 			t.Errorf("GOGC=%s: got %q, fromEnv=%v", gogc, got, fromEnv)
 		}
 		if inEffect := debug.SetGCPercent(100); inEffect != 100 {
@@ -109,8 +110,18 @@ func TestSetGCPercentKeepsWhatGOGCSays(t *testing.T) {
 		}
 	}
 
-	got, fromEnv := setGCPercent(func(string) string { return "" })
-	if got != "50" || fromEnv {
+	for _, gogc := range []string{"fifty", "50%", "Off"} {
+		_, _, err := setGCPercent(func(string) string { return gogc })
+		if want := fmt.Sprintf("GOGC=%q is neither a percent nor \"off\"", gogc); err == nil || err.Error() != want {
+			t.Errorf("GOGC=%s: got error %v, want %q", gogc, err, want)
+		}
+		if inEffect := debug.SetGCPercent(100); inEffect != 100 {
+			t.Errorf("GOGC=%s: the target was changed to %d", gogc, inEffect)
+		}
+	}
+
+	got, fromEnv, err := setGCPercent(func(string) string { return "" })
+	if got != "50" || fromEnv || err != nil {
 		t.Errorf("without GOGC: got %q, fromEnv=%v, want \"50\" from the program", got, fromEnv)
 	}
 	if inEffect := debug.SetGCPercent(100); inEffect != controllerGCPercent {
