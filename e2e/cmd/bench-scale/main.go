@@ -75,6 +75,8 @@ type options struct {
 	floor        bool
 	rolling      bool
 	nodeSim      bool
+	// parallel runs ScyllaDB versions with parallel node operations (parallelVersions).
+	parallel bool
 	// profileSeconds, when not 0, runs the programs with --profiling and records their CPU profile over that many
 	// seconds after the ScyllaClusters are created, and their heap once converged.
 	profileSeconds int
@@ -91,6 +93,8 @@ func main() {
 	flag.BoolVar(&o.floor, "floor", true, "Also measure the floor: the same pods as single-replica StatefulSets with a claim each, no operator.")
 	flag.BoolVar(&o.rolling, "rolling", true, "Also measure a rolling change (a new ScyllaDB version) on every ScyllaCluster, after the steady state.")
 	flag.BoolVar(&o.nodeSim, "node-simulator", o.nodeSim, "Make ScyllaDB pods Ready through real sidecars run by the node simulator (e2e/nodesim) instead of at once by kwok stages. Each pod then runs two local processes, so keep N small (1 to 10).")
+	flag.BoolVar(&o.parallel, "parallel-node-operations", o.parallel, fmt.Sprintf("Create the ScyllaClusters at ScyllaDB %s with enableParallelNodeOperations, as the mutating webhook sets for it, so that every rack bootstraps at once (roll to %s), instead of %s, which bootstraps rack by rack (roll to %s).",
+		parallelVersions.initial, parallelVersions.rolling, sequentialVersions.initial, sequentialVersions.rolling))
 	flag.BoolVar(&o.keep, "keep", o.keep, "Keep each run's directory (logs, audit log) after it ends.")
 	flag.IntVar(&o.profileSeconds, "profile-seconds", o.profileSeconds, "Run the operator and the manager-controller with --profiling and write, under <out>/profiles-n<N>, "+
 		"their CPU profiles over this many seconds from the ScyllaClusters' creation and their heap profiles once converged; 0 records none.")
@@ -103,6 +107,14 @@ func main() {
 		fmt.Fprintf(os.Stderr, "bench-scale: %v\n", err)
 		os.Exit(1)
 	}
+}
+
+// versions are the ScyllaDB versions the run uses.
+func (o *options) versions() versions {
+	if o.parallel {
+		return parallelVersions
+	}
+	return sequentialVersions
 }
 
 func logf(format string, args ...any) {
@@ -215,7 +227,7 @@ func writeBenchStages(from, to string) error {
 
 // runOne measures one N on a fresh control plane.
 func runOne(ctx context.Context, o *options, root, binDir, outDir, stages string, builder *framework.GoBuilder, n int) (Run, error) {
-	r := Run{N: n, ResyncPeriod: o.resync.String(), NodeSimulator: o.nodeSim}
+	r := Run{N: n, ResyncPeriod: o.resync.String(), NodeSimulator: o.nodeSim, ScyllaDBVersion: o.versions().initial, ParallelNodeOperations: o.parallel}
 	dir := filepath.Join(outDir, fmt.Sprintf("run-n%d", n))
 	cp, clients, stop, err := startControlPlane(ctx, o, binDir, stages, builder, fmt.Sprintf("bench-n%d", n), dir, n)
 	if err != nil {
@@ -304,9 +316,9 @@ func runOne(ctx context.Context, o *options, root, binDir, outDir, stages string
 	if err != nil {
 		return r, err
 	}
-	logf("N=%d: creating %d ScyllaClusters", n, n)
+	logf("N=%d: creating %d ScyllaClusters at ScyllaDB %s (parallel node operations: %t)", n, n, o.versions().initial, o.parallel)
 	start := time.Now()
-	if err := createClusters(ctx, clients, n); err != nil {
+	if err := createClusters(ctx, clients, n, o.versions()); err != nil {
 		return r, err
 	}
 	r.CreateSeconds = time.Since(start).Seconds()
@@ -384,7 +396,7 @@ func runOne(ctx context.Context, o *options, root, binDir, outDir, stages string
 	}
 	if o.rolling {
 		// A roll-out that does not finish is a finding, not a reason to lose the other figures.
-		rolling, err := measureRolling(ctx, cp, clients, fake, procs, n, o.timeout)
+		rolling, err := measureRolling(ctx, cp, clients, fake, procs, n, o.versions().rolling, o.timeout)
 		if err != nil {
 			logf("N=%d: rolling change: %v", n, err)
 			r.RollingError = err.Error()
@@ -438,7 +450,7 @@ func startNodeSimulator(ctx context.Context, builder *framework.GoBuilder, cp *f
 }
 
 // createClusters creates n namespaces with one ScyllaCluster each, concurrently, as users would all at once.
-func createClusters(ctx context.Context, clients *framework.Clients, n int) error {
+func createClusters(ctx context.Context, clients *framework.Clients, n int, v versions) error {
 	errs := make(chan error, n)
 	sem := make(chan struct{}, 32)
 	for i := range n {
@@ -450,7 +462,7 @@ func createClusters(ctx context.Context, clients *framework.Clients, n int) erro
 				errs <- fmt.Errorf("can't create namespace %q: %w", ns, err)
 				return
 			}
-			_, err := clients.Dynamic.Resource(scyllaClusterGVR).Namespace(ns).Create(ctx, makeScyllaCluster(ns), metav1.CreateOptions{})
+			_, err := clients.Dynamic.Resource(scyllaClusterGVR).Namespace(ns).Create(ctx, makeScyllaCluster(ns, v), metav1.CreateOptions{})
 			if err != nil {
 				err = fmt.Errorf("can't create ScyllaCluster %s/bench: %w", ns, err)
 			}
@@ -464,8 +476,9 @@ func createClusters(ctx context.Context, clients *framework.Clients, n int) erro
 	return errors.Join(all...)
 }
 
-// makeScyllaCluster returns a ScyllaCluster of 3 racks of 1 node, one per zone, with one backup and one repair.
-func makeScyllaCluster(ns string) *unstructured.Unstructured {
+// makeScyllaCluster returns a ScyllaCluster of 3 racks of 1 node, one per zone, with one backup and one repair, at
+// the initial version of v.
+func makeScyllaCluster(ns string, v versions) *unstructured.Unstructured {
 	var racks []any
 	for _, zone := range zones {
 		racks = append(racks, map[string]any{
@@ -483,17 +496,21 @@ func makeScyllaCluster(ns string) *unstructured.Unstructured {
 			}}},
 		})
 	}
+	spec := map[string]any{
+		"version":      v.initial,
+		"agentVersion": "3.5.0",
+		"datacenter":   map[string]any{"name": "us-east-1", "racks": racks},
+		"backups":      []any{map[string]any{"name": "nightly", "cron": "0 2 * * *", "location": []any{"s3:bench"}}},
+		"repairs":      []any{map[string]any{"name": "weekly", "cron": "0 3 * * SUN"}},
+	}
+	if v.parallelNodeOperations {
+		spec["enableParallelNodeOperations"] = true
+	}
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "scylla.scylladb.com/v1",
 		"kind":       "ScyllaCluster",
 		"metadata":   map[string]any{"name": "bench", "namespace": ns},
-		"spec": map[string]any{
-			"version":      "2025.1.2",
-			"agentVersion": "3.5.0",
-			"datacenter":   map[string]any{"name": "us-east-1", "racks": racks},
-			"backups":      []any{map[string]any{"name": "nightly", "cron": "0 2 * * *", "location": []any{"s3:bench"}}},
-			"repairs":      []any{map[string]any{"name": "weekly", "cron": "0 3 * * SUN"}},
-		},
+		"spec":       spec,
 	}}
 }
 

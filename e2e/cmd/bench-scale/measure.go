@@ -42,6 +42,10 @@ type Run struct {
 	ConvergedSeconds    float64 `json:"convergedSeconds"`
 	// NodeSimulator tells that ScyllaDB pods became Ready through real sidecars (--node-simulator), not kwok stages.
 	NodeSimulator bool `json:"nodeSimulator,omitempty"`
+	// ScyllaDBVersion is the version the ScyllaClusters were created at.
+	ScyllaDBVersion string `json:"scyllaDBVersion"`
+	// ParallelNodeOperations tells that every rack bootstrapped at once (--parallel-node-operations).
+	ParallelNodeOperations bool `json:"parallelNodeOperations,omitempty"`
 	// FloorPodsReadySeconds is how long the same pods took as bare StatefulSets, 0 if not measured.
 	FloorPodsReadySeconds float64 `json:"floorPodsReadySeconds,omitempty"`
 	// PodsReadyToFloor is AllPodsReadySeconds divided by FloorPodsReadySeconds.
@@ -235,7 +239,7 @@ func machine() string {
 // printTable prints one row per N and the details of the last run.
 func printTable(w io.Writer, runs []Run) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "N\tDCs exist\tDCs Available\tpods Ready\tfloor\tto floor\ttasks have IDs\trolled out\twrites/cluster op\tmc\top+mc\tstatus writes/cluster\t409s\tevents/cluster\tManager reqs\top RSS MiB\top CPU s\tmc RSS MiB\tmc CPU s\tapiserver CPU s\tDC reaction p50/p99\tsteady API writes\tsteady Manager writes\trolling\trolling writes/cluster\t")
+	fmt.Fprintln(tw, "N\tScyllaDB\tDCs exist\tDCs Available\tpods Ready\tfloor\tto floor\ttasks have IDs\trolled out\twrites/cluster op\tmc\top+mc\tstatus writes/cluster\t409s\tevents/cluster\tManager reqs\top RSS MiB\top CPU s\tmc RSS MiB\tmc CPU s\tapiserver CPU s\tDC reaction p50/p99\tsteady API writes\tsteady Manager writes\trolling\trolling writes/cluster\t")
 	for _, r := range runs {
 		c := r.Converge
 		status := float64(c.StatusWrites["operator"]+c.StatusWrites["manager-controller"]) / float64(r.N)
@@ -270,8 +274,12 @@ func printTable(w io.Writer, runs []Run) {
 			}
 			return &ProgramStats{}
 		}
-		fmt.Fprintf(tw, "%d\t%.1fs\t%.1fs\t%.1fs\t%s\t%s\t%.1fs\t%.1fs\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%.1f\t%d\t%.0f\t%.1f\t%.0f\t%.1f\t%.1f\t%s\t%s\t%s\t%s\t%s\t\n",
-			r.N, r.AllDatacentersExistSeconds, r.AllAvailableSeconds, r.AllPodsReadySeconds, floor, toFloor, r.AllTasksScheduledSeconds, r.AllRolledOutSeconds,
+		version := r.ScyllaDBVersion
+		if r.ParallelNodeOperations {
+			version += " parallel"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%.1fs\t%.1fs\t%.1fs\t%s\t%s\t%.1fs\t%.1fs\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%.1f\t%d\t%.0f\t%.1f\t%.0f\t%.1f\t%.1f\t%s\t%s\t%s\t%s\t%s\t\n",
+			r.N, version, r.AllDatacentersExistSeconds, r.AllAvailableSeconds, r.AllPodsReadySeconds, floor, toFloor, r.AllTasksScheduledSeconds, r.AllRolledOutSeconds,
 			c.WritesPerCluster["operator"], c.WritesPerCluster["manager-controller"], programWritesPerCluster(c), status, conflicts, events,
 			total(c.Manager), p("operator").PeakRSSMiB, p("operator").ConvergeCPUSeconds,
 			p("manager-controller").PeakRSSMiB, p("manager-controller").ConvergeCPUSeconds, p("kube-apiserver").ConvergeCPUSeconds,

@@ -15,8 +15,20 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// rollingVersion is the ScyllaDB version every ScyllaCluster is changed to by the rolling change.
-const rollingVersion = "2025.1.3"
+// versions are the ScyllaDB versions a run creates its ScyllaClusters at and then rolls them to.
+type versions struct {
+	initial, rolling string
+	// parallelNodeOperations sets spec.enableParallelNodeOperations, as the mutating webhook does for versions that
+	// support it (the benchmark runs no webhook).
+	parallelNodeOperations bool
+}
+
+var (
+	// sequentialVersions bootstrap one node at a time per datacenter: rack by rack.
+	sequentialVersions = versions{initial: "2025.1.2", rolling: "2025.1.3"}
+	// parallelVersions support parallel node operations: every rack bootstraps at once.
+	parallelVersions = versions{initial: "2026.2.0", rolling: "2026.2.1", parallelNodeOperations: true}
+)
 
 // Rolling is what a rolling change on every ScyllaCluster cost.
 type Rolling struct {
@@ -32,7 +44,7 @@ type Rolling struct {
 }
 
 // measureRolling changes the ScyllaDB version of every ScyllaCluster at once and measures the roll-out.
-func measureRolling(ctx context.Context, cp *framework.ControlPlane, clients *framework.Clients, fake *framework.FakeScyllaDBManager, procs map[string]int, n int, timeout time.Duration) (*Rolling, error) {
+func measureRolling(ctx context.Context, cp *framework.ControlPlane, clients *framework.Clients, fake *framework.FakeScyllaDBManager, procs map[string]int, n int, rollingVersion string, timeout time.Duration) (*Rolling, error) {
 	mark, err := cp.Audit.Mark()
 	if err != nil {
 		return nil, err
