@@ -289,9 +289,17 @@ func controllerReference(ref *metav1.OwnerReference, namespace string) *corev1.O
 	}
 }
 
-// isStaleCacheError tells whether err only means that the informer cache is behind the API server: the next sync,
-// with a fresher cache, sorts it out, so such errors are returned without a Warning event.
-func isStaleCacheError(err error) bool {
+// IsStaleCacheError tells whether err, possibly wrapped or aggregated, is made only of errors that mean the
+// informer cache is behind the API server: AlreadyExists from a create of an object the cache does not show yet,
+// Conflict from an update built on an older copy, NotFound from a write to an object already gone. The next sync, with
+// a fresher cache, sorts them out: Apply returns them without a Warning event, and a controller need not report them
+// in its status.
+func IsStaleCacheError(err error) bool {
+	var agg utilerrors.Aggregate
+	if errors.As(err, &agg) {
+		errs := agg.Errors()
+		return len(errs) != 0 && !slices.ContainsFunc(errs, func(err error) bool { return !IsStaleCacheError(err) })
+	}
 	return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) || apierrors.IsNotFound(err)
 }
 

@@ -21,7 +21,7 @@ const (
 
 // reportWrite logs the outcome of writing the object key of kind and records it as an event on target: Normal
 // "<Kind>Updated" (Deleted) on a successful update (delete), Warning "<Kind>CreateFailed" (UpdateFailed,
-// DeleteFailed) on failure, except for failures that only mean the cache is stale (isStaleCacheError) or that the
+// DeleteFailed) on failure, except for failures that only mean the cache is stale (IsStaleCacheError) or that the
 // namespace is being deleted (isNamespaceTerminatingError). A successful create is only logged: creating what the
 // owner's spec asks for is the expected course, the new object shows it, and an event per object would bury the
 // steps that matter (a scale-up, a rollout, a node removed) under a dozen routine ones for every new cluster. why,
@@ -38,7 +38,7 @@ func reportWrite(ctx context.Context, recorder record.EventRecorder, target runt
 	}
 
 	if err != nil {
-		if !isStaleCacheError(err) && !isNamespaceTerminatingError(err) {
+		if !IsStaleCacheError(err) && !isNamespaceTerminatingError(err) {
 			recorder.Eventf(target, corev1.EventTypeWarning, kind+reasonVerb+"Failed", "Failed to %s %s %s%s: %v", verb, kind, key, why, err)
 		}
 		return fmt.Errorf("can't %s %s %q%s: %w", verb, kind, key, why, err)

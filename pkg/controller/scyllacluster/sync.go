@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	scyllav1 "github.com/scyllakube/api/scylla/v1"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/resourceapply"
 	"github.com/scyllakube/scylla-operator/pkg/validation"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -126,7 +126,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return syncErr
 	}
 
-	if syncErr != nil && isStaleCacheError(syncErr) {
+	if syncErr != nil && resourceapply.IsStaleCacheError(syncErr) {
 		// A create or update refused because the cache is behind (the object exists already, or changed meanwhile)
 		// says nothing about the ScyllaCluster, and this sync's view of its objects is stale: a status written from
 		// it would report a failure and the next write would take it back. The retry writes the status.
@@ -154,18 +154,6 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		logger.V(2).Info("ScyllaCluster can't be fully reconciled until it or a conflicting object changes", "scyllaCluster", klog.KObj(sc), "err", syncErr)
 	}
 	return utilerrors.NewAggregate([]error{requeueErr, statusErr})
-}
-
-// isStaleCacheError tells whether err, possibly wrapped or aggregated, is made only of errors that mean the informer
-// cache is behind the API server: AlreadyExists from a create of an object the cache does not show yet, Conflict from
-// an update built on an older copy.
-func isStaleCacheError(err error) bool {
-	var agg utilerrors.Aggregate
-	if errors.As(err, &agg) {
-		errs := agg.Errors()
-		return len(errs) != 0 && !slices.ContainsFunc(errs, func(err error) bool { return !isStaleCacheError(err) })
-	}
-	return apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err)
 }
 
 // observeOwnedObjects records in state the ScyllaDBDatacenter and ScyllaDBManagerTasks sc controls, as cached, for a

@@ -15,13 +15,13 @@ import (
 	scyllainformers "github.com/scyllakube/client/scylla/informers/externalversions"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/resourceapply"
 	"github.com/scyllakube/scylla-operator/pkg/test/fakeclient"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
@@ -717,7 +717,7 @@ func TestSyncRetriesWithoutWritingTheStatusWhileTheCacheIsBehind(t *testing.T) {
 	f.controller.createdTasks = newCreateExpectations(time.Now)
 
 	err := f.sync(t, sc)
-	if err == nil || !isStaleCacheError(err) {
+	if err == nil || !resourceapply.IsStaleCacheError(err) {
 		t.Fatalf("expected the AlreadyExists errors to requeue with, got %v", err)
 	}
 	if diff := cmp.Diff(createTasks, f.takeWrites()); diff != "" {
@@ -736,33 +736,6 @@ func TestSyncRetriesWithoutWritingTheStatusWhileTheCacheIsBehind(t *testing.T) {
 	}
 	if c := meta.FindStatusCondition(f.getScyllaCluster(t, sc).Status.Conditions, "Degraded"); c == nil || c.Status != metav1.ConditionFalse {
 		t.Errorf("expected Degraded False, got %+v", c)
-	}
-}
-
-func TestIsStaleCacheError(t *testing.T) {
-	t.Parallel()
-	exists := apierrors.NewAlreadyExists(scyllav1alpha1.Resource("scylladbmanagertasks"), "a")
-	conflict := apierrors.NewConflict(scyllav1alpha1.Resource("scylladbdatacenters"), "b", errors.New("changed"))
-	internal := apierrors.NewInternalError(errors.New("etcd is down"))
-	for _, tc := range []struct {
-		name string
-		err  error
-		want bool
-	}{
-		{name: "AlreadyExists", err: exists, want: true},
-		{name: "Conflict, wrapped", err: fmt.Errorf("can't update: %w", conflict), want: true},
-		{name: "another error", err: internal, want: false},
-		{name: "aggregated stale cache errors, wrapped", err: fmt.Errorf("sub-sync: %w", utilerrors.NewAggregate([]error{exists, conflict})), want: true},
-		{name: "a stale cache error with another", err: utilerrors.NewAggregate([]error{exists, internal}), want: false},
-		{name: "nested aggregates", err: utilerrors.NewAggregate([]error{fmt.Errorf("x: %w", utilerrors.NewAggregate([]error{exists})), conflict}), want: true},
-		{name: "a permanent error", err: &permanentError{reason: invalidSpecReason, err: errors.New("bad spec")}, want: false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			if got := isStaleCacheError(tc.err); got != tc.want {
-				t.Errorf("got %v, want %v", got, tc.want)
-			}
-		})
 	}
 }
 
