@@ -19,14 +19,19 @@ import (
 const floorLabel = "bench-scale/floor"
 
 // measureFloor returns the seconds until the pods of n ScyllaClusters, created directly as 3n single-replica
-// StatefulSets with a claim each (no operator), are all Ready on a fresh control plane like the operator's.
-func measureFloor(ctx context.Context, o *options, binDir, outDir, stages string, builder *framework.GoBuilder, n int) (float64, error) {
+// StatefulSets with a claim each (no operator), are all Ready on a fresh control plane like the operator's, and
+// kube-controller-manager's writes by controller until then (WindowStats.ControllerManagerWrites).
+func measureFloor(ctx context.Context, o *options, binDir, outDir, stages string, builder *framework.GoBuilder, n int) (float64, map[string]int, error) {
 	dir := filepath.Join(outDir, fmt.Sprintf("floor-n%d", n))
-	_, clients, stop, err := startControlPlane(ctx, o, binDir, stages, builder, fmt.Sprintf("bench-floor-n%d", n), dir, n)
+	cp, clients, stop, err := startControlPlane(ctx, o, binDir, stages, builder, fmt.Sprintf("bench-floor-n%d", n), dir, n)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	defer stop()
+	mark, err := cp.Audit.Mark()
+	if err != nil {
+		return 0, nil, err
+	}
 	logf("floor N=%d: creating %d StatefulSets", n, 3*n)
 	start := time.Now()
 	errs := make(chan error, n)
@@ -54,13 +59,13 @@ func measureFloor(ctx context.Context, o *options, binDir, outDir, stages string
 		all = append(all, <-errs)
 	}
 	if err := errors.Join(all...); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	deadline := time.Now().Add(o.timeout)
 	for {
 		pods, err := clients.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: floorLabel})
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		ready := 0
 		for i := range pods.Items {
@@ -71,14 +76,18 @@ func measureFloor(ctx context.Context, o *options, binDir, outDir, stages string
 		if ready == 3*n {
 			elapsed := time.Since(start).Seconds()
 			logf("floor N=%d: every pod Ready after %.1fs", n, elapsed)
-			return elapsed, nil
+			events, err := cp.Audit.EventsSince(mark)
+			if err != nil {
+				return 0, nil, err
+			}
+			return elapsed, summarizeAudit(events, n).ControllerManagerWrites, nil
 		}
 		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("floor: %d/%d pods Ready after %v", ready, 3*n, o.timeout)
+			return 0, nil, fmt.Errorf("floor: %d/%d pods Ready after %v", ready, 3*n, o.timeout)
 		}
 		select {
 		case <-ctx.Done():
-			return 0, ctx.Err()
+			return 0, nil, ctx.Err()
 		case <-time.After(250 * time.Millisecond):
 		}
 	}

@@ -158,11 +158,11 @@ func run(o *options) error {
 			return fmt.Errorf("N=%d: %w", n, err)
 		}
 		if o.floor {
-			floor, err := measureFloor(ctx, o, binDir, outDir, stages, builder, n)
+			floor, floorWrites, err := measureFloor(ctx, o, binDir, outDir, stages, builder, n)
 			if err != nil {
 				return fmt.Errorf("floor N=%d: %w", n, err)
 			}
-			r.FloorPodsReadySeconds = floor
+			r.FloorPodsReadySeconds, r.FloorControllerManagerWrites = floor, floorWrites
 			r.PodsReadyToFloor = r.AllPodsReadySeconds / floor
 		}
 		report.Runs = append(report.Runs, r)

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,6 +51,9 @@ type Run struct {
 	ParallelNodeOperations bool `json:"parallelNodeOperations,omitempty"`
 	// FloorPodsReadySeconds is how long the same pods took as bare StatefulSets, 0 if not measured.
 	FloorPodsReadySeconds float64 `json:"floorPodsReadySeconds,omitempty"`
+	// FloorControllerManagerWrites are kube-controller-manager's writes by controller until the floor's pods were all
+	// Ready (WindowStats.ControllerManagerWrites).
+	FloorControllerManagerWrites map[string]int `json:"floorControllerManagerWrites,omitempty"`
 	// PodsReadyToFloor is AllPodsReadySeconds divided by FloorPodsReadySeconds.
 	PodsReadyToFloor float64                  `json:"podsReadyToFloor,omitempty"`
 	Converge         WindowStats              `json:"converge"`
@@ -88,6 +94,10 @@ type WindowStats struct {
 	Manager map[string]int `json:"manager"`
 	// ManagerWrites counts the ScyllaDB Manager requests that could change its state.
 	ManagerWrites int `json:"managerWrites"`
+	// ControllerManagerWrites counts kube-controller-manager's writes, Events included, by controller (the last part
+	// of its user agent). Each controller has a client of its own, rate-limited to 20 requests per second by default:
+	// the StatefulSet controller's count over that rate bounds how soon the pods exist.
+	ControllerManagerWrites map[string]int `json:"controllerManagerWrites"`
 }
 
 // program names the program of a user agent, "<name>/<version> ..." giving "<name>".
@@ -109,6 +119,8 @@ func summarizeAudit(events []auditv1.Event, n int) WindowStats {
 		Conflicts:        map[string]int{},
 		Events:           map[string]int{},
 		Requests:         map[string]int{},
+
+		ControllerManagerWrites: map[string]int{},
 	}
 	for i := range events {
 		e := &events[i]
@@ -127,6 +139,9 @@ func summarizeAudit(events []auditv1.Event, n int) WindowStats {
 		}
 		if !framework.IsWriteVerb(e.Verb) {
 			continue
+		}
+		if p == "kube-controller-manager" {
+			s.ControllerManagerWrites[e.UserAgent[strings.LastIndex(e.UserAgent, "/")+1:]]++
 		}
 		switch {
 		case resource == "events":
@@ -298,6 +313,8 @@ func printTable(w io.Writer, runs []Run) {
 	}
 	fmt.Fprintf(w, "\nN=%d, API requests while converging (program verb resource):\n%s", last.N, formatCounts(last.Converge.Requests))
 	fmt.Fprintf(w, "N=%d, ScyllaDB Manager requests while converging:\n%s", last.N, formatCounts(last.Converge.Manager))
+	fmt.Fprintf(w, "N=%d, kube-controller-manager writes by controller while converging, Events included (each controller's client is limited to 20/s by default):\n%s",
+		last.N, formatControllerManagerWrites(last.Converge.ControllerManagerWrites, last.FloorControllerManagerWrites))
 	if last.Steady != nil {
 		fmt.Fprintf(w, "N=%d, API writes at rest (%.0fs):\n%s", last.N, last.Steady.WindowSeconds, formatCounts(last.Steady.Writes))
 		fmt.Fprintf(w, "N=%d, ScyllaDB Manager requests at rest:\n%s", last.N, formatCounts(last.Steady.Manager))
@@ -306,6 +323,22 @@ func printTable(w io.Writer, runs []Run) {
 		fmt.Fprintf(w, "N=%d, API writes of the rolling change:\n%s", last.N, formatCounts(last.Rolling.Requests.Writes))
 		fmt.Fprintf(w, "N=%d, ScyllaDB Manager requests of the rolling change:\n%s", last.N, formatCounts(last.Rolling.Requests.Manager))
 	}
+}
+
+// formatControllerManagerWrites prints kube-controller-manager's writes by controller, most first, next to the
+// floor's when it was measured.
+func formatControllerManagerWrites(writes, floor map[string]int) string {
+	var b strings.Builder
+	for _, controller := range slices.SortedFunc(maps.Keys(writes), func(a, b string) int {
+		return cmp.Or(writes[b]-writes[a], strings.Compare(a, b))
+	}) {
+		fmt.Fprintf(&b, "%8d  %s", writes[controller], controller)
+		if floor != nil {
+			fmt.Fprintf(&b, " (floor: %d)", floor[controller])
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 // formatLatencies prints one line per controller.

@@ -39,15 +39,18 @@ func TestSummarizeAuditCountsWritesStatusConflictsAndEventsByProgram(t *testing.
 		ev(op, "create", "events", "", 201),
 		ev(op, "update", "leases", "", 200),
 		ev(op, "get", "statefulsets", "", 200),
-		ev("kube-controller-manager/v1.33.0", "create", "pods", "", 201),
+		ev("kube-controller-manager/v1.33.0 (linux/amd64) kubernetes/abc/statefulset-controller", "create", "pods", "", 201),
+		ev("kube-controller-manager/v1.33.0 (linux/amd64) kubernetes/abc/statefulset-controller", "create", "events", "", 201),
+		ev("kube-controller-manager/v1.33.0 (linux/amd64) kubernetes/abc/statefulset-controller", "get", "pods", "", 200),
+		ev("kube-controller-manager/v1.33.0 (linux/amd64) kubernetes/abc/disruption-controller", "update", "poddisruptionbudgets", "status", 409),
 	}
 	got := summarizeAudit(events, 2)
 	want := WindowStats{
-		Writes:           map[string]int{"operator": 3, "kube-controller-manager": 1},
-		WritesPerCluster: map[string]float64{"operator": 1.5, "kube-controller-manager": 0.5},
-		StatusWrites:     map[string]int{"operator": 2},
-		Conflicts:        map[string]int{"operator": 1},
-		Events:           map[string]int{"operator": 1},
+		Writes:           map[string]int{"operator": 3, "kube-controller-manager": 2},
+		WritesPerCluster: map[string]float64{"operator": 1.5, "kube-controller-manager": 1},
+		StatusWrites:     map[string]int{"operator": 2, "kube-controller-manager": 1},
+		Conflicts:        map[string]int{"operator": 1, "kube-controller-manager": 1},
+		Events:           map[string]int{"operator": 1, "kube-controller-manager": 1},
 		Requests: map[string]int{
 			"operator create statefulsets":          1,
 			"operator update scyllaclusters/status": 2,
@@ -55,10 +58,28 @@ func TestSummarizeAuditCountsWritesStatusConflictsAndEventsByProgram(t *testing.
 			"operator update leases":                1,
 			"operator get statefulsets":             1,
 			"kube-controller-manager create pods":   1,
+			"kube-controller-manager create events": 1,
+			"kube-controller-manager get pods":      1,
+
+			"kube-controller-manager update poddisruptionbudgets/status": 1,
 		},
+		// Events count against a controller's rate limit like any write.
+		ControllerManagerWrites: map[string]int{"statefulset-controller": 2, "disruption-controller": 1},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("summarizeAudit (-want +got):\n%s", diff)
+	}
+}
+
+func TestFormatControllerManagerWritesSortsByCountAndNamesTheFloor(t *testing.T) {
+	t.Parallel()
+	writes := map[string]int{"disruption-controller": 700, "statefulset-controller": 2013, "endpoint-controller": 700}
+	want := "    2013  statefulset-controller (floor: 1531)\n     700  disruption-controller (floor: 0)\n     700  endpoint-controller (floor: 0)\n"
+	if got := formatControllerManagerWrites(writes, map[string]int{"statefulset-controller": 1531}); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if got, want := formatControllerManagerWrites(map[string]int{"statefulset-controller": 3}, nil), "       3  statefulset-controller\n"; got != want {
+		t.Errorf("without a floor: got %q, want %q", got, want)
 	}
 }
 
