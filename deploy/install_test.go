@@ -20,6 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	scyllav1 "github.com/scyllakube/api/scylla/v1"
+
 	cmdoperator "github.com/scyllakube/scylla-operator/pkg/cmd/operator"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 )
@@ -267,8 +269,9 @@ func TestInstalledProgramsAreBoundAndBudgeted(t *testing.T) {
 	}
 }
 
-// The webhook's Deployment, Service, ValidatingWebhookConfiguration and RBAC fit together and cover every kind the
-// CRDs define.
+// The webhook's Deployment, Service, webhook configurations and RBAC fit together: the ValidatingWebhookConfiguration
+// covers every kind the CRDs define, the MutatingWebhookConfiguration the creates the webhook defaults, and the
+// webhook keeps both caBundles with exactly the permissions that takes.
 func TestWebhookIsReachableAndCoversEveryKind(t *testing.T) {
 	t.Parallel()
 	objs := installedObjects(t)
@@ -281,7 +284,8 @@ func TestWebhookIsReachableAndCoversEveryKind(t *testing.T) {
 	}
 	c := webhook.Spec.Template.Spec.Containers[0]
 	port := strconv.Itoa(naming.WebhookSecurePort)
-	wantArgs := []string{naming.WebhookProgramName, "--secure-port=" + port, "--namespace=$(POD_NAMESPACE)"}
+	wantArgs := []string{naming.WebhookProgramName, "--secure-port=" + port, "--namespace=$(POD_NAMESPACE)",
+		"--mutating-webhook-configuration-name=" + naming.WebhookConfigurationName}
 	if diff := cmp.Diff(wantArgs, c.Args); diff != "" {
 		t.Errorf("webhook args differ (-want +got):\n%s", diff)
 	}
@@ -336,7 +340,7 @@ func TestWebhookIsReachableAndCoversEveryKind(t *testing.T) {
 	}
 	w := vwc.Webhooks[0]
 	want := admissionregistrationv1.ValidatingWebhook{
-		Name: w.Name,
+		Name: naming.WebhookValidatingName,
 		ClientConfig: admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{
 			Namespace: ns, Name: svc.Name, Path: ptr.To(naming.WebhookValidatePath), Port: ptr.To[int32](443),
 		}},
@@ -364,11 +368,44 @@ func TestWebhookIsReachableAndCoversEveryKind(t *testing.T) {
 		t.Errorf("webhook %s does not validate exactly the kinds of the CRDs on create and update (-want +got):\n%s", w.Name, diff)
 	}
 
+	// The defaulting of enableParallelNodeOperations: on create only, of the two kinds that have the field, through
+	// the same Service, failing closed like validation (an object created without it would keep serial node
+	// operations for good), and called once.
+	mwc := installedObject[*admissionregistrationv1.MutatingWebhookConfiguration](t, objs, "", naming.WebhookConfigurationName)
+	if len(mwc.Webhooks) != 1 {
+		t.Fatalf("MutatingWebhookConfiguration %s has %d webhooks, want 1", mwc.Name, len(mwc.Webhooks))
+	}
+	wantMutating := admissionregistrationv1.MutatingWebhook{
+		Name: naming.WebhookMutatingName,
+		ClientConfig: admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{
+			Namespace: ns, Name: svc.Name, Path: ptr.To(naming.WebhookMutatePath), Port: ptr.To[int32](443),
+		}},
+		Rules: []admissionregistrationv1.RuleWithOperations{
+			{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+				Rule:       admissionregistrationv1.Rule{APIGroups: []string{scyllav1.GroupName}, APIVersions: []string{"v1"}, Resources: []string{"scyllaclusters"}},
+			},
+			{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+				Rule:       admissionregistrationv1.Rule{APIGroups: []string{scyllav1.GroupName}, APIVersions: []string{"v1alpha1"}, Resources: []string{"scylladbdatacenters"}},
+			},
+		},
+		FailurePolicy:           want.FailurePolicy,
+		MatchPolicy:             want.MatchPolicy,
+		SideEffects:             want.SideEffects,
+		TimeoutSeconds:          want.TimeoutSeconds,
+		AdmissionReviewVersions: want.AdmissionReviewVersions,
+		ReinvocationPolicy:      ptr.To(admissionregistrationv1.NeverReinvocationPolicy),
+	}
+	if diff := cmp.Diff(wantMutating, mwc.Webhooks[0]); diff != "" {
+		t.Errorf("mutating webhook %s differs (-want +got):\n%s", mwc.Webhooks[0].Name, diff)
+	}
+
 	// Exactly the permissions the webhook program uses (pkg/cmd/operator tests them on fake API servers): cluster-wide
 	// through its ClusterRole, its Secret through a Role of its namespace, both bound to its ServiceAccount.
 	wantSubjects := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: webhook.Spec.Template.Spec.ServiceAccountName}}
 	clusterRole := installedObject[*rbacv1.ClusterRole](t, objs, "", naming.WebhookServiceName)
-	if diff := cmp.Diff(cmdoperator.WebhookClusterRoleRules(naming.WebhookConfigurationName, ""), clusterRole.Rules); diff != "" {
+	if diff := cmp.Diff(cmdoperator.WebhookClusterRoleRules(vwc.Name, mwc.Name), clusterRole.Rules); diff != "" {
 		t.Errorf("ClusterRole %s rules differ (-code +manifest):\n%s", clusterRole.Name, diff)
 	}
 	crb := installedObject[*rbacv1.ClusterRoleBinding](t, objs, "", clusterRole.Name)

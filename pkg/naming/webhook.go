@@ -14,6 +14,11 @@ const (
 	// WebhookConfigurationName is the default ValidatingWebhookConfiguration (and MutatingWebhookConfiguration)
 	// whose webhooks' caBundle the webhook keeps current.
 	WebhookConfigurationName = "scylla-operator"
+	// WebhookValidatingName and WebhookMutatingName name the one webhook of the ValidatingWebhookConfiguration
+	// and of the MutatingWebhookConfiguration the install manifests deploy; the API server names them in its
+	// errors about calling them.
+	WebhookValidatingName = "validate.scylla.scylladb.com"
+	WebhookMutatingName   = "mutate.scylla.scylladb.com"
 	// WebhookSecurePort is the webhook's default TLS port.
 	WebhookSecurePort = 9443
 
