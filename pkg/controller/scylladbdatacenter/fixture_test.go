@@ -45,7 +45,7 @@ type world struct {
 // fixture is a controller over fake clientsets whose informer caches hold a world, as sample-controller's tests
 // build it: the objects are put straight into the indexers and the informers are never started.
 type fixture struct {
-	t            *testing.T
+	t            testing.TB
 	kubeClient   *kubefake.Clientset
 	scyllaClient *scyllafake.Clientset
 	// scyllaTracker is what scyllaClient holds.
@@ -56,7 +56,7 @@ type fixture struct {
 	recorder        *record.FakeRecorder
 }
 
-func newFixture(t *testing.T, w world) *fixture {
+func newFixture(t testing.TB, w world) *fixture {
 	t.Helper()
 	kubeClient := kubefake.NewClientset(w.objects...)
 	kubeClient.PrependReactor("create", "statefulsets", countGenerations(kubeClient))

@@ -23,7 +23,7 @@ import (
 )
 
 // newTLSFixture is newFixture with automatic TLS on.
-func newTLSFixture(t *testing.T, w world) *fixture {
+func newTLSFixture(t testing.TB, w world) *fixture {
 	t.Helper()
 	f := newFixture(t, w)
 	if err := f.controller.SetCertificateOptions(testCertOptions()); err != nil {
