@@ -7,6 +7,7 @@ import (
 
 	"github.com/scyllakube/scylla-operator/e2e/crds"
 	"github.com/scyllakube/scylla-operator/pkg/crdvalidation"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
 )
 
 // InvalidCasesDir holds the manifests that only the webhook refuses, relative to this package's directory. Each file
@@ -16,7 +17,7 @@ const InvalidCasesDir = "testdata/invalid"
 
 // WebhookName is the name of the webhook of deploy/operator's ValidatingWebhookConfiguration; the API server
 // names it in every error about the webhook.
-const WebhookName = "validate.scylla.scylladb.com"
+const WebhookName = naming.WebhookValidatingName
 
 // LoadInvalidCases loads the cases of dir and checks their shape.
 func LoadInvalidCases(dir string) ([]crdvalidation.Case, error) {

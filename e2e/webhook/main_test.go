@@ -6,8 +6,11 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -26,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/retry"
 )
 
 // fieldManager names the suite's own writes, the install included.
@@ -44,6 +48,11 @@ type installation struct {
 	deployment *framework.WebhookDeployment
 	// applied is the ValidatingWebhookConfiguration as kubectl applied it, before any test pointed it at a process.
 	applied *admissionregistrationv1.ValidatingWebhookConfiguration
+	// appliedMutating is the MutatingWebhookConfiguration as kubectl applied it.
+	appliedMutating *admissionregistrationv1.MutatingWebhookConfiguration
+	// configurationArgs are the Deployment's flags naming the webhook configurations whose caBundle it keeps; every
+	// webhook process of the suite runs with them.
+	configurationArgs []string
 }
 
 var (
@@ -53,7 +62,7 @@ var (
 )
 
 // install applies deploy/operator/ with `kubectl apply --server-side`, once per suite, and checks the webhook
-// configuration it created: it fails closed and names the webhook's Service.
+// configurations it created: they fail closed and name the webhook's Service.
 func install(t *testing.T) *installation {
 	t.Helper()
 	installOnce.Do(func() {
@@ -102,16 +111,86 @@ func doInstall(s *framework.Suite) (*installation, error) {
 		return nil, fmt.Errorf("ValidatingWebhookConfiguration %q has no webhooks", vwc.Name)
 	}
 	for _, w := range vwc.Webhooks {
-		switch {
-		case w.FailurePolicy == nil || *w.FailurePolicy != admissionregistrationv1.Fail:
-			return nil, fmt.Errorf("webhook %q must fail closed (failurePolicy Fail), got %v", w.Name, w.FailurePolicy)
-		case w.TimeoutSeconds == nil:
-			return nil, fmt.Errorf("webhook %q has no timeout", w.Name)
-		case w.ClientConfig.Service == nil || w.ClientConfig.Service.Namespace != deployment.ServiceAccount.Namespace:
-			return nil, fmt.Errorf("webhook %q must call a Service in namespace %s, got %+v", w.Name, deployment.ServiceAccount.Namespace, w.ClientConfig)
+		if err := checkAppliedWebhook(w.Name, w.FailurePolicy, w.TimeoutSeconds, w.ClientConfig, deployment); err != nil {
+			return nil, err
 		}
 	}
-	return &installation{deployment: deployment, applied: vwc}, nil
+	mwc, err := clients.Kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, naming.WebhookConfigurationName, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("the install manifests created no MutatingWebhookConfiguration %q: %w", naming.WebhookConfigurationName, err)
+	}
+	if len(mwc.Webhooks) == 0 {
+		return nil, fmt.Errorf("MutatingWebhookConfiguration %q has no webhooks", mwc.Name)
+	}
+	for _, w := range mwc.Webhooks {
+		if err := checkAppliedWebhook(w.Name, w.FailurePolicy, w.TimeoutSeconds, w.ClientConfig, deployment); err != nil {
+			return nil, err
+		}
+		if w.ReinvocationPolicy == nil || *w.ReinvocationPolicy != admissionregistrationv1.NeverReinvocationPolicy {
+			return nil, fmt.Errorf("mutating webhook %q must not be reinvoked, got reinvocationPolicy %v", w.Name, w.ReinvocationPolicy)
+		}
+	}
+	configurationArgs, err := deployedConfigurationArgs(s.RepoRoot, deployment)
+	if err != nil {
+		return nil, err
+	}
+	return &installation{deployment: deployment, applied: vwc, appliedMutating: mwc, configurationArgs: configurationArgs}, nil
+}
+
+// checkAppliedWebhook returns what is wrong with a webhook of an applied configuration: it must fail closed, time
+// out, and call a Service with a path in the Deployment's namespace (pointWebhooksAt keeps that path).
+func checkAppliedWebhook(name string, failurePolicy *admissionregistrationv1.FailurePolicyType, timeout *int32, cc admissionregistrationv1.WebhookClientConfig, deployment *framework.WebhookDeployment) error {
+	switch {
+	case failurePolicy == nil || *failurePolicy != admissionregistrationv1.Fail:
+		return fmt.Errorf("webhook %q must fail closed (failurePolicy Fail), got %v", name, failurePolicy)
+	case timeout == nil:
+		return fmt.Errorf("webhook %q has no timeout", name)
+	case cc.Service == nil || cc.Service.Namespace != deployment.ServiceAccount.Namespace || cc.Service.Path == nil:
+		return fmt.Errorf("webhook %q must call a path of a Service in namespace %s, got %+v", name, deployment.ServiceAccount.Namespace, cc)
+	}
+	return nil
+}
+
+// configurationFlags are the webhook's flags naming the configurations whose caBundle it keeps.
+var configurationFlags = []string{"--validating-webhook-configuration-name=", "--mutating-webhook-configuration-name="}
+
+// deployedConfigurationArgs returns the configurationFlags the webhook's Deployment passes, so that the suite's
+// processes keep the caBundles the deployed ones would: a configuration the Deployment forgets is left without one,
+// and the API server can't call its webhook. The mutating one must be named: it has no default.
+func deployedConfigurationArgs(repoRoot string, d *framework.WebhookDeployment) ([]string, error) {
+	files, err := framework.ManifestFiles(filepath.Join(repoRoot, filepath.FromSlash(framework.OperatorManifestsDir)))
+	if err != nil {
+		return nil, err
+	}
+	for _, file := range files {
+		objs, err := framework.DecodeManifestFile(file)
+		if err != nil {
+			return nil, err
+		}
+		for _, obj := range objs {
+			if obj.GetKind() != "Deployment" || obj.GetNamespace() != d.ServiceAccount.Namespace || obj.GetName() != d.Name {
+				continue
+			}
+			containers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
+			var args []string
+			if len(containers) != 0 {
+				container, _ := containers[0].(map[string]interface{})
+				args, _, _ = unstructured.NestedStringSlice(container, "args")
+			}
+			var kept []string
+			for _, arg := range args {
+				if slices.ContainsFunc(configurationFlags, func(flag string) bool { return strings.HasPrefix(arg, flag) }) {
+					kept = append(kept, arg)
+				}
+			}
+			if want := configurationFlags[1] + naming.WebhookConfigurationName; !slices.Contains(kept, want) {
+				return nil, fmt.Errorf("Deployment %s/%s does not pass %s: the webhook would leave the caBundle of the MutatingWebhookConfiguration empty (args %q)",
+					d.ServiceAccount.Namespace, d.Name, want, args)
+			}
+			return kept, nil
+		}
+	}
+	return nil, fmt.Errorf("no manifest of %s holds Deployment %s/%s", framework.OperatorManifestsDir, d.ServiceAccount.Namespace, d.Name)
 }
 
 // env is one test's view of the installation: its framework, the webhook processes it runs and clients.
@@ -189,21 +268,57 @@ func (e *env) seedServingCertificate(age time.Duration) {
 	}
 }
 
-// pointWebhooksAt makes the API server call the webhook process listening on port, and checks that nothing else
-// of the applied configuration changed.
+// pointWebhooksAt makes the API server call the webhook process listening on port, through both configurations,
+// and checks that nothing else of the applied configurations changed.
 func (e *env) pointWebhooksAt(port int) {
 	e.t.Helper()
 	vwc, err := framework.PointWebhooksAt(e.t.Context(), e.f.Clients().Kube, naming.WebhookConfigurationName, port)
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	mwc, err := e.pointMutatingWebhooksAt(port)
+	if err != nil {
+		e.t.Fatal(err)
+	}
 	ignore := []cmp.Option{
 		cmpopts.IgnoreFields(admissionregistrationv1.ValidatingWebhook{}, "ClientConfig"),
 		cmpopts.IgnoreFields(admissionregistrationv1.ValidatingWebhookConfiguration{}, "ObjectMeta"),
+		cmpopts.IgnoreFields(admissionregistrationv1.MutatingWebhook{}, "ClientConfig"),
+		cmpopts.IgnoreFields(admissionregistrationv1.MutatingWebhookConfiguration{}, "ObjectMeta"),
 	}
 	if diff := cmp.Diff(e.applied, vwc, ignore...); diff != "" {
-		e.t.Fatalf("pointing the webhooks at port %d changed more than their clientConfig (-applied +now):\n%s", port, diff)
+		e.t.Fatalf("pointing the validating webhooks at port %d changed more than their clientConfig (-applied +now):\n%s", port, diff)
 	}
+	if diff := cmp.Diff(e.appliedMutating, mwc, ignore...); diff != "" {
+		e.t.Fatalf("pointing the mutating webhooks at port %d changed more than their clientConfig (-applied +now):\n%s", port, diff)
+	}
+}
+
+// pointMutatingWebhooksAt rewrites the clientConfig of every webhook of the MutatingWebhookConfiguration to
+// https://<WebhookAddress(port)><path of the applied Service reference>, keeping its caBundle.
+func (e *env) pointMutatingWebhooksAt(port int) (*admissionregistrationv1.MutatingWebhookConfiguration, error) {
+	mwcs := e.f.Clients().Kube.AdmissionregistrationV1().MutatingWebhookConfigurations()
+	var updated *admissionregistrationv1.MutatingWebhookConfiguration
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		mwc, err := mwcs.Get(e.t.Context(), e.appliedMutating.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if len(mwc.Webhooks) != len(e.appliedMutating.Webhooks) {
+			return fmt.Errorf("MutatingWebhookConfiguration %q has %d webhooks, %d applied", mwc.Name, len(mwc.Webhooks), len(e.appliedMutating.Webhooks))
+		}
+		for i := range mwc.Webhooks {
+			u := (&url.URL{Scheme: "https", Host: framework.WebhookAddress(port), Path: *e.appliedMutating.Webhooks[i].ClientConfig.Service.Path}).String()
+			mwc.Webhooks[i].ClientConfig.Service = nil
+			mwc.Webhooks[i].ClientConfig.URL = &u
+		}
+		updated, err = mwcs.Update(e.t.Context(), mwc, metav1.UpdateOptions{FieldManager: fieldManager})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("can't point the webhooks of MutatingWebhookConfiguration %q at port %d: %w", e.appliedMutating.Name, port, err)
+	}
+	return updated, nil
 }
 
 // webhookProcess is one webhook replica run as a local process.
@@ -228,7 +343,7 @@ func (e *env) newWebhook(name string, extraArgs ...string) *webhookProcess {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	w := &webhookProcess{name: name, port: port, args: extraArgs}
+	w := &webhookProcess{name: name, port: port, args: slices.Concat(e.configurationArgs, extraArgs)}
 	e.t.Cleanup(func() { e.stop(w) })
 	return w
 }
@@ -271,7 +386,8 @@ func (e *env) stop(w *webhookProcess) {
 	}
 }
 
-// servedCertificate returns the certificate w serves now, and checks that every webhook's caBundle verifies it.
+// servedCertificate returns the certificate w serves now, and checks that every webhook's caBundle, of both
+// configurations, verifies it.
 func (e *env) servedCertificate(ctx context.Context, w *webhookProcess) (string, error) {
 	cert, err := framework.ServedCertificate(ctx, w.addr())
 	if err != nil {
@@ -280,6 +396,13 @@ func (e *env) servedCertificate(ctx context.Context, w *webhookProcess) (string,
 	bundles, err := framework.WebhookCABundles(ctx, e.f.Clients().Kube, naming.WebhookConfigurationName)
 	if err != nil {
 		return "", err
+	}
+	mwc, err := e.f.Clients().Kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, e.appliedMutating.Name, metav1.GetOptions{})
+	if err != nil {
+		return "", fmt.Errorf("can't get MutatingWebhookConfiguration %q: %w", e.appliedMutating.Name, err)
+	}
+	for _, mw := range mwc.Webhooks {
+		bundles[mw.Name] = mw.ClientConfig.CABundle
 	}
 	for name, bundle := range bundles {
 		if err := framework.VerifyServedCertificate(cert, bundle, w.addr()); err != nil {

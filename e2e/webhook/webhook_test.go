@@ -16,6 +16,7 @@ import (
 	scyllav1 "github.com/scyllakube/api/scylla/v1"
 	"github.com/scyllakube/scylla-operator/e2e/framework"
 	"github.com/scyllakube/scylla-operator/pkg/crdvalidation"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -65,7 +66,8 @@ func validScyllaCluster(name string) *unstructured.Unstructured {
 }
 
 // TestWebhookAnswersThroughTheAPIServer: invalid objects are refused with the webhook's causes, valid ones are
-// created, removing a rack with members is refused and a deprecated field is admitted with a warning.
+// created, removing a rack with members is refused, a deprecated field is admitted with a warning, and creates get
+// enableParallelNodeOperations defaulted by the mutating webhook.
 func TestWebhookAnswersThroughTheAPIServer(t *testing.T) {
 	e := newEnv(t)
 	w := e.newWebhook("webhook-admission")
@@ -154,6 +156,10 @@ func TestWebhookAnswersThroughTheAPIServer(t *testing.T) {
 		if err := CheckWebhookRejection(err, expectations, true); err != nil {
 			t.Fatalf("removing rack b while its status shows 3 nodes: %v", err)
 		}
+	})
+
+	t.Run("the mutating webhook defaults enableParallelNodeOperations on create", func(t *testing.T) {
+		checkParallelNodeOperationsDefaulted(t, e)
 	})
 
 	t.Run("a deprecated field is admitted with a warning", func(t *testing.T) {
@@ -375,19 +381,29 @@ func (l *admissionLoop) failures() []string {
 	return slices.Clone(l.failed)
 }
 
-// TestWebhookDownRefusesCreates stops the only webhook process: the configuration fails closed, so the API server
-// refuses creates, saying it could not call the webhook; once the webhook is back, creates succeed again.
+// TestWebhookDownRefusesCreates stops the only webhook process: both configurations fail closed, so the API server
+// refuses creates, saying it could not call the mutating webhook (called first), and updates, which only the
+// validating webhook sees; once the webhook is back, creates succeed again.
 func TestWebhookDownRefusesCreates(t *testing.T) {
 	e := newEnv(t)
 	w := e.newWebhook("webhook-down")
 	e.pointWebhooksAt(w.port)
 	e.start(w)
 	e.waitUntilAdmitting(w)
+	existing, err := e.create(t.Context(), validScyllaCluster("before-down"), nil)
+	if err != nil {
+		t.Fatalf("can't create a ScyllaCluster: %v", err)
+	}
 
 	e.stop(w)
-	_, err := e.dryRunCreate(t.Context(), validScyllaCluster("while-down"))
-	if err := checkFailedCallingWebhook(err, w); err != nil {
+	_, err = e.dryRunCreate(t.Context(), validScyllaCluster("while-down"))
+	if err := checkFailedCallingWebhook(err, w, naming.WebhookMutatingName); err != nil {
 		t.Fatalf("creating a ScyllaCluster while the webhook is down: %v", err)
+	}
+	existing.SetLabels(map[string]string{"updated": "while-down"})
+	_, err = e.scyllaClusters().Update(t.Context(), existing, metav1.UpdateOptions{FieldManager: fieldManager})
+	if err := checkFailedCallingWebhook(err, w, WebhookName); err != nil {
+		t.Fatalf("updating a ScyllaCluster while the webhook is down: %v", err)
 	}
 
 	e.start(w)
@@ -398,8 +414,8 @@ func TestWebhookDownRefusesCreates(t *testing.T) {
 }
 
 // checkFailedCallingWebhook returns what is wrong with err as the API server's refusal of a request it could not
-// send to w: an internal error naming the webhook and the refused connection.
-func checkFailedCallingWebhook(err error, w *webhookProcess) error {
+// send to w: an internal error naming the webhook webhookName and the refused connection.
+func checkFailedCallingWebhook(err error, w *webhookProcess, webhookName string) error {
 	if err == nil {
 		return errors.New("the API server accepted it: the webhook configuration does not fail closed")
 	}
@@ -407,7 +423,7 @@ func checkFailedCallingWebhook(err error, w *webhookProcess) error {
 	if !apierrors.IsInternalError(err) {
 		problems = append(problems, fmt.Sprintf("want an internal error, got reason %q", apierrors.ReasonForError(err)))
 	}
-	for _, want := range []string{fmt.Sprintf("failed calling webhook %q", WebhookName), w.addr(), "connection refused"} {
+	for _, want := range []string{fmt.Sprintf("failed calling webhook %q", webhookName), w.addr(), "connection refused"} {
 		if !strings.Contains(err.Error(), want) {
 			problems = append(problems, fmt.Sprintf("the message does not say %q", want))
 		}
@@ -422,8 +438,8 @@ func checkFailedCallingWebhook(err error, w *webhookProcess) error {
 const restPeriod = 10 * time.Second
 
 // TestReplicasShareOneSecret starts as many webhook replicas as the Deployment runs (at least two) at once, from no
-// Secret: they end up serving the same certificate from one Secret, which one of them created; the caBundle is
-// written once; and once settled, none writes anything.
+// Secret: they end up serving the same certificate from one Secret, which one of them created; the caBundle of each
+// webhook configuration is written once; and once settled, none writes anything.
 func TestReplicasShareOneSecret(t *testing.T) {
 	e := newEnv(t)
 	if e.deployment.Replicas < 2 {
@@ -462,13 +478,17 @@ func TestReplicasShareOneSecret(t *testing.T) {
 	secretWrites := countSucceeded(events, replicas, framework.OnResource("secrets", ""), framework.Writes())
 	secretCreates := countSucceeded(events, replicas, framework.OnResource("secrets", ""), verbIs("create"))
 	caBundleWrites := countSucceeded(events, replicas, framework.OnResource("validatingwebhookconfigurations", ""), framework.Writes())
+	mutatingCABundleWrites := countSucceeded(events, replicas, framework.OnResource("mutatingwebhookconfigurations", ""), framework.Writes())
 	if secretWrites.Total() != 1 || secretCreates.Total() != 1 {
 		t.Errorf("want the Secret created once by the replicas and not written otherwise, got:\n%s", secretWrites)
 	}
 	if caBundleWrites.Total() != 1 {
-		t.Errorf("want the caBundle written once by the replicas, got:\n%s", caBundleWrites)
+		t.Errorf("want the ValidatingWebhookConfiguration's caBundle written once by the replicas, got:\n%s", caBundleWrites)
 	}
-	t.Logf("while starting, the replicas wrote the Secret and the caBundle:\n%s\n%s", secretWrites, caBundleWrites)
+	if mutatingCABundleWrites.Total() != 1 {
+		t.Errorf("want the MutatingWebhookConfiguration's caBundle written once by the replicas, got:\n%s", mutatingCABundleWrites)
+	}
+	t.Logf("while starting, the replicas wrote the Secret and the caBundles:\n%s\n%s\n%s", secretWrites, caBundleWrites, mutatingCABundleWrites)
 	if failed := countFailedWrites(events, replicas); failed.Total() != 0 {
 		// Conflicts are how replicas settle a race; they are not wrong, but each costs a request.
 		t.Logf("writes of the replicas the API server refused while they started:\n%s", failed)
