@@ -284,8 +284,8 @@ func readsSecret(sdc *scyllav1alpha1.ScyllaDBDatacenter, name string) bool {
 	if sdc.Annotations[naming.ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot] == name {
 		return true
 	}
-	for _, rack := range effectiveRacks(sdc) {
-		if agentCustomConfigSecretRef(&rack) == name {
+	for i := range sdc.Spec.Racks {
+		if agentCustomConfigSecretRef(rackReferences(sdc.Spec.RackTemplate, &sdc.Spec.Racks[i])) == name {
 			return true
 		}
 	}
@@ -298,8 +298,9 @@ func readsUserObjects(sdc *scyllav1alpha1.ScyllaDBDatacenter) bool {
 	if _, ok := sdc.Annotations[naming.ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot]; ok {
 		return true
 	}
-	for _, rack := range effectiveRacks(sdc) {
-		if len(agentCustomConfigSecretRef(&rack)) != 0 || len(customConfigMapRef(&rack)) != 0 {
+	for i := range sdc.Spec.Racks {
+		rack := rackReferences(sdc.Spec.RackTemplate, &sdc.Spec.Racks[i])
+		if len(agentCustomConfigSecretRef(rack)) != 0 || len(customConfigMapRef(rack)) != 0 {
 			return true
 		}
 	}
@@ -308,8 +309,8 @@ func readsUserObjects(sdc *scyllav1alpha1.ScyllaDBDatacenter) bool {
 
 // readsConfigMap tells whether sdc reads the ConfigMap named name without owning it, as a custom scylla.yaml.
 func readsConfigMap(sdc *scyllav1alpha1.ScyllaDBDatacenter, name string) bool {
-	for _, rack := range effectiveRacks(sdc) {
-		if customConfigMapRef(&rack) == name {
+	for i := range sdc.Spec.Racks {
+		if customConfigMapRef(rackReferences(sdc.Spec.RackTemplate, &sdc.Spec.Racks[i])) == name {
 			return true
 		}
 	}

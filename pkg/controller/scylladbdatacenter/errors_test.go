@@ -50,7 +50,7 @@ func TestErrorsNameTheKindAndTheObject(t *testing.T) {
 			name: "a managed config without the rack's scylla.yaml",
 			run: func(t *testing.T, f *fixture) error {
 				sdc := newBasicSDC()
-				racks := collectRacks(sdc, &ownedObjects{}, f.controller.expectations)
+				racks := collectRacks(sdc, effectiveRacks(sdc), &ownedObjects{}, f.controller.expectations)
 				managedConfig := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "basic-managed-config"}, Data: map[string]string{}}
 				_, err := f.controller.syncStatefulSets(t.Context(), sdc, &ownedObjects{}, racks[:1], planScale("dc1", false, racks[:1], ""), managedConfig,
 					statefulSetInputs{operatorImage: testOperatorImage}, map[string]*appsv1.StatefulSet{})

@@ -153,3 +153,63 @@ func TestMergeRackResultDoesNotAliasTheSpec(t *testing.T) {
 		t.Errorf("changing a merged rack changed the spec: %+v", sdc.Spec.RackTemplate)
 	}
 }
+
+// The event handlers' partial merge names the same user objects as the whole one, whichever side sets them.
+func TestRackReferencesNameWhatTheMergedRackReads(t *testing.T) {
+	t.Parallel()
+
+	scylla := func(ref string) *scyllav1alpha1.ScyllaDBTemplate {
+		return &scyllav1alpha1.ScyllaDBTemplate{CustomConfigMapRef: &ref}
+	}
+	agent := func(ref string) *scyllav1alpha1.ScyllaDBManagerAgentTemplate {
+		return &scyllav1alpha1.ScyllaDBManagerAgentTemplate{CustomConfigSecretRef: &ref}
+	}
+	tt := []struct {
+		name                      string
+		template                  *scyllav1alpha1.RackTemplate
+		rack                      scyllav1alpha1.RackSpec
+		wantConfigMap, wantSecret string
+	}{
+		{name: "no template, no references", rack: scyllav1alpha1.RackSpec{Name: "a"}},
+		{
+			name:          "no template, the rack's own",
+			rack:          scyllav1alpha1.RackSpec{Name: "a", RackTemplate: scyllav1alpha1.RackTemplate{ScyllaDB: scylla("cm"), ScyllaDBManagerAgent: agent("s")}},
+			wantConfigMap: "cm", wantSecret: "s",
+		},
+		{
+			name:          "the template's, for a rack that sets neither",
+			template:      &scyllav1alpha1.RackTemplate{ScyllaDB: scylla("t-cm"), ScyllaDBManagerAgent: agent("t-s")},
+			rack:          scyllav1alpha1.RackSpec{Name: "a"},
+			wantConfigMap: "t-cm", wantSecret: "t-s",
+		},
+		{
+			name:          "the rack's win over the template's",
+			template:      &scyllav1alpha1.RackTemplate{ScyllaDB: scylla("t-cm"), ScyllaDBManagerAgent: agent("t-s")},
+			rack:          scyllav1alpha1.RackSpec{Name: "a", RackTemplate: scyllav1alpha1.RackTemplate{ScyllaDB: scylla("cm"), ScyllaDBManagerAgent: agent("s")}},
+			wantConfigMap: "cm", wantSecret: "s",
+		},
+		{
+			name:     "a rack's ScyllaDB template without a reference keeps the template's",
+			template: &scyllav1alpha1.RackTemplate{ScyllaDB: scylla("t-cm")},
+			rack: scyllav1alpha1.RackSpec{Name: "a", RackTemplate: scyllav1alpha1.RackTemplate{
+				ScyllaDB:             &scyllav1alpha1.ScyllaDBTemplate{Storage: &scyllav1alpha1.StorageOptions{Capacity: "1Gi"}},
+				ScyllaDBManagerAgent: agent("s"),
+			}},
+			wantConfigMap: "t-cm", wantSecret: "s",
+		},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			merged := mergeRack(tc.template, tc.rack)
+			refs := rackReferences(tc.template, &tc.rack)
+			got := []string{customConfigMapRef(refs), agentCustomConfigSecretRef(refs)}
+			if diff := cmp.Diff([]string{tc.wantConfigMap, tc.wantSecret}, got); diff != "" {
+				t.Errorf("unexpected references (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]string{customConfigMapRef(&merged), agentCustomConfigSecretRef(&merged)}, got); diff != "" {
+				t.Errorf("the references differ from the merged rack's (-merged +partial):\n%s", diff)
+			}
+		})
+	}
+}

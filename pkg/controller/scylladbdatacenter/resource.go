@@ -255,43 +255,62 @@ func managedConfigSettings(sdc *scyllav1alpha1.ScyllaDBDatacenter, automaticTLS 
 	return settings, nil
 }
 
-// makeManagedConfigMap returns the ConfigMap with the scylla.yaml of every rack (naming.ScyllaDBManagedConfigKey): the
-// rack's custom config (customConfigs holds the scylla.yaml of each ConfigMap a rack names in customConfigMapRef)
-// with the settings the operator manages on top, key by key at the top level. The sidecar lays the keys it owns over
-// it. A rack's pods carry a hash of its key, so that a change of either rolls them.
-func makeManagedConfigMap(sdc *scyllav1alpha1.ScyllaDBDatacenter, customConfigs map[string][]byte, automaticTLS bool) (*corev1.ConfigMap, error) {
+// makeManagedConfigMap returns the ConfigMap with the scylla.yaml of every rack of racks, sdc's effectiveRacks
+// (naming.ScyllaDBManagedConfigKey): the rack's custom config (customConfigs holds the scylla.yaml of each ConfigMap a
+// rack names in customConfigMapRef) with the settings the operator manages on top, key by key at the top level. The
+// sidecar lays the keys it owns over it. A rack's pods carry a hash of its key, so that a change of either rolls them.
+func makeManagedConfigMap(sdc *scyllav1alpha1.ScyllaDBDatacenter, racks []scyllav1alpha1.RackSpec, customConfigs map[string][]byte, automaticTLS bool) (*corev1.ConfigMap, error) {
 	managed, err := managedConfigSettings(sdc, automaticTLS)
 	if err != nil {
 		return nil, err
 	}
 
-	data := map[string]string{}
-	for _, rack := range effectiveRacks(sdc) {
-		config := map[string]any{}
-		if ref := customConfigMapRef(&rack); len(ref) != 0 {
-			custom, ok := customConfigs[ref]
-			if !ok {
-				return nil, fmt.Errorf("can't make the scylla.yaml of rack %q: custom config ConfigMap %q is missing", rack.Name, ref)
+	data := make(map[string]string, len(racks))
+	// A rack's scylla.yaml depends on its custom config alone (managed is the datacenter's): racks naming the same
+	// ConfigMap, or none, share one rendering.
+	rendered := map[string]string{}
+	for i := range racks {
+		rack := &racks[i]
+		ref := customConfigMapRef(rack)
+		out, ok := rendered[ref]
+		if !ok {
+			out, err = renderScyllaConfig(rack.Name, ref, customConfigs, managed)
+			if err != nil {
+				return nil, err
 			}
-			if err := yaml.Unmarshal(custom, &config); err != nil {
-				return nil, newSpecError("can't make the scylla.yaml of rack %q: key %q of ConfigMap %q is not a YAML map: %w", rack.Name, naming.ScyllaDBCustomConfigKey, ref, err)
-			}
-			if config == nil {
-				config = map[string]any{}
-			}
+			rendered[ref] = out
 		}
-		maps.Copy(config, managed)
-		out, err := yaml.Marshal(config)
-		if err != nil {
-			return nil, fmt.Errorf("can't marshal the scylla.yaml of rack %q: %w", rack.Name, err)
-		}
-		data[naming.ScyllaDBManagedConfigKey(rack.Name)] = string(out)
+		data[naming.ScyllaDBManagedConfigKey(rack.Name)] = out
 	}
 
 	return &corev1.ConfigMap{
 		ObjectMeta: objectMeta(sdc, naming.ManagedConfigName(sdc.Name), naming.ClusterLabels(sdc.Name)),
 		Data:       data,
 	}, nil
+}
+
+// renderScyllaConfig returns the scylla.yaml of rackName: the custom config ConfigMap ref names (none when ref is
+// empty), from customConfigs, with managed on top.
+func renderScyllaConfig(rackName, ref string, customConfigs map[string][]byte, managed map[string]any) (string, error) {
+	config := map[string]any{}
+	if len(ref) != 0 {
+		custom, ok := customConfigs[ref]
+		if !ok {
+			return "", fmt.Errorf("can't make the scylla.yaml of rack %q: custom config ConfigMap %q is missing", rackName, ref)
+		}
+		if err := yaml.Unmarshal(custom, &config); err != nil {
+			return "", newSpecError("can't make the scylla.yaml of rack %q: key %q of ConfigMap %q is not a YAML map: %w", rackName, naming.ScyllaDBCustomConfigKey, ref, err)
+		}
+		if config == nil {
+			config = map[string]any{}
+		}
+	}
+	maps.Copy(config, managed)
+	out, err := yaml.Marshal(config)
+	if err != nil {
+		return "", fmt.Errorf("can't marshal the scylla.yaml of rack %q: %w", rackName, err)
+	}
+	return string(out), nil
 }
 
 // authTokenSources are the places the agent auth token can come from, in the order of precedence of

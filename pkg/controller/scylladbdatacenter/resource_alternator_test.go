@@ -33,7 +33,7 @@ func alternatorOutcomeOf(t *testing.T, sdc *scyllav1alpha1.ScyllaDBDatacenter, a
 	rack := &effectiveRacks(sdc)[0]
 	var out alternatorOutcome
 
-	configMap, err := makeManagedConfigMap(sdc, nil, automaticTLS)
+	configMap, err := makeManagedConfigMap(sdc, effectiveRacks(sdc), nil, automaticTLS)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -221,9 +221,10 @@ type servingNames struct {
 // makeServingNames returns every name a client may use to reach the datacenter's CQL endpoints, given its expose
 // options: the client Service's DNS names and cluster IPs; each member Service's DNS names; per node, the address it
 // broadcasts to clients (expose-options.md) as far as it is known: the member Service's cluster IPs, its load
-// balancer ingress IPs and host names, or the pod's IPs; each of spec.dnsDomains and any name below it. services and
-// pods are the datacenter's (ownedObjects); the member Services the spec asks for are covered before they exist. The result is sorted, so that it compares equal when nothing changed.
-func makeServingNames(sdc *scyllav1alpha1.ScyllaDBDatacenter, services map[string]*corev1.Service, pods map[string]*corev1.Pod) (servingNames, error) {
+// balancer ingress IPs and host names, or the pod's IPs; each of spec.dnsDomains and any name below it. racks are the
+// datacenter's effectiveRacks, services and pods its ownedObjects; the member Services the spec asks for are covered
+// before they exist. The result is sorted, so that it compares equal when nothing changed.
+func makeServingNames(sdc *scyllav1alpha1.ScyllaDBDatacenter, racks []scyllav1alpha1.RackSpec, services map[string]*corev1.Service, pods map[string]*corev1.Pod) (servingNames, error) {
 	expose, err := makeExposeSettings(sdc)
 	if err != nil {
 		return servingNames{}, err
@@ -244,7 +245,7 @@ func makeServingNames(sdc *scyllav1alpha1.ScyllaDBDatacenter, services map[strin
 	addServiceDNS(naming.ClientServiceName(sdc.Name))
 	// The member Services of the spec's nodes are named before they exist: their names need no renewal later.
 	dc := datacenterName(sdc)
-	for _, rack := range effectiveRacks(sdc) {
+	for _, rack := range racks {
 		if rack.Nodes == nil {
 			continue
 		}

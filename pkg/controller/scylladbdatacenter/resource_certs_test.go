@@ -111,7 +111,8 @@ func TestServingNamesCoverEveryAddressTheExposeOptionsGiveClients(t *testing.T) 
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			names, err := makeServingNames(certTestDatacenter(tt.mutate), services, pods)
+			sdc := certTestDatacenter(tt.mutate)
+			names, err := makeServingNames(sdc, effectiveRacks(sdc), services, pods)
 			if err != nil {
 				t.Fatal(err)
 			}

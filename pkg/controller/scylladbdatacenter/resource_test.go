@@ -388,6 +388,24 @@ func TestMakeManagedConfigMap(t *testing.T) {
 			},
 		},
 		{
+			name: "racks naming the same custom config share it, a rack naming another gets its own",
+			modify: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+				sdc.Spec.RackTemplate.ScyllaDB.CustomConfigMapRef = new("tuned")
+				sdc.Spec.Racks = append(sdc.Spec.Racks, scyllav1alpha1.RackSpec{Name: "c", RackTemplate: scyllav1alpha1.RackTemplate{
+					ScyllaDB: &scyllav1alpha1.ScyllaDBTemplate{CustomConfigMapRef: new("other")},
+				}})
+			},
+			customConfigs: map[string][]byte{
+				"tuned": []byte("compaction_throughput_mb_per_sec: 0\n"),
+				"other": []byte("compaction_throughput_mb_per_sec: 16\n"),
+			},
+			want: map[string]string{
+				"scylla-a.yaml": "compaction_throughput_mb_per_sec: 0\n",
+				"scylla-b.yaml": "compaction_throughput_mb_per_sec: 0\n",
+				"scylla-c.yaml": "compaction_throughput_mb_per_sec: 16\n",
+			},
+		},
+		{
 			name: "Alternator without plain HTTP stays off with automatic TLS off and an OperatorManaged certificate: no certificate for HTTPS",
 			modify: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
 				sdc.Spec.ScyllaDB.AlternatorOptions = &scyllav1alpha1.AlternatorOptions{WriteIsolation: scyllav1alpha1.AlternatorWriteIsolationAlways}
@@ -425,7 +443,7 @@ func TestMakeManagedConfigMap(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			sdc, _ := newModifiedSDC(tc.modify)
-			got, err := makeManagedConfigMap(sdc, tc.customConfigs, false)
+			got, err := makeManagedConfigMap(sdc, effectiveRacks(sdc), tc.customConfigs, false)
 			if checkError(t, err, tc.wantErr, tc.wantSpecErr) {
 				return
 			}
@@ -600,7 +618,7 @@ func TestDatacenterMetadataReachesOnlyThePods(t *testing.T) {
 	}
 	clientService, err := makeClientService(sdc, false)
 	memberService, memberErr := makeMemberService(sdc, rack, "basic-dc1-a-0", "", false)
-	configMap, configErr := makeManagedConfigMap(sdc, nil, false)
+	configMap, configErr := makeManagedConfigMap(sdc, effectiveRacks(sdc), nil, false)
 	secret, secretErr := makeAgentAuthTokenSecret(sdc, testToken, []byte("key"), nil)
 	sts, stsErr := makeStatefulSet(sdc, rack, statefulSetInputs{operatorImage: testOperatorImage, replicas: 3})
 	objects := []metav1.Object{

@@ -96,14 +96,16 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 
 	c.useWrittenServices(owned)
-	racks := collectRacks(sdc, owned, c.expectations)
+	// Every builder reads the racks merged with the rack template: they are merged once.
+	specRacks := effectiveRacks(sdc)
+	racks := collectRacks(sdc, specRacks, owned, c.expectations)
 	plans := planScale(datacenterName(sdc), parallelNodeOperations(sdc), racks, replacementInProgress(racks))
 	replacements, replacementErr := c.planReplacements(sdc, racks, plans)
 
 	var managedConfig *corev1.ConfigMap
-	customConfigs, configErr := c.getCustomConfigs(ctx, sdc)
+	customConfigs, configErr := c.getCustomConfigs(ctx, sdc, specRacks)
 	if configErr == nil {
-		managedConfig, configErr = makeManagedConfigMap(sdc, customConfigs, c.tlsEnabled())
+		managedConfig, configErr = makeManagedConfigMap(sdc, specRacks, customConfigs, c.tlsEnabled())
 	}
 	if configErr == nil {
 		keepRemovedRacksConfig(managedConfig, owned.configMaps[managedConfig.Name], racks)
@@ -115,7 +117,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		// The s3 section is unknown: the agent configuration stays as it is.
 		tokenErr, backupErr = backupErr, nil
 	} else {
-		authTokenSecret, tokenErr = c.makeAuthTokenSecret(ctx, sdc, owned, backupS3.s3)
+		authTokenSecret, tokenErr = c.makeAuthTokenSecret(ctx, sdc, specRacks, owned, backupS3.s3)
 	}
 	var authTokenHash string
 	if tokenErr == nil {
@@ -174,7 +176,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	certificatesAt := slices.IndexFunc(subSyncs, func(s controllerhelpers.SubSync) bool { return s.Name == statefulSetControllerName })
 	if c.tlsEnabled() {
 		subSyncs = slices.Insert(subSyncs, certificatesAt, controllerhelpers.SubSync{Name: certificateControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
-			return c.syncCertificates(ctx, sdc, owned, services, certOwned, &certsApplied)
+			return c.syncCertificates(ctx, sdc, specRacks, owned, services, certOwned, &certsApplied)
 		}})
 	} else if alternatorCertificateIsUserManaged(sdc) {
 		subSyncs = slices.Insert(subSyncs, certificatesAt, controllerhelpers.SubSync{Name: certificateControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
@@ -228,12 +230,14 @@ func keepRemovedRacksConfig(managedConfig, existing *corev1.ConfigMap, racks []*
 	}
 }
 
-// getCustomConfigs returns the scylla.yaml of every custom config ConfigMap the racks name, by ConfigMap name. They
-// are the user's and outside the informer caches (readsUserObjects): each is read from the API server.
-func (c *Controller) getCustomConfigs(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter) (map[string][]byte, error) {
+// getCustomConfigs returns the scylla.yaml of every custom config ConfigMap the racks (effectiveRacks) name, by
+// ConfigMap name. They are the user's and outside the informer caches (readsUserObjects): each is read from the API
+// server.
+func (c *Controller) getCustomConfigs(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, racks []scyllav1alpha1.RackSpec) (map[string][]byte, error) {
 	configs := map[string][]byte{}
-	for _, rack := range effectiveRacks(sdc) {
-		ref := customConfigMapRef(&rack)
+	for i := range racks {
+		rack := &racks[i]
+		ref := customConfigMapRef(rack)
 		if _, ok := configs[ref]; ok || len(ref) == 0 {
 			continue
 		}
@@ -350,19 +354,20 @@ func byName[T kubeinterfaces.ObjectInterface](objects []T) map[string]T {
 }
 
 // collectRacks groups the datacenter's StatefulSets, member Services, pods and data claims by rack: first the racks of
-// the spec, in order, then the racks removed from the spec whose StatefulSet is still there, by name. Writes the
-// caches may not show yet come from exp.
-func collectRacks(sdc *scyllav1alpha1.ScyllaDBDatacenter, owned *ownedObjects, exp *expectations) []*rackObjects {
+// the spec (specRacks, effectiveRacks of sdc), in order, then the racks removed from the spec whose StatefulSet is
+// still there, by name. Writes the caches may not show yet come from exp.
+func collectRacks(sdc *scyllav1alpha1.ScyllaDBDatacenter, specRacks []scyllav1alpha1.RackSpec, owned *ownedObjects, exp *expectations) []*rackObjects {
 	key := cache.MetaObjectToName(sdc).String()
 	dc := datacenterName(sdc)
 	var racks []*rackObjects
 	known := map[string]bool{}
-	for _, rack := range effectiveRacks(sdc) {
+	for i := range specRacks {
+		rack := &specRacks[i]
 		stsName := naming.StatefulSetName(sdc.Name, dc, rack.Name)
 		known[stsName] = true
 		racks = append(racks, &rackObjects{
 			name:            rack.Name,
-			rack:            &rack,
+			rack:            rack,
 			statefulSetName: stsName,
 			statefulSet:     owned.statefulSets[stsName],
 		})

@@ -74,9 +74,9 @@ func (c *Controller) tlsEnabled() bool {
 // certificate Secret, exports every certificate's expiry, and requeues the datacenter for the next renewal. services
 // are the datacenter's Services as this sync applied them (a new one with its ClusterIPs), so that a first certificate
 // already names them. applied reports whether every Secret and ConfigMap the pods mount is as required.
-func (c *Controller) syncCertificates(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, owned *ownedObjects, services map[string]*corev1.Service, existing *certificateOwned, applied *bool) ([]metav1.Condition, error) {
+func (c *Controller) syncCertificates(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, racks []scyllav1alpha1.RackSpec, owned *ownedObjects, services map[string]*corev1.Service, existing *certificateOwned, applied *bool) ([]metav1.Condition, error) {
 	now := c.now().Time
-	names, err := makeServingNames(sdc, services, owned.pods)
+	names, err := makeServingNames(sdc, racks, services, owned.pods)
 	if err != nil {
 		return nil, err
 	}

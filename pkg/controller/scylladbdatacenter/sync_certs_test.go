@@ -205,7 +205,7 @@ func basicMemberServices() map[string]*corev1.Service {
 // basicCertificateSets are the certificate sets of newBasicSDC with its member Services (basicMemberServices), as
 // every sync builds them.
 func basicCertificateSets(tb testing.TB, sdc *scyllav1alpha1.ScyllaDBDatacenter) []*certificateSet {
-	names, err := makeServingNames(sdc, basicMemberServices(), nil)
+	names, err := makeServingNames(sdc, effectiveRacks(sdc), basicMemberServices(), nil)
 	if err != nil {
 		tb.Fatal(err)
 	}

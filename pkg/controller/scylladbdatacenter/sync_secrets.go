@@ -20,13 +20,14 @@ import (
 // (makeBackupS3Config), unless a custom agent config sets s3 itself: the user's wins. Sources are read only as far as
 // needed; the user's Secrets are outside the informer caches (readsUserObjects) and read from the API server.
 // Errors never include Secret data.
-func (c *Controller) makeAuthTokenSecret(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, owned *ownedObjects, s3 *scyllaagent.S3Config) (*corev1.Secret, error) {
+func (c *Controller) makeAuthTokenSecret(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, racks []scyllav1alpha1.RackSpec, owned *ownedObjects, s3 *scyllaagent.S3Config) (*corev1.Secret, error) {
 	var sources authTokenSources
 
 	read := map[string]bool{}
 	customSetsS3 := false
-	for _, rack := range effectiveRacks(sdc) {
-		ref := agentCustomConfigSecretRef(&rack)
+	for i := range racks {
+		rack := &racks[i]
+		ref := agentCustomConfigSecretRef(rack)
 		if len(ref) == 0 || read[ref] {
 			continue
 		}
