@@ -391,38 +391,79 @@ func collectRacks(sdc *scyllav1alpha1.ScyllaDBDatacenter, specRacks []scyllav1al
 		r.services = map[int32]*corev1.Service{}
 		r.pods = map[int32]*corev1.Pod{}
 		r.pvcs = map[int32]*corev1.PersistentVolumeClaim{}
-		for name, pod := range owned.pods {
-			if ordinal, ok := memberOrdinal(r.statefulSetName, name); ok {
-				r.pods[ordinal] = pod
-			}
-		}
 		r.pendingDecommissions = map[string]bool{}
-		for name, svc := range owned.services {
-			if svc.Labels[naming.ScyllaServiceTypeLabel] != naming.ScyllaServiceTypeMember {
-				continue
-			}
-			ordinal, ok := memberOrdinal(r.statefulSetName, name)
-			if !ok {
-				continue
-			}
-			if exp.pendingDecommission(key, name, svc) {
-				svc = svc.DeepCopy()
-				svc.Labels[naming.DecommissionedLabel] = naming.DecommissionedLabelFalse
-				r.pendingDecommissions[name] = true
-			}
-			r.services[ordinal] = svc
+	}
+	members := newMemberMatcher(racks)
+	for name, pod := range owned.pods {
+		if r, ordinal, ok := members.rackOf(name); ok {
+			r.pods[ordinal] = pod
 		}
-		for name, pvc := range owned.pvcs {
-			podName, ok := strings.CutPrefix(name, naming.PVCName(""))
-			if !ok {
-				continue
-			}
-			if ordinal, ok := memberOrdinal(r.statefulSetName, podName); ok {
-				r.pvcs[ordinal] = pvc
-			}
+	}
+	for name, svc := range owned.services {
+		if svc.Labels[naming.ScyllaServiceTypeLabel] != naming.ScyllaServiceTypeMember {
+			continue
+		}
+		r, ordinal, ok := members.rackOf(name)
+		if !ok {
+			continue
+		}
+		if exp.pendingDecommission(key, name, svc) {
+			svc = svc.DeepCopy()
+			svc.Labels[naming.DecommissionedLabel] = naming.DecommissionedLabelFalse
+			r.pendingDecommissions[name] = true
+		}
+		r.services[ordinal] = svc
+	}
+	pvcPrefix := naming.PVCName("")
+	for name, pvc := range owned.pvcs {
+		podName, ok := strings.CutPrefix(name, pvcPrefix)
+		if !ok {
+			continue
+		}
+		if r, ordinal, ok := members.rackOf(podName); ok {
+			r.pvcs[ordinal] = pvc
 		}
 	}
 	return racks
+}
+
+// memberMatcher finds the rack a pod (or member Service) name belongs to, as memberOrdinal does, formatting each
+// rack's name of an ordinal once: every pod, member Service and data claim of the datacenter is matched against
+// every rack at every sync.
+type memberMatcher struct {
+	racks []*rackObjects
+	names map[memberKey]string
+}
+
+// memberKey is the ordinal-th member of racks[rack].
+type memberKey struct {
+	rack    int
+	ordinal int32
+}
+
+func newMemberMatcher(racks []*rackObjects) *memberMatcher {
+	return &memberMatcher{racks: racks, names: map[memberKey]string{}}
+}
+
+// rackOf returns the rack whose StatefulSet names the pod name, and the pod's ordinal. A name is at most one rack's:
+// its ordinal is its own, and the StatefulSet names of the racks differ.
+func (m *memberMatcher) rackOf(name string) (*rackObjects, int32, bool) {
+	ordinal, err := naming.PodOrdinal(name)
+	if err != nil {
+		return nil, 0, false
+	}
+	for i, r := range m.racks {
+		k := memberKey{rack: i, ordinal: ordinal}
+		want, ok := m.names[k]
+		if !ok {
+			want = naming.PodName(r.statefulSetName, ordinal)
+			m.names[k] = want
+		}
+		if want == name {
+			return r, ordinal, true
+		}
+	}
+	return nil, 0, false
 }
 
 // memberOrdinal returns the ordinal of a pod (or member Service) name of the StatefulSet stsName.

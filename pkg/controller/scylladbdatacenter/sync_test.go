@@ -424,3 +424,38 @@ func BenchmarkSyncAtRest(b *testing.B) {
 		b.Fatalf("a sync at rest wrote %q", writes)
 	}
 }
+
+func TestMembersAreMatchedToTheRackWhoseStatefulSetNamesThem(t *testing.T) {
+	t.Parallel()
+
+	racks := []*rackObjects{{name: "a", statefulSetName: "basic-dc1-a"}, {name: "a-1", statefulSetName: "basic-dc1-a-1"}}
+	tt := []struct {
+		name        string
+		wantRack    string
+		wantOrdinal int32
+	}{
+		{name: "basic-dc1-a-0", wantRack: "a", wantOrdinal: 0},
+		{name: "basic-dc1-a-1", wantRack: "a", wantOrdinal: 1},
+		{name: "basic-dc1-a-1-0", wantRack: "a-1", wantOrdinal: 0},
+		{name: "basic-dc1-a-1-12", wantRack: "a-1", wantOrdinal: 12},
+		{name: "basic-dc1-a-01"},
+		{name: "basic-dc1-b-0"},
+		{name: "basic-client"},
+		{name: "basic-dc1-a--1"},
+	}
+	// One matcher for every name, as collectRacks uses it.
+	members := newMemberMatcher(racks)
+	for _, tc := range tt {
+		r, ordinal, ok := members.rackOf(tc.name)
+		var gotRack string
+		if ok {
+			gotRack = r.name
+		}
+		if gotRack != tc.wantRack || ordinal != tc.wantOrdinal {
+			t.Errorf("%s: got rack %q ordinal %d, want rack %q ordinal %d", tc.name, gotRack, ordinal, tc.wantRack, tc.wantOrdinal)
+		}
+		if _, wantOK := memberOrdinal(racks[0].statefulSetName, tc.name); wantOK && gotRack != "a" {
+			t.Errorf("%s: memberOrdinal puts it in rack a, the matcher in %q", tc.name, gotRack)
+		}
+	}
+}
