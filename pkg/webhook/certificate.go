@@ -18,13 +18,13 @@ import (
 	admissionregistrationv1informers "k8s.io/client-go/informers/admissionregistration/v1"
 	corev1informers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
-	admissionregistrationv1listers "k8s.io/client-go/listers/admissionregistration/v1"
 	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
 	"github.com/scyllakube/scylla-operator/pkg/certs"
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 )
 
@@ -57,12 +57,15 @@ type CertificateManager struct {
 	options    CertificateManagerOptions
 	now        func() time.Time
 
-	secretLister     corev1listers.SecretLister
-	validatingLister admissionregistrationv1listers.ValidatingWebhookConfigurationLister
-	validatingName   string
-	mutatingLister   admissionregistrationv1listers.MutatingWebhookConfigurationLister
-	mutatingName     string
-	cachesSynced     []cache.InformerSynced
+	secretLister corev1listers.SecretLister
+	// validating and mutating serve the webhook configurations from their informers, or as the manager's own last
+	// update returned them while an informer is older: a sync that another event triggers right after an update
+	// must not write the same caBundle again over the older copy (a 409).
+	validating     *controllerhelpers.MutationCache[*admissionregistrationv1.ValidatingWebhookConfiguration]
+	validatingName string
+	mutating       *controllerhelpers.MutationCache[*admissionregistrationv1.MutatingWebhookConfiguration]
+	mutatingName   string
+	cachesSynced   []cache.InformerSynced
 
 	queue workqueue.TypedRateLimitingInterface[string]
 
@@ -86,13 +89,14 @@ func NewCertificateManager(
 		return nil, fmt.Errorf("invalid certificate policy: %w", err)
 	}
 	m := &CertificateManager{
-		kubeClient:       kubeClient,
-		options:          options,
-		now:              options.Now,
-		secretLister:     secretInformer.Lister(),
-		validatingLister: validatingInformer.Lister(),
-		validatingName:   validatingName,
-		cachesSynced:     []cache.InformerSynced{secretInformer.Informer().HasSynced, validatingInformer.Informer().HasSynced},
+		kubeClient:   kubeClient,
+		options:      options,
+		now:          options.Now,
+		secretLister: secretInformer.Lister(),
+		validating: controllerhelpers.NewMutationCache[*admissionregistrationv1.ValidatingWebhookConfiguration](
+			validatingInformer.Informer().GetStore(), admissionregistrationv1.Resource("validatingwebhookconfigurations")),
+		validatingName: validatingName,
+		cachesSynced:   []cache.InformerSynced{secretInformer.Informer().HasSynced, validatingInformer.Informer().HasSynced},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "webhook-certificate"},
@@ -108,7 +112,8 @@ func NewCertificateManager(
 	}
 	informers := []cache.SharedIndexInformer{secretInformer.Informer(), validatingInformer.Informer()}
 	if mutatingInformer != nil {
-		m.mutatingLister = mutatingInformer.Lister()
+		m.mutating = controllerhelpers.NewMutationCache[*admissionregistrationv1.MutatingWebhookConfiguration](
+			mutatingInformer.Informer().GetStore(), admissionregistrationv1.Resource("mutatingwebhookconfigurations"))
 		m.mutatingName = mutatingName
 		m.cachesSynced = append(m.cachesSynced, mutatingInformer.Informer().HasSynced)
 		informers = append(informers, mutatingInformer.Informer())
@@ -341,7 +346,7 @@ func (m *CertificateManager) serve(ctx context.Context, state *certs.State) {
 func (m *CertificateManager) syncCABundles(ctx context.Context, bundle []byte) error {
 	err := syncCABundle(ctx, "ValidatingWebhookConfiguration", m.validatingName, bundle,
 		func(name string) ([]*admissionregistrationv1.WebhookClientConfig, func(context.Context) error, error) {
-			vwc, err := m.validatingLister.Get(name)
+			vwc, err := m.validating.Get("", name)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -351,16 +356,19 @@ func (m *CertificateManager) syncCABundles(ctx context.Context, bundle []byte) e
 				configs = append(configs, &vwc.Webhooks[i].ClientConfig)
 			}
 			return configs, func(ctx context.Context) error {
-				_, err := m.kubeClient.AdmissionregistrationV1().ValidatingWebhookConfigurations().Update(ctx, vwc, metav1.UpdateOptions{})
+				updated, err := m.kubeClient.AdmissionregistrationV1().ValidatingWebhookConfigurations().Update(ctx, vwc, metav1.UpdateOptions{})
+				if err == nil {
+					m.validating.Written(updated)
+				}
 				return err
 			}, nil
 		})
-	if err != nil || m.mutatingLister == nil {
+	if err != nil || m.mutating == nil {
 		return err
 	}
 	return syncCABundle(ctx, "MutatingWebhookConfiguration", m.mutatingName, bundle,
 		func(name string) ([]*admissionregistrationv1.WebhookClientConfig, func(context.Context) error, error) {
-			mwc, err := m.mutatingLister.Get(name)
+			mwc, err := m.mutating.Get("", name)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -370,7 +378,10 @@ func (m *CertificateManager) syncCABundles(ctx context.Context, bundle []byte) e
 				configs = append(configs, &mwc.Webhooks[i].ClientConfig)
 			}
 			return configs, func(ctx context.Context) error {
-				_, err := m.kubeClient.AdmissionregistrationV1().MutatingWebhookConfigurations().Update(ctx, mwc, metav1.UpdateOptions{})
+				updated, err := m.kubeClient.AdmissionregistrationV1().MutatingWebhookConfigurations().Update(ctx, mwc, metav1.UpdateOptions{})
+				if err == nil {
+					m.mutating.Written(updated)
+				}
 				return err
 			}, nil
 		})

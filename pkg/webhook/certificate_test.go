@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"crypto/x509"
+	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -75,31 +77,19 @@ func testMutatingConfiguration() *admissionregistrationv1.MutatingWebhookConfigu
 type certFixture struct {
 	t       *testing.T
 	client  *fake.Clientset
+	factory informers.SharedInformerFactory
 	manager *CertificateManager
 	now     time.Time
 }
 
 func newCertFixture(t *testing.T, client *fake.Clientset, mutating bool, cached ...runtime.Object) *certFixture {
 	t.Helper()
-	f := &certFixture{t: t, client: client, now: testStart}
 	factory := informers.NewSharedInformerFactory(client, 0)
+	f := &certFixture{t: t, client: client, factory: factory, now: testStart}
 	secrets := factory.Core().V1().Secrets()
 	validating := factory.Admissionregistration().V1().ValidatingWebhookConfigurations()
 	var mutatingInformer = factory.Admissionregistration().V1().MutatingWebhookConfigurations()
-	for _, obj := range cached {
-		var err error
-		switch obj.(type) {
-		case *corev1.Secret:
-			err = secrets.Informer().GetIndexer().Add(obj)
-		case *admissionregistrationv1.ValidatingWebhookConfiguration:
-			err = validating.Informer().GetIndexer().Add(obj)
-		case *admissionregistrationv1.MutatingWebhookConfiguration:
-			err = mutatingInformer.Informer().GetIndexer().Add(obj)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	f.cache(cached...)
 	if !mutating {
 		mutatingInformer = nil
 	}
@@ -115,6 +105,27 @@ func newCertFixture(t *testing.T, client *fake.Clientset, mutating bool, cached 
 	m.synced.Store(true)
 	f.manager = m
 	return f
+}
+
+// cache puts objects into the informer caches, as if the informers had received them.
+func (f *certFixture) cache(objects ...runtime.Object) {
+	f.t.Helper()
+	for _, obj := range objects {
+		var err error
+		switch obj.(type) {
+		case *corev1.Secret:
+			err = f.factory.Core().V1().Secrets().Informer().GetIndexer().Update(obj)
+		case *admissionregistrationv1.ValidatingWebhookConfiguration:
+			err = f.factory.Admissionregistration().V1().ValidatingWebhookConfigurations().Informer().GetIndexer().Update(obj)
+		case *admissionregistrationv1.MutatingWebhookConfiguration:
+			err = f.factory.Admissionregistration().V1().MutatingWebhookConfigurations().Informer().GetIndexer().Update(obj)
+		default:
+			f.t.Fatalf("can't cache a %T", obj)
+		}
+		if err != nil {
+			f.t.Fatal(err)
+		}
+	}
 }
 
 // sync runs one sync and returns the write actions it made.
@@ -387,5 +398,52 @@ func TestAMissingWebhookConfigurationIsNotAnError(t *testing.T) {
 	}
 	if err := f.manager.Ready(); err != nil {
 		t.Errorf("Ready = %v; the configuration is not needed to serve", err)
+	}
+}
+
+func TestASyncRightAfterACABundleUpdateDoesNotWriteItAgain(t *testing.T) {
+	t.Parallel()
+	vwc := testValidatingConfiguration()
+	mwc := testMutatingConfiguration()
+	vwc.ResourceVersion, mwc.ResourceVersion = "1", "1"
+	client := fake.NewClientset(vwc, mwc)
+	// Updates of the webhook configurations behave as on an API server: the resourceVersion is a precondition and
+	// goes up by one.
+	for _, resource := range []string{"validatingwebhookconfigurations", "mutatingwebhookconfigurations"} {
+		client.PrependReactor("update", resource, func(action k8stesting.Action) (bool, runtime.Object, error) {
+			obj := action.(k8stesting.UpdateAction).GetObject().(metav1.Object)
+			current, err := client.Tracker().Get(action.GetResource(), "", obj.GetName())
+			if err != nil {
+				return true, nil, err
+			}
+			if rv := current.(metav1.Object).GetResourceVersion(); rv != obj.GetResourceVersion() {
+				return true, nil, apierrors.NewConflict(action.GetResource().GroupResource(), obj.GetName(), fmt.Errorf("resourceVersion %s is not %s", obj.GetResourceVersion(), rv))
+			}
+			version, _ := strconv.Atoi(obj.GetResourceVersion())
+			obj.SetResourceVersion(strconv.Itoa(version + 1))
+			updated := obj.(runtime.Object)
+			return true, updated, client.Tracker().Update(action.GetResource(), updated, "")
+		})
+	}
+	f := newCertFixture(t, client, true, vwc, mwc)
+	if got, want := strings.Join(describeActions(f.mustSync()), ", "), "create secrets, update validatingwebhookconfigurations, update mutatingwebhookconfigurations"; got != want {
+		t.Fatalf("first sync wrote %s, want %s", got, want)
+	}
+
+	// The Secret's informer has caught up, the webhook configurations' not yet, when the event of one of the updates
+	// syncs the manager again: it must neither write the caBundles again over the older copies (a 409 each) nor fail.
+	f.cache(f.secret())
+	if writes := f.mustSync(); len(writes) != 0 {
+		t.Errorf("a sync over stale webhook configuration caches wrote %v, want nothing", describeActions(writes))
+	}
+	// Once the informers caught up, still nothing.
+	f.cache(f.validating())
+	mutating, err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(context.Background(), testConfig, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.cache(mutating)
+	if writes := f.mustSync(); len(writes) != 0 {
+		t.Errorf("a sync at rest wrote %v, want nothing", describeActions(writes))
 	}
 }
