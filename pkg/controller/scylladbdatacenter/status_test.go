@@ -2,12 +2,14 @@ package scylladbdatacenter
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -192,6 +194,60 @@ func TestAvailableCondition(t *testing.T) {
 			got := availableCondition(newBasicSDC(), tc.racks)
 			if got.Status != tc.wantStatus || got.Message != tc.wantMessage || got.ObservedGeneration != 2 {
 				t.Errorf("expected %s %q at generation 2, got %+v", tc.wantStatus, tc.wantMessage, got)
+			}
+		})
+	}
+}
+
+func TestStatusesCompareAsSemanticEquality(t *testing.T) {
+	t.Parallel()
+
+	status := func(mutate func(*scyllav1alpha1.ScyllaDBDatacenterStatus)) *scyllav1alpha1.ScyllaDBDatacenterStatus {
+		s := &scyllav1alpha1.ScyllaDBDatacenterStatus{
+			ObservedGeneration: new(int64(2)),
+			Conditions: []metav1.Condition{{
+				Type: "Available", Status: metav1.ConditionTrue, Reason: "AsExpected", ObservedGeneration: 2,
+				LastTransitionTime: metav1.NewTime(testNow.UTC()),
+			}},
+			Racks: []scyllav1alpha1.RackStatus{{Name: "a"}},
+		}
+		if mutate != nil {
+			mutate(s)
+		}
+		return s
+	}
+	tt := []struct {
+		name string
+		// mutateA and mutate change the first and the second status.
+		mutateA, mutate func(*scyllav1alpha1.ScyllaDBDatacenterStatus)
+		want            bool
+	}{
+		{name: "equal field by field", want: true},
+		{name: "the same transition time in another location", want: true, mutate: func(s *scyllav1alpha1.ScyllaDBDatacenterStatus) {
+			s.Conditions[0].LastTransitionTime = metav1.NewTime(testNow.In(time.FixedZone("UTC+2", 2*60*60)))
+		}},
+		{
+			name:    "no racks and an empty list of racks",
+			want:    true,
+			mutateA: func(s *scyllav1alpha1.ScyllaDBDatacenterStatus) { s.Racks = nil },
+			mutate:  func(s *scyllav1alpha1.ScyllaDBDatacenterStatus) { s.Racks = []scyllav1alpha1.RackStatus{} },
+		},
+		{name: "a condition changed", mutate: func(s *scyllav1alpha1.ScyllaDBDatacenterStatus) {
+			s.Conditions[0].Status = metav1.ConditionFalse
+		}},
+		{name: "a rack more", mutate: func(s *scyllav1alpha1.ScyllaDBDatacenterStatus) {
+			s.Racks = append(s.Racks, scyllav1alpha1.RackStatus{Name: "b"})
+		}},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			a, b := status(tc.mutateA), status(tc.mutate)
+			if got := semanticallyEqual(a, b); got != tc.want {
+				t.Errorf("semanticallyEqual = %v, want %v", got, tc.want)
+			}
+			if got := apiequality.Semantic.DeepEqual(a, b); got != tc.want {
+				t.Errorf("the table is wrong: apiequality.Semantic.DeepEqual = %v", got)
 			}
 		})
 	}
