@@ -3,10 +3,10 @@ package scylladbdatacenter
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
-	"io"
+	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -289,37 +289,69 @@ func (d *certificateDecisions) forget(namespace, name string) {
 }
 
 // certificateSetFingerprint hashes everything reconcileCertificateSet reads: the datacenter's identity (the objects'
-// metadata), the set's policy and the data of its existing objects.
+// metadata), the set's policy and the data of its existing objects. Every sync of every datacenter computes it, so
+// it is written into one buffer, each value prefixed with its length (no two inputs encode alike), and hashed once.
 func certificateSetFingerprint(sdc *scyllav1alpha1.ScyllaDBDatacenter, set *certificateSet, secrets map[string]*corev1.Secret, configMaps map[string]*corev1.ConfigMap) [sha256.Size]byte {
-	h := sha256.New()
-	write := func(parts ...string) {
-		for _, p := range parts {
-			_, _ = io.WriteString(h, p)
-			_, _ = h.Write([]byte{0})
-		}
-	}
 	p := set.policy
-	write(sdc.Namespace, sdc.Name, string(sdc.UID), set.caName, set.certName, p.CACommonNamePrefix, p.CAValidity.String(),
-		string(p.CAKeyAlgorithm), strconv.FormatFloat(p.RefreshFraction, 'g', -1, 64), p.TrustPropagationDelay.String(),
-		p.Certificate.CommonName, string(p.Certificate.Usage), p.Certificate.Validity.String(), string(p.Certificate.KeyAlgorithm))
-	write(p.Certificate.DNSNames...)
-	write("|")
-	for _, ip := range p.Certificate.IPAddresses {
-		write(ip.String())
-	}
-	write("|")
-	for _, name := range []string{set.caName, set.certName} {
-		if s, ok := secrets[name]; ok {
-			write(string(s.Type), string(s.Data[corev1.TLSCertKey]), string(s.Data[corev1.TLSPrivateKeyKey]))
+	caSecret, hasCASecret := secrets[set.caName]
+	certSecret, hasCertSecret := secrets[set.certName]
+	bundle, hasBundle := configMaps[set.caName]
+	size := 512
+	for _, s := range []*corev1.Secret{caSecret, certSecret} {
+		if s != nil {
+			size += len(s.Data[corev1.TLSCertKey]) + len(s.Data[corev1.TLSPrivateKeyKey])
 		}
-		write("|")
 	}
-	if cm, ok := configMaps[set.caName]; ok {
-		write(cm.Data[naming.CABundleKey])
+	if hasBundle {
+		size += len(bundle.Data[naming.CABundleKey])
 	}
-	var sum [sha256.Size]byte
-	h.Sum(sum[:0])
-	return sum
+	for _, name := range p.Certificate.DNSNames {
+		size += len(name) + 1
+	}
+	b := make([]byte, 0, size+len(p.Certificate.IPAddresses)*20)
+
+	appendString := func(b []byte, s string) []byte {
+		return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+	}
+	appendBytes := func(b []byte, v []byte) []byte {
+		return append(binary.AppendUvarint(b, uint64(len(v))), v...)
+	}
+	for _, s := range []string{sdc.Namespace, sdc.Name, string(sdc.UID), set.caName, set.certName, p.CACommonNamePrefix,
+		string(p.CAKeyAlgorithm), p.Certificate.CommonName, string(p.Certificate.Usage), string(p.Certificate.KeyAlgorithm)} {
+		b = appendString(b, s)
+	}
+	for _, d := range []time.Duration{p.CAValidity, p.TrustPropagationDelay, p.Certificate.Validity} {
+		b = binary.AppendVarint(b, int64(d))
+	}
+	b = binary.BigEndian.AppendUint64(b, math.Float64bits(p.RefreshFraction))
+	b = binary.AppendUvarint(b, uint64(len(p.Certificate.DNSNames)))
+	for _, name := range p.Certificate.DNSNames {
+		b = appendString(b, name)
+	}
+	b = binary.AppendUvarint(b, uint64(len(p.Certificate.IPAddresses)))
+	for _, ip := range p.Certificate.IPAddresses {
+		b = appendBytes(b, ip)
+	}
+	for _, s := range []struct {
+		secret *corev1.Secret
+		ok     bool
+	}{{caSecret, hasCASecret}, {certSecret, hasCertSecret}} {
+		if !s.ok {
+			b = append(b, 0)
+			continue
+		}
+		b = append(b, 1)
+		b = appendString(b, string(s.secret.Type))
+		b = appendBytes(b, s.secret.Data[corev1.TLSCertKey])
+		b = appendBytes(b, s.secret.Data[corev1.TLSPrivateKeyKey])
+	}
+	if hasBundle {
+		b = append(b, 1)
+		b = appendString(b, bundle.Data[naming.CABundleKey])
+	} else {
+		b = append(b, 0)
+	}
+	return sha256.Sum256(b)
 }
 
 // forgetCertificates drops the remembered decisions and the expiry metrics of a datacenter that is gone.

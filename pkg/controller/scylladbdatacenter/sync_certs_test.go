@@ -3,6 +3,7 @@ package scylladbdatacenter
 import (
 	"fmt"
 	"maps"
+	"net"
 	goruntime "runtime"
 	"slices"
 	"strings"
@@ -561,6 +562,91 @@ func TestRememberedCertificateDecisionsAreTheComputedOnes(t *testing.T) {
 							got.recheck, got.notAfter, got.caNotAfter, recheck, state.Certificate.Certificate.NotAfter, state.CA.Certificate.NotAfter)
 					}
 				}
+			}
+		})
+	}
+}
+
+// The memory of certificate decisions answers only for the inputs it was computed from: a change of any of them
+// changes the fingerprint, and the set is reconciled again.
+func TestCertificateSetFingerprintCoversEveryInput(t *testing.T) {
+	t.Parallel()
+
+	type inputs struct {
+		sdc   *scyllav1alpha1.ScyllaDBDatacenter
+		set   *certificateSet
+		store *certStore
+	}
+	base := func(t *testing.T) inputs {
+		sdc := newBasicSDC()
+		set := basicCertificateSets(t, sdc)[0]
+		store := newCertStore()
+		objects, _, _, _, err := reconcileCertificateSet(sdc, set, store.secrets, store.configMaps, certTestNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		store.put(objects)
+		return inputs{sdc: sdc, set: set, store: store}
+	}
+	secret := func(in inputs, name string) *corev1.Secret {
+		s := in.store.secrets[name].DeepCopy()
+		in.store.secrets[name] = s
+		return s
+	}
+
+	tt := []struct {
+		name   string
+		mutate func(in inputs)
+	}{
+		{name: "the datacenter's UID", mutate: func(in inputs) { in.sdc.UID = "other" }},
+		{name: "the datacenter's name", mutate: func(in inputs) { in.sdc.Name = "other" }},
+		{name: "the CA's validity", mutate: func(in inputs) { in.set.policy.CAValidity += time.Second }},
+		{name: "the refresh fraction", mutate: func(in inputs) { in.set.policy.RefreshFraction = 0.7 }},
+		{name: "the trust propagation delay", mutate: func(in inputs) { in.set.policy.TrustPropagationDelay += time.Second }},
+		{name: "the certificate's validity", mutate: func(in inputs) { in.set.policy.Certificate.Validity += time.Second }},
+		{name: "the key algorithm", mutate: func(in inputs) { in.set.policy.Certificate.KeyAlgorithm = certs.RSA2048 }},
+		{name: "a DNS name more", mutate: func(in inputs) {
+			in.set.policy.Certificate.DNSNames = append(slices.Clone(in.set.policy.Certificate.DNSNames), "more")
+		}},
+		{name: "two DNS names joined into one", mutate: func(in inputs) {
+			names := slices.Clone(in.set.policy.Certificate.DNSNames)
+			in.set.policy.Certificate.DNSNames = append([]string{names[0] + names[1]}, names[2:]...)
+		}},
+		{name: "an IP address changed", mutate: func(in inputs) {
+			ips := slices.Clone(in.set.policy.Certificate.IPAddresses)
+			ips[0] = net.ParseIP("10.96.0.200")
+			in.set.policy.Certificate.IPAddresses = ips
+		}},
+		{name: "the CA's certificate", mutate: func(in inputs) {
+			s := secret(in, in.set.caName)
+			s.Data[corev1.TLSCertKey] = append(slices.Clone(s.Data[corev1.TLSCertKey]), '\n')
+		}},
+		{name: "the certificate's key", mutate: func(in inputs) {
+			s := secret(in, in.set.certName)
+			s.Data[corev1.TLSPrivateKeyKey] = append(slices.Clone(s.Data[corev1.TLSPrivateKeyKey]), '\n')
+		}},
+		{name: "the certificate's Secret type", mutate: func(in inputs) { secret(in, in.set.certName).Type = corev1.SecretTypeOpaque }},
+		{name: "the certificate's Secret missing", mutate: func(in inputs) { delete(in.store.secrets, in.set.certName) }},
+		{name: "the trust bundle", mutate: func(in inputs) {
+			cm := in.store.configMaps[in.set.caName].DeepCopy()
+			cm.Data[naming.CABundleKey] += "\n"
+			in.store.configMaps[in.set.caName] = cm
+		}},
+		{name: "the trust bundle missing", mutate: func(in inputs) { delete(in.store.configMaps, in.set.caName) }},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			in := base(t)
+			before := certificateSetFingerprint(in.sdc, in.set, in.store.secrets, in.store.configMaps)
+			if again := certificateSetFingerprint(in.sdc, in.set, in.store.secrets, in.store.configMaps); again != before {
+				t.Fatal("the fingerprint of unchanged inputs changed")
+			}
+			policy := *in.set.policy
+			in.set = &certificateSet{caName: in.set.caName, certName: in.set.certName, policy: &policy}
+			tc.mutate(in)
+			if after := certificateSetFingerprint(in.sdc, in.set, in.store.secrets, in.store.configMaps); after == before {
+				t.Errorf("changing %s left the fingerprint as it was", tc.name)
 			}
 		})
 	}
