@@ -164,9 +164,17 @@ func replacementInProgress(racks []*rackObjects) string {
 
 // memberNodes lists the nodes of every rack that have a member Service, in rack order and then by ordinal.
 func memberNodes(racks []*rackObjects) []memberNode {
-	var nodes []memberNode
+	count := 0
 	for _, r := range racks {
-		for _, ordinal := range slices.Sorted(maps.Keys(r.services)) {
+		count += len(r.services)
+	}
+	nodes := make([]memberNode, 0, count)
+	// One buffer sorts the ordinals of every rack: every sync lists the nodes several times.
+	ordinals := make([]int32, 0, count)
+	for _, r := range racks {
+		ordinals = slices.AppendSeq(ordinals[:0], maps.Keys(r.services))
+		slices.Sort(ordinals)
+		for _, ordinal := range ordinals {
 			nodes = append(nodes, memberNode{rack: r, ordinal: ordinal, service: r.services[ordinal], pod: r.pods[ordinal], pvc: r.pvcs[ordinal]})
 		}
 	}

@@ -1,6 +1,7 @@
 package scylladbdatacenter
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -306,5 +307,29 @@ func TestPlanScaleWaitsForAReplacement(t *testing.T) {
 		if diff := cmp.Diff(want, plans[1].progressing); diff != "" {
 			t.Errorf("unexpected conditions (-want +got):\n%s", diff)
 		}
+	}
+}
+
+func TestMemberNodesAreListedInRackOrderThenByOrdinal(t *testing.T) {
+	t.Parallel()
+
+	services := func(ordinals ...int32) map[int32]*corev1.Service {
+		m := map[int32]*corev1.Service{}
+		for _, o := range ordinals {
+			m[o] = &corev1.Service{}
+		}
+		return m
+	}
+	racks := []*rackObjects{
+		{name: "b", services: services(10, 2, 1)},
+		{name: "empty"},
+		{name: "a", services: services(3, 0)},
+	}
+	var got []string
+	for _, n := range memberNodes(racks) {
+		got = append(got, fmt.Sprintf("%s/%d", n.rack.name, n.ordinal))
+	}
+	if diff := cmp.Diff([]string{"b/1", "b/2", "b/10", "a/0", "a/3"}, got); diff != "" {
+		t.Errorf("unexpected nodes (-want +got):\n%s", diff)
 	}
 }

@@ -110,8 +110,20 @@ func imageVersion(image string) string {
 	return ref[colon+1:]
 }
 
+// scyllaDBDatacenterAPIVersion is the apiVersion of scyllaDBDatacenterGVK, formatted once.
+var scyllaDBDatacenterAPIVersion = scyllaDBDatacenterGVK.GroupVersion().String()
+
+// controllerRef is metav1.NewControllerRef(sdc, scyllaDBDatacenterGVK) without formatting the apiVersion and
+// allocating the reference anew: every object a sync builds carries one.
 func controllerRef(sdc *scyllav1alpha1.ScyllaDBDatacenter) metav1.OwnerReference {
-	return *metav1.NewControllerRef(sdc, scyllaDBDatacenterGVK)
+	return metav1.OwnerReference{
+		APIVersion:         scyllaDBDatacenterAPIVersion,
+		Kind:               scyllaDBDatacenterGVK.Kind,
+		Name:               sdc.Name,
+		UID:                sdc.UID,
+		BlockOwnerDeletion: new(true),
+		Controller:         new(true),
+	}
 }
 
 // objectMeta returns the metadata of an object the datacenter owns: labels and the controllerRef. spec.metadata is

@@ -644,3 +644,20 @@ func TestDatacenterMetadataReachesOnlyThePods(t *testing.T) {
 		t.Errorf("the pod template lacks the datacenter's metadata: %v %v", template.Labels, template.Annotations)
 	}
 }
+
+func TestControllerRefIsTheOneMetav1Builds(t *testing.T) {
+	t.Parallel()
+	sdc := newBasicSDC()
+	if diff := cmp.Diff(*metav1.NewControllerRef(sdc, scyllaDBDatacenterGVK), controllerRef(sdc)); diff != "" {
+		t.Errorf("unexpected controllerRef (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(testControllerRef(), controllerRef(sdc)); diff != "" {
+		t.Errorf("unexpected controllerRef (-want +got):\n%s", diff)
+	}
+	// Every object gets its own pointers: changing one reference changes no other.
+	a, b := controllerRef(sdc), controllerRef(sdc)
+	*a.Controller = false
+	if !*b.Controller {
+		t.Error("two controllerRefs share their Controller field")
+	}
+}
