@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/scyllakube/scylla-operator/pkg/naming"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,7 +30,7 @@ func TestErrorsNameTheKindAndTheObject(t *testing.T) {
 		{
 			name: "a list that fails",
 			run: func(t *testing.T, f *fixture) error {
-				_, errs := claim(t.Context(), newBasicSDC(), nil, failingLister[*corev1.Service]{}, f.kubeClient.CoreV1().Services(testNamespace), map[string]bool{}, nil)
+				_, errs := claim(t.Context(), newBasicSDC(), naming.ClusterSelector("basic"), nil, failingLister[*corev1.Service]{}, f.kubeClient.CoreV1().Services(testNamespace), map[string]bool{}, nil)
 				return errors.Join(errs...)
 			},
 			want: `can't list Services in namespace "scylla": cache is broken`,

@@ -464,7 +464,9 @@ type podPort struct {
 
 // podPorts are the ports of the ScyllaDB container, then the agent's.
 func podPorts(alternator alternatorSettings) []podPort {
-	ports := []podPort{
+	// Room for every port, so that the optional ones need no copy: every Service and container of every sync lists them.
+	ports := make([]podPort, 0, 11)
+	ports = append(ports, []podPort{
 		{name: "inter-node", port: interNodePort},
 		{name: "inter-node-ssl", port: interNodeSSLPort},
 		{name: "cql", port: cqlPort},
@@ -472,7 +474,7 @@ func podPorts(alternator alternatorSettings) []podPort {
 		{name: "cql-sa", port: cqlShardAwarePort},
 		{name: "cql-ssl-sa", port: cqlSSLShardAwarePort},
 		{name: "prometheus", port: prometheusPort},
-	}
+	}...)
 	if alternator.httpPort != 0 {
 		ports = append(ports, podPort{name: "alternator", port: alternator.httpPort})
 	}
@@ -498,8 +500,9 @@ func containerPorts(alternator alternatorSettings, agent bool) []corev1.Containe
 
 // servicePorts are the ports both the client and the member Services expose: all of the pod's.
 func servicePorts(alternator alternatorSettings) []corev1.ServicePort {
-	var ports []corev1.ServicePort
-	for _, p := range podPorts(alternator) {
+	all := podPorts(alternator)
+	ports := make([]corev1.ServicePort, 0, len(all))
+	for _, p := range all {
 		ports = append(ports, corev1.ServicePort{Name: p.name, Port: p.port, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(p.port)})
 	}
 	return ports

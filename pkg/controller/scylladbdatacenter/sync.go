@@ -280,17 +280,18 @@ func (c *Controller) getOwnedObjects(ctx context.Context, sdc *scyllav1alpha1.Sc
 		return c.scyllaClient.ScyllaV1alpha1().ScyllaDBDatacenters(ns).Get(ctx, sdc.Name, metav1.GetOptions{})
 	})
 
+	// One selector for every kind: each object of the namespace is matched against it.
+	selector := naming.ClusterSelector(sdc.Name)
 	var errs []error
 	owned := &ownedObjects{key: cache.MetaObjectToName(sdc).String(), adopted: map[string]bool{}}
-	owned.statefulSets, errs = claim(ctx, sdc, canAdopt, c.statefulSetLister.StatefulSets(ns), c.kubeClient.AppsV1().StatefulSets(ns), owned.adopted, errs)
-	owned.services, errs = claim(ctx, sdc, canAdopt, c.serviceLister.Services(ns), c.kubeClient.CoreV1().Services(ns), owned.adopted, errs)
-	owned.secrets, errs = claim(ctx, sdc, canAdopt, c.secretLister.Secrets(ns), c.kubeClient.CoreV1().Secrets(ns), owned.adopted, errs)
-	owned.configMaps, errs = claim(ctx, sdc, canAdopt, c.configMapLister.ConfigMaps(ns), c.kubeClient.CoreV1().ConfigMaps(ns), owned.adopted, errs)
-	owned.serviceAccounts, errs = claim(ctx, sdc, canAdopt, c.serviceAccountLister.ServiceAccounts(ns), c.kubeClient.CoreV1().ServiceAccounts(ns), owned.adopted, errs)
-	owned.roleBindings, errs = claim(ctx, sdc, canAdopt, c.roleBindingLister.RoleBindings(ns), c.kubeClient.RbacV1().RoleBindings(ns), owned.adopted, errs)
-	owned.pdbs, errs = claim(ctx, sdc, canAdopt, c.pdbLister.PodDisruptionBudgets(ns), c.kubeClient.PolicyV1().PodDisruptionBudgets(ns), owned.adopted, errs)
+	owned.statefulSets, errs = claim(ctx, sdc, selector, canAdopt, c.statefulSetLister.StatefulSets(ns), c.kubeClient.AppsV1().StatefulSets(ns), owned.adopted, errs)
+	owned.services, errs = claim(ctx, sdc, selector, canAdopt, c.serviceLister.Services(ns), c.kubeClient.CoreV1().Services(ns), owned.adopted, errs)
+	owned.secrets, errs = claim(ctx, sdc, selector, canAdopt, c.secretLister.Secrets(ns), c.kubeClient.CoreV1().Secrets(ns), owned.adopted, errs)
+	owned.configMaps, errs = claim(ctx, sdc, selector, canAdopt, c.configMapLister.ConfigMaps(ns), c.kubeClient.CoreV1().ConfigMaps(ns), owned.adopted, errs)
+	owned.serviceAccounts, errs = claim(ctx, sdc, selector, canAdopt, c.serviceAccountLister.ServiceAccounts(ns), c.kubeClient.CoreV1().ServiceAccounts(ns), owned.adopted, errs)
+	owned.roleBindings, errs = claim(ctx, sdc, selector, canAdopt, c.roleBindingLister.RoleBindings(ns), c.kubeClient.RbacV1().RoleBindings(ns), owned.adopted, errs)
+	owned.pdbs, errs = claim(ctx, sdc, selector, canAdopt, c.pdbLister.PodDisruptionBudgets(ns), c.kubeClient.PolicyV1().PodDisruptionBudgets(ns), owned.adopted, errs)
 
-	selector := naming.ClusterSelector(sdc.Name)
 	pods, err := c.podLister.Pods(ns).List(selector)
 	if err != nil {
 		errs = append(errs, fmt.Errorf("can't list Pods: %w", err))
@@ -311,10 +312,12 @@ type listerInterface[T kubeinterfaces.ObjectInterface] interface {
 }
 
 // claim lists every object of a kind in the datacenter's namespace and returns, by name, those it controls after
-// claiming them; the ones it just adopted are added to adopted (kindNameKey).
+// claiming them (selector is the datacenter's naming.ClusterSelector); the ones it just adopted are added to adopted
+// (kindNameKey).
 func claim[T kubeinterfaces.ObjectInterface](
 	ctx context.Context,
 	sdc *scyllav1alpha1.ScyllaDBDatacenter,
+	selector labels.Selector,
 	canAdopt controllerhelpers.CanAdoptFunc,
 	lister listerInterface[T],
 	client kubeinterfaces.PatcherInterface[T],
@@ -326,7 +329,7 @@ func claim[T kubeinterfaces.ObjectInterface](
 	if err != nil {
 		return nil, append(errs, fmt.Errorf("can't list %ss in namespace %q: %w", kind, sdc.Namespace, err))
 	}
-	claimer := controllerhelpers.NewClaimer(sdc, scyllaDBDatacenterGVK, naming.ClusterSelector(sdc.Name), client, canAdopt)
+	claimer := controllerhelpers.NewClaimer(sdc, scyllaDBDatacenterGVK, selector, client, canAdopt)
 	claimed, err := claimer.Claim(ctx, objects)
 	if err != nil {
 		errs = append(errs, fmt.Errorf("can't claim %ss for ScyllaDBDatacenter %q: %w", kind, klog.KObj(sdc), err))
