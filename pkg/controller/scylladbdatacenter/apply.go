@@ -58,27 +58,31 @@ func applyAll[T kubeinterfaces.ObjectInterface](
 	var errs []error
 	kind := kindOf[T]()
 	live := liveGetter[T]{ctx: ctx, client: client}
+	// Most syncs adopted nothing and know of no conflict: the objects' keys are formatted only when one may be there.
+	keyed := len(owned.adopted) != 0 || c.conflicts.any(owned.key)
 	for _, obj := range required {
-		objectKey := kindNameKey[T](obj.GetName())
-		if owned.adopted[objectKey] {
-			progressing = append(progressing, metav1.Condition{
-				Type:    kind + " " + obj.GetName(),
-				Reason:  waitingForAdoptedReason,
-				Message: fmt.Sprintf("waiting for the cache to show %s %s with the controllerRef it was just given", kind, obj.GetName()),
-			})
-			continue
-		}
-		if conflict, ok := c.conflicts.get(owned.key, objectKey); ok {
-			existing, err := live.Get(obj.GetName())
-			switch {
-			case err == nil && objectVersion(existing) == conflict.version:
-				errs = append(errs, conflict.err)
-				continue
-			case err != nil && !apierrors.IsNotFound(err):
-				errs = append(errs, fmt.Errorf("can't get %s %q: %w", kind, klog.KObj(obj), err))
+		if keyed {
+			objectKey := kindNameKey[T](obj.GetName())
+			if owned.adopted[objectKey] {
+				progressing = append(progressing, metav1.Condition{
+					Type:    kind + " " + obj.GetName(),
+					Reason:  waitingForAdoptedReason,
+					Message: fmt.Sprintf("waiting for the cache to show %s %s with the controllerRef it was just given", kind, obj.GetName()),
+				})
 				continue
 			}
-			c.conflicts.resolve(owned.key, objectKey)
+			if conflict, ok := c.conflicts.get(owned.key, objectKey); ok {
+				existing, err := live.Get(obj.GetName())
+				switch {
+				case err == nil && objectVersion(existing) == conflict.version:
+					errs = append(errs, conflict.err)
+					continue
+				case err != nil && !apierrors.IsNotFound(err):
+					errs = append(errs, fmt.Errorf("can't get %s %q: %w", kind, klog.KObj(obj), err))
+					continue
+				}
+				c.conflicts.resolve(owned.key, objectKey)
+			}
 		}
 
 		options := resourceapply.ApplyOptions{Precondition: keepsDecommissionProgress(obj)}
@@ -90,7 +94,7 @@ func applyAll[T kubeinterfaces.ObjectInterface](
 		if errors.Is(err, resourceapply.ErrOwnershipConflict) {
 			if existing, getErr := live.Get(obj.GetName()); getErr == nil {
 				err = &specError{err: err}
-				c.conflicts.record(owned.key, objectKey, ownershipConflict{version: objectVersion(existing), err: err})
+				c.conflicts.record(owned.key, kindNameKey[T](obj.GetName()), ownershipConflict{version: objectVersion(existing), err: err})
 			}
 		}
 		switch {

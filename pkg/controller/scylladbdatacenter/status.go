@@ -226,13 +226,21 @@ func memberReplacingConditionTypes(lists ...[]metav1.Condition) []string {
 	return sets.List(types)
 }
 
-// ownedStatus returns a copy of status with only the conditions of the types in owned, sorted by type: the API server
-// keeps the conditions of several appliers in an order none of them decides.
+// ownedStatus returns status with only the conditions of the types in owned, sorted by type: the API server keeps the
+// conditions of several appliers in an order none of them decides. It is for comparing: only its list of conditions
+// is its own, everything else is status's.
 func ownedStatus(status *scyllav1alpha1.ScyllaDBDatacenterStatus, owned sets.Set[string]) *scyllav1alpha1.ScyllaDBDatacenterStatus {
-	out := status.DeepCopy()
-	out.Conditions = slices.DeleteFunc(out.Conditions, func(c metav1.Condition) bool { return !owned.Has(c.Type) })
-	slices.SortFunc(out.Conditions, func(a, b metav1.Condition) int { return strings.Compare(a.Type, b.Type) })
-	return out
+	out := *status
+	if status.Conditions != nil {
+		out.Conditions = make([]metav1.Condition, 0, len(status.Conditions))
+		for _, c := range status.Conditions {
+			if owned.Has(c.Type) {
+				out.Conditions = append(out.Conditions, c)
+			}
+		}
+		slices.SortFunc(out.Conditions, func(a, b metav1.Condition) int { return strings.Compare(a.Type, b.Type) })
+	}
+	return &out
 }
 
 // semanticallyEqual is apiequality.Semantic.DeepEqual, answered by reflect.DeepEqual when that finds a and b equal:

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 )
 
 func counts(nodes, current, updated, ready, available int32) scyllav1alpha1.NodeCounts {
@@ -250,5 +251,34 @@ func TestStatusesCompareAsSemanticEquality(t *testing.T) {
 				t.Errorf("the table is wrong: apiequality.Semantic.DeepEqual = %v", got)
 			}
 		})
+	}
+}
+
+func TestOwnedStatusKeepsTheOwnedConditionsSortedAndLeavesTheStatusAlone(t *testing.T) {
+	t.Parallel()
+
+	status := &scyllav1alpha1.ScyllaDBDatacenterStatus{
+		ObservedGeneration: new(int64(3)),
+		Conditions:         []metav1.Condition{{Type: "Progressing"}, {Type: "SidecarOwned"}, {Type: "Available"}},
+		Racks:              []scyllav1alpha1.RackStatus{{Name: "a"}},
+	}
+	before := status.DeepCopy()
+	got := ownedStatus(status, sets.New("Available", "Progressing", "Degraded"))
+	want := &scyllav1alpha1.ScyllaDBDatacenterStatus{
+		ObservedGeneration: new(int64(3)),
+		Conditions:         []metav1.Condition{{Type: "Available"}, {Type: "Progressing"}},
+		Racks:              []scyllav1alpha1.RackStatus{{Name: "a"}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("unexpected owned status (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(before, status); diff != "" {
+		t.Errorf("the status was modified (-before +after):\n%s", diff)
+	}
+	if got := ownedStatus(&scyllav1alpha1.ScyllaDBDatacenterStatus{}, sets.New("Available")); got.Conditions != nil {
+		t.Errorf("no conditions became %#v", got.Conditions)
+	}
+	if got := ownedStatus(&scyllav1alpha1.ScyllaDBDatacenterStatus{Conditions: []metav1.Condition{{Type: "SidecarOwned"}}}, sets.New("Available")); got.Conditions == nil || len(got.Conditions) != 0 {
+		t.Errorf("conditions none of which is owned became %#v, want an empty list", got.Conditions)
 	}
 }
