@@ -637,10 +637,14 @@ func makeMemberService(sdc *scyllav1alpha1.ScyllaDBDatacenter, rack *scyllav1alp
 	if m := nodeServiceMetadataOf(rack.ExposeOptions); m != nil {
 		rackLabels, rackAnnotations = m.Labels, m.Annotations
 	}
-	meta := objectMeta(sdc, name, labels)
-	// The operator's labels win over the user's at every level.
-	meta.Labels = merge.Maps(merge.Maps(merge.Maps(meta.Labels, template.Labels), rackLabels), labels)
-	meta.Annotations = merge.Maps(merge.Maps(meta.Annotations, template.Annotations), rackAnnotations)
+	meta := objectMeta(sdc, name, nil)
+	// The operator's labels win over the user's at every level, the rack's over the template's. Merged into one map:
+	// every sync builds every member Service.
+	meta.Labels = make(map[string]string, len(template.Labels)+len(rackLabels)+len(labels))
+	maps.Copy(meta.Labels, template.Labels)
+	maps.Copy(meta.Labels, rackLabels)
+	maps.Copy(meta.Labels, labels)
+	meta.Annotations = merge.Maps(template.Annotations, rackAnnotations)
 
 	svc := &corev1.Service{
 		ObjectMeta: meta,

@@ -136,6 +136,23 @@ func TestMakeMemberService(t *testing.T) {
 			},
 		},
 		{
+			name: "the operator's labels win over the node Service template's and the rack's",
+			modify: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+				sdc.Spec.ExposeOptions = &scyllav1alpha1.ExposeOptions{NodeService: &scyllav1alpha1.NodeServiceTemplate{
+					ObjectTemplateMetadata: scyllav1alpha1.ObjectTemplateMetadata{Labels: map[string]string{"scylla/cluster": "dc", "dc-label": "dc"}},
+					Type:                   scyllav1alpha1.NodeServiceTypeClusterIP,
+				}}
+				sdc.Spec.Racks[0].ExposeOptions = &scyllav1alpha1.RackExposeOptions{NodeService: &scyllav1alpha1.RackNodeServiceTemplate{
+					ObjectTemplateMetadata: scyllav1alpha1.ObjectTemplateMetadata{Labels: map[string]string{
+						"scylla-operator.scylladb.com/scylla-service-type": "rack", "dc-label": "rack",
+					}},
+				}}
+			},
+			want: func(svc *corev1.Service) {
+				svc.Labels = with(svc.Labels, "dc-label", "rack")
+			},
+		},
+		{
 			name: "host networking defaults the node Service to Headless",
 			modify: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
 				sdc.Annotations = map[string]string{"internal.scylla-operator.scylladb.com/host-networking": "true"}
