@@ -115,10 +115,21 @@ const EndpointSliceManagedByValue = "scylla-operator.scylladb.com"
 // it writes itself (EndpointSliceManagedByValue): the EndpointSlices Kubernetes makes for member and client Services
 // inherit the Services' labels, and nothing reads them.
 func OperatorEndpointSlicesSelector() labels.Selector {
+	return writtenEndpointSlices(ManagedObjectsSelector())
+}
+
+// RemoteOperatorEndpointSlicesSelector is OperatorEndpointSlicesSelector in a remote Kubernetes cluster: of the
+// EndpointSlices RemoteObjectsSelector selects, those the operator writes itself (a ScyllaDBCluster's seed Services').
+func RemoteOperatorEndpointSlicesSelector() labels.Selector {
+	return writtenEndpointSlices(RemoteObjectsSelector())
+}
+
+// writtenEndpointSlices narrows selector to the EndpointSlices the operator writes (EndpointSliceManagedByValue).
+func writtenEndpointSlices(selector labels.Selector) labels.Selector {
 	requirement, err := labels.NewRequirement(discoveryv1.LabelManagedBy, selection.Equals, []string{EndpointSliceManagedByValue})
 	if err != nil {
 		// The label key and value are constants.
 		panic(err)
 	}
-	return ManagedObjectsSelector().Add(*requirement)
+	return selector.Add(*requirement)
 }

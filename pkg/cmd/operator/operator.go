@@ -10,7 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubeinformers "k8s.io/client-go/informers"
-	discoveryv1informers "k8s.io/client-go/informers/discovery/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
@@ -91,16 +90,6 @@ func managedObjectsInformerOptions() []kubeinformers.SharedInformerOption {
 		}),
 		kubeinformers.WithTransform(controllerhelpers.TrimForInformerCache),
 	}
-}
-
-// operatorEndpointSlices returns the informer of the EndpointSlices the operator writes itself
-// (naming.OperatorEndpointSlicesSelector), on factory, which starts it and applies its transform. The factory's own
-// selector would also cache the EndpointSlices Kubernetes makes for every member and client Service, which inherit
-// their labels, and decode each of their updates: nothing reads them.
-func operatorEndpointSlices(factory kubeinformers.SharedInformerFactory) discoveryv1informers.EndpointSliceInformer {
-	return discoveryv1informers.New(factory, metav1.NamespaceAll, func(options *metav1.ListOptions) {
-		options.LabelSelector = naming.OperatorEndpointSlicesSelector().String()
-	}).EndpointSlices()
 }
 
 // newScyllaInformerFactory returns the informer factory of the scylla.scylladb.com kinds, whose caches hold the objects
@@ -200,7 +189,7 @@ func (o *OperatorOptions) newControllers() (*controllerSet, error) {
 		scyllaInformers.Scylla().V1alpha1().RemoteKubernetesClusters(),
 		kubeInformers.Core().V1().Secrets(),
 		kubeInformers.Core().V1().Services(),
-		operatorEndpointSlices(kubeInformers),
+		controllerhelpers.OperatorEndpointSlices(kubeInformers, naming.OperatorEndpointSlicesSelector()),
 		remoteClients,
 		clusterID,
 	)

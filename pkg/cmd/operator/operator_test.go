@@ -26,6 +26,7 @@ import (
 	scyllaclientset "github.com/scyllakube/client/scylla/clientset/versioned"
 	scyllafake "github.com/scyllakube/client/scylla/clientset/versioned/fake"
 
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/genericclioptions"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/remoteclient"
@@ -149,7 +150,7 @@ func TestEndpointSliceInformerSeesOnlyTheSlicesTheOperatorWrites(t *testing.T) {
 	)
 	factory := newManagedObjectsInformerFactory(client, 0)
 	// The ScyllaDBCluster controller takes its lister before the factory starts.
-	lister := operatorEndpointSlices(factory).Lister()
+	lister := controllerhelpers.OperatorEndpointSlices(factory, naming.OperatorEndpointSlicesSelector()).Lister()
 	startInformers(t, factory)
 
 	cached, err := lister.List(labels.Everything())

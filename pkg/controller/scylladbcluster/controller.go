@@ -161,7 +161,7 @@ func NewController(
 			return rc.KubeInformers().Core().V1().Services().Informer()
 		}},
 		{Kind: "EndpointSlice", Informer: func(rc *remoteclient.Cluster) cache.SharedIndexInformer {
-			return rc.KubeInformers().Discovery().V1().EndpointSlices().Informer()
+			return controllerhelpers.OperatorEndpointSlices(rc.KubeInformers(), naming.RemoteOperatorEndpointSlicesSelector()).Informer()
 		}},
 		{Kind: "Secret", Informer: func(rc *remoteclient.Cluster) cache.SharedIndexInformer {
 			return rc.KubeInformers().Core().V1().Secrets().Informer()

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/kubeinterfaces"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/resourceapply"
@@ -305,7 +306,7 @@ func (o *originals) configMap(ctx context.Context, name string) (*corev1.ConfigM
 func (c *Controller) syncSeedServices(ctx context.Context, sc *scyllav1alpha1.ScyllaDBCluster, dc *remoteDatacenter, seeds datacenterSeeds, readiness map[string]bool, recorder record.EventRecorder) error {
 	kubeClient, kubeInformers := dc.cluster.KubeClient(), dc.cluster.KubeInformers()
 	serviceClient, serviceLister := kubeClient.CoreV1().Services(dc.namespace), kubeInformers.Core().V1().Services().Lister().Services(dc.namespace)
-	sliceClient, sliceLister := kubeClient.DiscoveryV1().EndpointSlices(dc.namespace), kubeInformers.Discovery().V1().EndpointSlices().Lister().EndpointSlices(dc.namespace)
+	sliceClient, sliceLister := kubeClient.DiscoveryV1().EndpointSlices(dc.namespace), controllerhelpers.OperatorEndpointSlices(kubeInformers, naming.RemoteOperatorEndpointSlicesSelector()).Lister().EndpointSlices(dc.namespace)
 
 	var errs []error
 	wantedServices, wantedSlices := sets.New[string](), sets.New[string]()
