@@ -229,14 +229,21 @@ func makeServingNames(sdc *scyllav1alpha1.ScyllaDBDatacenter, racks []scyllav1al
 	if err != nil {
 		return servingNames{}, err
 	}
-	dns := map[string]bool{}
-	ips := map[string]net.IP{}
+	// Sized for three names per Service and two per DNS domain. A member Service is named twice, from the spec and as
+	// it exists: withServiceDNS adds its names once.
+	dns := make(map[string]bool, 3*(len(services)+1)+2*len(sdc.Spec.DNSDomains))
+	ips := make(map[string]net.IP, len(services))
 	addIP := func(s string) {
 		if ip := net.ParseIP(s); ip != nil {
 			ips[ip.String()] = ip
 		}
 	}
+	withServiceDNS := make(map[string]bool, len(services)+1)
 	addServiceDNS := func(name string) {
+		if withServiceDNS[name] {
+			return
+		}
+		withServiceDNS[name] = true
 		dns[name] = true
 		dns[name+"."+sdc.Namespace] = true
 		dns[name+"."+sdc.Namespace+".svc"] = true
