@@ -441,6 +441,26 @@ func withNodes(w world) world {
 	return out
 }
 
+// withServerFields returns w with a UID and a resourceVersion on every object that has none, as the API server gives
+// them (the fake clientsets' trackers do not).
+func withServerFields(w world) world {
+	out := world{sdc: w.sdc, objects: make([]runtime.Object, 0, len(w.objects))}
+	for _, obj := range w.objects {
+		obj = obj.DeepCopyObject()
+		accessor, err := meta.Accessor(obj)
+		if err == nil {
+			if len(accessor.GetUID()) == 0 {
+				accessor.SetUID(types.UID(fmt.Sprintf("%T-%s-uid", obj, accessor.GetName())))
+			}
+			if len(accessor.GetResourceVersion()) == 0 {
+				accessor.SetResourceVersion("1")
+			}
+		}
+		out.objects = append(out.objects, obj)
+	}
+	return out
+}
+
 // settle makes sts's status say that every replica runs ready at one revision.
 func settle(sts *appsv1.StatefulSet) {
 	replicas := *sts.Spec.Replicas

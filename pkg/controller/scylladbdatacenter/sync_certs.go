@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/klog/v2"
 )
@@ -89,12 +90,14 @@ func (c *Controller) syncCertificates(ctx context.Context, sdc *scyllav1alpha1.S
 	var errs []error
 	var servingBundle, adminCertPEM, adminKeyPEM []byte
 	recheck := now.Add(c.certOptions.CertificateValidity)
-	for _, set := range sets {
+	decisions := make([]certificateSetDecision, len(sets))
+	for i, set := range sets {
 		decision, err := c.certDecisions.reconcile(sdc, set, existing.secrets, existing.configMaps, now)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
+		decisions[i] = decision
 		if decision.changed {
 			klog.FromContext(ctx).V(2).Info("Renewing certificates", "secret", set.certName, "ca", decision.caCommonName,
 				"trustedCAs", decision.trustedCAs, "notAfter", decision.notAfter)
@@ -113,11 +116,14 @@ func (c *Controller) syncCertificates(ctx context.Context, sdc *scyllav1alpha1.S
 			adminKeyPEM = decision.objects.secretData(set.certName, corev1.TLSPrivateKeyKey)
 		}
 	}
+	// The admin's connection config depends on more of the spec than the sets' fingerprints cover: it is always applied.
+	var adminConfig *corev1.Secret
 	if servingBundle != nil && adminCertPEM != nil {
 		config, err := makeAdminCQLConnectionConfig(sdc, servingBundle, adminCertPEM, adminKeyPEM)
 		if err != nil {
 			errs = append(errs, err)
 		} else {
+			adminConfig = config
 			required.secrets = append(required.secrets, config)
 		}
 	}
@@ -126,9 +132,45 @@ func (c *Controller) syncCertificates(ctx context.Context, sdc *scyllav1alpha1.S
 		return nil, utilerrors.NewAggregate(append(errs, setsErr))
 	}
 
-	secrets, secretsProgressing, secretsErr := applyAll(ctx, c, owned, c.kubeClient.CoreV1().Secrets(sdc.Namespace), c.secretLister.Secrets(sdc.Namespace), required.secrets)
-	configMaps, configMapsProgressing, configMapsErr := applyAll(ctx, c, owned, c.kubeClient.CoreV1().ConfigMaps(sdc.Namespace), c.configMapLister.ConfigMaps(sdc.Namespace), required.configMaps)
+	// A set whose objects the caches hold as Apply last found them for its remembered decision needs no Apply: it
+	// would hash them and write nothing. Adoptions and ownership conflicts always go through applyAll.
+	mayKeep := len(owned.adopted) == 0 && !c.conflicts.any(owned.key)
+	var toApply certificateObjects
+	kept := make([]bool, len(sets))
+	var keptSecrets []*corev1.Secret
+	var keptConfigMaps []*corev1.ConfigMap
+	for i, set := range sets {
+		if mayKeep && decisions[i].applied.known() {
+			if inCache, versions := c.certificateSetObjectsInCache(sdc, set); versions == decisions[i].applied {
+				kept[i] = true
+				keptSecrets = append(keptSecrets, inCache.secrets...)
+				keptConfigMaps = append(keptConfigMaps, inCache.configMaps...)
+				continue
+			}
+		}
+		toApply.add(decisions[i].objects)
+	}
+	if adminConfig != nil {
+		toApply.secrets = append(toApply.secrets, adminConfig)
+	}
+
+	secrets, secretsProgressing, secretsErr := applyAll(ctx, c, owned, c.kubeClient.CoreV1().Secrets(sdc.Namespace), c.secretLister.Secrets(sdc.Namespace), toApply.secrets)
+	configMaps, configMapsProgressing, configMapsErr := applyAll(ctx, c, owned, c.kubeClient.CoreV1().ConfigMaps(sdc.Namespace), c.configMapLister.ConfigMaps(sdc.Namespace), toApply.configMaps)
 	errs = append(errs, secretsErr, configMapsErr, setsErr)
+	for _, s := range keptSecrets {
+		secrets.byName[s.Name] = s
+	}
+	for _, cm := range keptConfigMaps {
+		configMaps.byName[cm.Name] = cm
+	}
+	for i, set := range sets {
+		if kept[i] || secretsErr != nil || configMapsErr != nil {
+			continue
+		}
+		if versions, ok := appliedAsRequired(set, secrets, configMaps); ok {
+			c.certDecisions.rememberApplied(sdc, set, decisions[i].fingerprint, versions)
+		}
+	}
 	if setsErr == nil {
 		// With the Alternator set in error, its objects are kept as they are until the spec is fixed.
 		errs = append(errs,
@@ -153,6 +195,42 @@ func (c *Controller) syncCertificates(ctx context.Context, sdc *scyllav1alpha1.S
 	// Renewals are due at a time, not at a change of any object: come back then.
 	c.queue.AddAfter(owned.key, max(recheck.Sub(now), time.Second))
 	return append(secretsProgressing, configMapsProgressing...), utilerrors.NewAggregate(errs)
+}
+
+// certificateSetObjectsInCache returns the set's objects as the informer caches hold them, and their versions (the CA
+// Secret, the certificate Secret, the CA ConfigMap); a missing object has none and a zero version.
+func (c *Controller) certificateSetObjectsInCache(sdc *scyllav1alpha1.ScyllaDBDatacenter, set *certificateSet) (certificateObjects, certificateObjectVersions) {
+	var objects certificateObjects
+	var versions certificateObjectVersions
+	for i, name := range []string{set.caName, set.certName} {
+		if s, err := c.secretLister.Secrets(sdc.Namespace).Get(name); err == nil {
+			objects.secrets = append(objects.secrets, s)
+			versions[i] = cachedObjectVersion{uid: s.UID, resourceVersion: s.ResourceVersion}
+		}
+	}
+	if cm, err := c.configMapLister.ConfigMaps(sdc.Namespace).Get(set.caName); err == nil {
+		objects.configMaps = append(objects.configMaps, cm)
+		versions[2] = cachedObjectVersion{uid: cm.UID, resourceVersion: cm.ResourceVersion}
+	}
+	return objects, versions
+}
+
+// appliedAsRequired returns the versions of the set's objects when applyAll left every one of them as it was.
+func appliedAsRequired(set *certificateSet, secrets appliedObjects[*corev1.Secret], configMaps appliedObjects[*corev1.ConfigMap]) (certificateObjectVersions, bool) {
+	var versions certificateObjectVersions
+	for i, name := range []string{set.caName, set.certName} {
+		s, ok := secrets.byName[name]
+		if !ok || slices.Contains(secrets.written, s) {
+			return versions, false
+		}
+		versions[i] = cachedObjectVersion{uid: s.UID, resourceVersion: s.ResourceVersion}
+	}
+	cm, ok := configMaps.byName[set.caName]
+	if !ok || slices.Contains(configMaps.written, cm) {
+		return versions, false
+	}
+	versions[2] = cachedObjectVersion{uid: cm.UID, resourceVersion: cm.ResourceVersion}
+	return versions, true
 }
 
 // checkUserManagedAlternatorCertificate reads the user's Alternator serving certificate Secret, when Alternator is on
@@ -201,7 +279,9 @@ func alternatorCertificateIsUserManaged(sdc *scyllav1alpha1.ScyllaDBDatacenter) 
 // An entry keeps only what a sync reads of the result besides the objects (when to look again, the expiry times): the
 // objects are the existing ones' data, which the informer caches hold already, and are built from it again. Keeping
 // the parsed certificates, keys and encoded objects instead cost about 30 KiB per datacenter
-// (BenchmarkCertificateDecisionsRetainedBytes).
+// (BenchmarkCertificateDecisionsRetainedBytes). It also keeps the UIDs and resourceVersions of the objects as Apply
+// last found them for it (rememberApplied): while the caches show those, a sync does not apply them again, which
+// would hash every one of them to write nothing.
 type certificateDecisions struct {
 	mu      sync.Mutex
 	entries map[string]rememberedCertificateDecision
@@ -212,6 +292,31 @@ type rememberedCertificateDecision struct {
 	recheck     time.Time
 	caNotAfter  time.Time
 	notAfter    time.Time
+	// applied are the set's objects as the caches held them when Apply last found them as this decision requires
+	// them (rememberApplied); zero until then.
+	applied certificateObjectVersions
+}
+
+// certificateObjectVersions identify states of a set's objects in the informer caches: its CA Secret, its certificate
+// Secret and its CA ConfigMap (certificateSetObjectsInCache). The API server gives an object a new resourceVersion
+// at every change, so an object whose UID and resourceVersion are the ones Apply last found as required is still as
+// required, and applying the same objects again writes nothing.
+type certificateObjectVersions [3]cachedObjectVersion
+
+// cachedObjectVersion identifies a state of an object; zero when the object is missing.
+type cachedObjectVersion struct {
+	uid             types.UID
+	resourceVersion string
+}
+
+// known tells whether every object exists with a UID and a resourceVersion.
+func (v certificateObjectVersions) known() bool {
+	for _, o := range v {
+		if len(o.uid) == 0 || len(o.resourceVersion) == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // certificateSetDecision is what a sync uses of a set's reconcileCertificateSet result.
@@ -228,6 +333,10 @@ type certificateSetDecision struct {
 	// caCommonName and trustedCAs describe a changed set for the log; they are empty for a remembered one.
 	caCommonName string
 	trustedCAs   int
+	// fingerprint is the set's certificateSetFingerprint in this sync.
+	fingerprint [sha256.Size]byte
+	// applied is the remembered decision's rememberedCertificateDecision.applied; zero for a decision computed anew.
+	applied certificateObjectVersions
 }
 
 func newCertificateDecisions() *certificateDecisions {
@@ -239,17 +348,19 @@ func newCertificateDecisions() *certificateDecisions {
 // whose objects hold the existing objects' data byte for byte are remembered, so that the answer from memory,
 // rebuilt from that data, is the result itself.
 func (d *certificateDecisions) reconcile(sdc *scyllav1alpha1.ScyllaDBDatacenter, set *certificateSet, secrets map[string]*corev1.Secret, configMaps map[string]*corev1.ConfigMap, now time.Time) (certificateSetDecision, error) {
-	key := sdc.Namespace + "/" + sdc.Name + "/" + set.certName
+	key := certificateDecisionKey(sdc, set)
 	fingerprint := certificateSetFingerprint(sdc, set, secrets, configMaps)
 	d.mu.Lock()
 	entry, ok := d.entries[key]
 	d.mu.Unlock()
 	if ok && entry.fingerprint == fingerprint && now.Before(entry.recheck) {
 		return certificateSetDecision{
-			objects:    existingCertificateSetObjects(sdc, set, secrets, configMaps),
-			recheck:    entry.recheck,
-			caNotAfter: entry.caNotAfter,
-			notAfter:   entry.notAfter,
+			objects:     existingCertificateSetObjects(sdc, set, secrets, configMaps),
+			recheck:     entry.recheck,
+			caNotAfter:  entry.caNotAfter,
+			notAfter:    entry.notAfter,
+			fingerprint: fingerprint,
+			applied:     entry.applied,
 		}, nil
 	}
 	objects, state, changed, recheck, err := reconcileCertificateSet(sdc, set, secrets, configMaps, now)
@@ -264,6 +375,7 @@ func (d *certificateDecisions) reconcile(sdc *scyllav1alpha1.ScyllaDBDatacenter,
 		notAfter:     state.Certificate.Certificate.NotAfter,
 		caCommonName: state.CA.Certificate.Subject.CommonName,
 		trustedCAs:   len(state.TrustBundle),
+		fingerprint:  fingerprint,
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -274,6 +386,23 @@ func (d *certificateDecisions) reconcile(sdc *scyllav1alpha1.ScyllaDBDatacenter,
 		d.entries[key] = rememberedCertificateDecision{fingerprint: fingerprint, recheck: recheck, caNotAfter: decision.caNotAfter, notAfter: decision.notAfter}
 	}
 	return decision, nil
+}
+
+// certificateDecisionKey names the set's entry in certificateDecisions.
+func certificateDecisionKey(sdc *scyllav1alpha1.ScyllaDBDatacenter, set *certificateSet) string {
+	return sdc.Namespace + "/" + sdc.Name + "/" + set.certName
+}
+
+// rememberApplied records that Apply found the set's objects, in the states versions identify, as the decision with
+// fingerprint requires them, if that decision is the one remembered for the set.
+func (d *certificateDecisions) rememberApplied(sdc *scyllav1alpha1.ScyllaDBDatacenter, set *certificateSet, fingerprint [sha256.Size]byte, versions certificateObjectVersions) {
+	key := certificateDecisionKey(sdc, set)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if entry, ok := d.entries[key]; ok && entry.fingerprint == fingerprint {
+		entry.applied = versions
+		d.entries[key] = entry
+	}
 }
 
 // forget drops what is remembered of the datacenter namespace/name.

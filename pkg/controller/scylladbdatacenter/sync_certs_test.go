@@ -1,6 +1,7 @@
 package scylladbdatacenter
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"maps"
 	"net"
@@ -567,6 +568,21 @@ func TestRememberedCertificateDecisionsAreTheComputedOnes(t *testing.T) {
 	}
 }
 
+// storedCertificateSet returns newBasicSDC, its first certificate set and a store holding the set's objects as
+// issued at certTestNow.
+func storedCertificateSet(tb testing.TB) (*scyllav1alpha1.ScyllaDBDatacenter, *certificateSet, *certStore) {
+	tb.Helper()
+	sdc := newBasicSDC()
+	set := basicCertificateSets(tb, sdc)[0]
+	store := newCertStore()
+	objects, _, _, _, err := reconcileCertificateSet(sdc, set, store.secrets, store.configMaps, certTestNow)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	store.put(objects)
+	return sdc, set, store
+}
+
 // The memory of certificate decisions answers only for the inputs it was computed from: a change of any of them
 // changes the fingerprint, and the set is reconciled again.
 func TestCertificateSetFingerprintCoversEveryInput(t *testing.T) {
@@ -578,14 +594,7 @@ func TestCertificateSetFingerprintCoversEveryInput(t *testing.T) {
 		store *certStore
 	}
 	base := func(t *testing.T) inputs {
-		sdc := newBasicSDC()
-		set := basicCertificateSets(t, sdc)[0]
-		store := newCertStore()
-		objects, _, _, _, err := reconcileCertificateSet(sdc, set, store.secrets, store.configMaps, certTestNow)
-		if err != nil {
-			t.Fatal(err)
-		}
-		store.put(objects)
+		sdc, set, store := storedCertificateSet(t)
 		return inputs{sdc: sdc, set: set, store: store}
 	}
 	secret := func(in inputs, name string) *corev1.Secret {
@@ -649,5 +658,87 @@ func TestCertificateSetFingerprintCoversEveryInput(t *testing.T) {
 				t.Errorf("changing %s left the fingerprint as it was", tc.name)
 			}
 		})
+	}
+}
+
+// A certificate set whose objects the caches hold as Apply last found them is not applied again; an object changed
+// since, which the API server gives a new resourceVersion, is.
+func TestCertificateObjectsAtRestAreAppliedAgainOnlyOnceChanged(t *testing.T) {
+	t.Parallel()
+
+	first := newTLSFixture(t, world{sdc: newBasicSDC()})
+	if err := first.sync(); err != nil {
+		t.Fatal(err)
+	}
+	w := withServerFields(first.world())
+	f := newTLSFixture(t, w)
+	for i := range 2 {
+		if err := f.sync(); err != nil {
+			t.Fatal(err)
+		}
+		if writes := certWrites(f); len(writes) != 0 {
+			t.Fatalf("sync %d wrote certificate objects: %q", i, writes)
+		}
+	}
+
+	edited := object[*corev1.Secret](t, w, "basic-local-serving-ca").DeepCopy()
+	edited.Annotations[naming.ManagedHashAnnotation] = "edited"
+	for _, tc := range []struct {
+		name            string
+		resourceVersion string
+		want            []string
+	}{
+		// The API server never changes an object without a new resourceVersion: this sync shows that the set is not
+		// applied, or the hash would be restored.
+		{name: "the same resourceVersion", resourceVersion: edited.ResourceVersion},
+		{name: "a new resourceVersion", resourceVersion: "2", want: []string{"update secrets basic-local-serving-ca"}},
+	} {
+		edited := edited.DeepCopy()
+		edited.ResourceVersion = tc.resourceVersion
+		f.cache(edited)
+		f.kubeClient.ClearActions()
+		if err := f.sync(); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.want, certWrites(f)); diff != "" {
+			t.Errorf("%s: unexpected certificate writes (-want +got):\n%s", tc.name, diff)
+		}
+	}
+}
+
+func TestAppliedVersionsAreRememberedOnlyForTheRememberedDecision(t *testing.T) {
+	t.Parallel()
+
+	sdc, set, store := storedCertificateSet(t)
+	decisions := newCertificateDecisions()
+	decision, err := decisions.reconcile(sdc, set, store.secrets, store.configMaps, certTestNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	versions := certificateObjectVersions{{uid: "ca", resourceVersion: "1"}, {uid: "cert", resourceVersion: "1"}, {uid: "bundle", resourceVersion: "1"}}
+
+	decisions.rememberApplied(sdc, set, [sha256.Size]byte{1}, versions)
+	if got, _ := decisions.reconcile(sdc, set, store.secrets, store.configMaps, certTestNow); got.applied != (certificateObjectVersions{}) {
+		t.Errorf("versions applied for another decision were remembered: %v", got.applied)
+	}
+	decisions.rememberApplied(sdc, set, decision.fingerprint, versions)
+	if got, _ := decisions.reconcile(sdc, set, store.secrets, store.configMaps, certTestNow); got.applied != versions {
+		t.Errorf("the remembered decision has applied versions %v, want %v", got.applied, versions)
+	}
+	if got, _ := decisions.reconcile(sdc, set, store.secrets, store.configMaps, certTestNow.Add(testCertOptions().CertificateValidity)); got.applied != (certificateObjectVersions{}) {
+		t.Errorf("a decision made anew at the recheck time kept the applied versions %v", got.applied)
+	}
+
+	if !versions.known() {
+		t.Error("versions with UIDs and resourceVersions are not known")
+	}
+	for i := range versions {
+		for _, unknown := range []cachedObjectVersion{{}, {uid: "uid"}, {resourceVersion: "1"}} {
+			partial := versions
+			partial[i] = unknown
+			if partial.known() {
+				t.Errorf("versions %v are known", partial)
+			}
+		}
 	}
 }
