@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/kubeinterfaces"
@@ -13,6 +14,7 @@ import (
 	"github.com/scyllakube/scylla-operator/pkg/resourceapply"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/klog/v2"
 )
@@ -180,4 +182,54 @@ func keepsDecommissionProgress(required metav1.Object) func(existing metav1.Obje
 		}
 		return nil
 	}
+}
+
+// noOpApplies remembers, per datacenter (by key), the objects Apply last found as required, by name: what the
+// required object was built from (inputs) and the UID and resourceVersion of the object in the caches then. The API
+// server gives an object a new resourceVersion at every change, so while the caches show it at that version and it
+// is built from the same inputs, Apply would find it as required again and write nothing; it need not be called,
+// which saves hashing the object. inputs must identify everything the builder reads. Objects without a UID or a
+// resourceVersion are never taken as unchanged.
+type noOpApplies[I comparable] struct {
+	lock  sync.Mutex
+	byKey map[string]map[string]noOpApply[I]
+}
+
+// noOpApply is an object Apply left as it was.
+type noOpApply[I comparable] struct {
+	inputs          I
+	uid             types.UID
+	resourceVersion string
+}
+
+func newNoOpApplies[I comparable]() *noOpApplies[I] {
+	return &noOpApplies[I]{byKey: map[string]map[string]noOpApply[I]{}}
+}
+
+// unchanged tells whether Apply left the object named like inCache, built from inputs, as it was at the version the
+// caches show now.
+func (n *noOpApplies[I]) unchanged(key string, inputs I, inCache metav1.Object) bool {
+	if len(inCache.GetUID()) == 0 || len(inCache.GetResourceVersion()) == 0 {
+		return false
+	}
+	n.lock.Lock()
+	defer n.lock.Unlock()
+	a, ok := n.byKey[key][inCache.GetName()]
+	return ok && a.inputs == inputs && a.uid == inCache.GetUID() && a.resourceVersion == inCache.GetResourceVersion()
+}
+
+// set replaces what is remembered of the datacenter key.
+func (n *noOpApplies[I]) set(key string, applies map[string]noOpApply[I]) {
+	n.lock.Lock()
+	defer n.lock.Unlock()
+	if len(applies) == 0 {
+		delete(n.byKey, key)
+		return
+	}
+	n.byKey[key] = applies
+}
+
+// forget drops what is remembered of the datacenter key, which is gone.
+func (n *noOpApplies[I]) forget(key string) {
+	n.set(key, nil)
 }

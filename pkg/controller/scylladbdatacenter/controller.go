@@ -87,6 +87,8 @@ type Controller struct {
 	expectations *expectations
 	// conflicts are the objects in the way of the ones datacenters need.
 	conflicts *ownershipConflicts
+	// serviceApplies are the Services Apply last found as required (syncServices).
+	serviceApplies *noOpApplies[serviceInputs]
 	// statusBatcher spaces out the status writes of each datacenter.
 	statusBatcher *controllerhelpers.StatusBatcher
 	// recheckInterval is how often a datacenter that depends on objects outside the informer caches (the user's
@@ -182,6 +184,7 @@ func NewController(
 		queue:           controllerhelpers.NewQueue(ControllerName),
 		expectations:    newExpectations(time.Now),
 		conflicts:       newOwnershipConflicts(),
+		serviceApplies:  newNoOpApplies[serviceInputs](),
 		statusBatcher:   controllerhelpers.NewStatusBatcher(controllerhelpers.DefaultStatusBatchPeriod),
 		recheckInterval: defaultRecheckInterval,
 

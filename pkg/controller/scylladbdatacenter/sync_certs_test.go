@@ -681,29 +681,7 @@ func TestCertificateObjectsAtRestAreAppliedAgainOnlyOnceChanged(t *testing.T) {
 		}
 	}
 
-	edited := object[*corev1.Secret](t, w, "basic-local-serving-ca").DeepCopy()
-	edited.Annotations[naming.ManagedHashAnnotation] = "edited"
-	for _, tc := range []struct {
-		name            string
-		resourceVersion string
-		want            []string
-	}{
-		// The API server never changes an object without a new resourceVersion: this sync shows that the set is not
-		// applied, or the hash would be restored.
-		{name: "the same resourceVersion", resourceVersion: edited.ResourceVersion},
-		{name: "a new resourceVersion", resourceVersion: "2", want: []string{"update secrets basic-local-serving-ca"}},
-	} {
-		edited := edited.DeepCopy()
-		edited.ResourceVersion = tc.resourceVersion
-		f.cache(edited)
-		f.kubeClient.ClearActions()
-		if err := f.sync(); err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(tc.want, certWrites(f)); diff != "" {
-			t.Errorf("%s: unexpected certificate writes (-want +got):\n%s", tc.name, diff)
-		}
-	}
+	checkAppliedAgainOnlyOnceChanged(t, f, object[*corev1.Secret](t, w, "basic-local-serving-ca"), certWrites, "update secrets basic-local-serving-ca")
 }
 
 func TestAppliedVersionsAreRememberedOnlyForTheRememberedDecision(t *testing.T) {

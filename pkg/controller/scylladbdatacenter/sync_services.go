@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -27,6 +28,8 @@ func (c *Controller) syncServices(ctx context.Context, sdc *scyllav1alpha1.Scyll
 		return nil, err
 	}
 	required := []*corev1.Service{clientService}
+	// What each of required is built from, in the same order.
+	inputs := []serviceInputs{c.serviceInputs(sdc, "")}
 	keep := map[string]bool{}
 	for i, r := range racks {
 		// A node stays until its StatefulSet, as the cache has it, no longer counts it: removing its Service or data
@@ -51,10 +54,11 @@ func (c *Controller) syncServices(ctx context.Context, sdc *scyllav1alpha1.Scyll
 				return nil, err
 			}
 			required = append(required, svc)
+			inputs = append(inputs, c.serviceInputs(sdc, plans[i].decommissioned[ordinal]))
 		}
 	}
 
-	applied, progressing, applyErr := applyAll(ctx, c, owned, c.kubeClient.CoreV1().Services(sdc.Namespace), c.serviceLister.Services(sdc.Namespace), required)
+	applied, progressing, applyErr := c.applyServices(ctx, sdc, owned, required, inputs)
 	// What the API server returned: a Service created now has its ClusterIPs, which the certificates name.
 	maps.Copy(current, applied.byName)
 	errs := []error{applyErr}
@@ -100,6 +104,59 @@ func (c *Controller) syncServices(ctx context.Context, sdc *scyllav1alpha1.Scyll
 	errs = append(errs, prune(ctx, c, sdc, c.kubeClient.CoreV1().Services(sdc.Namespace), unwanted, nil))
 
 	return progressing, utilerrors.NewAggregate(errs)
+}
+
+// serviceInputs are what makeClientService and makeMemberService build a Service from besides its name: the datacenter
+// as its UID and resourceVersion identify it (the racks are merged from it), the decommission request and whether
+// automatic TLS is on.
+type serviceInputs struct {
+	sdcUID             types.UID
+	sdcResourceVersion string
+	decommissioned     string
+	automaticTLS       bool
+}
+
+func (c *Controller) serviceInputs(sdc *scyllav1alpha1.ScyllaDBDatacenter, decommissioned string) serviceInputs {
+	return serviceInputs{sdcUID: sdc.UID, sdcResourceVersion: sdc.ResourceVersion, decommissioned: decommissioned, automaticTLS: c.tlsEnabled()}
+}
+
+// applyServices is applyAll of the required Services, built from inputs, but for those Apply last found as required
+// from the same inputs and that the caches show unchanged since (noOpApplies): every sync of every datacenter
+// builds them all, and most of the time nothing changed. The datacenter must have a UID and a resourceVersion, and
+// adoptions and ownership conflicts always go through applyAll.
+func (c *Controller) applyServices(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, owned *ownedObjects, required []*corev1.Service, inputs []serviceInputs) (appliedObjects[*corev1.Service], []metav1.Condition, error) {
+	lister := c.serviceLister.Services(sdc.Namespace)
+	mayKeep := len(sdc.UID) != 0 && len(sdc.ResourceVersion) != 0 && len(owned.adopted) == 0 && !c.conflicts.any(owned.key)
+	toApply := make([]*corev1.Service, 0, len(required))
+	var kept []*corev1.Service
+	for i, svc := range required {
+		if mayKeep {
+			if inCache, err := lister.Get(svc.Name); err == nil && c.serviceApplies.unchanged(owned.key, inputs[i], inCache) {
+				kept = append(kept, inCache)
+				continue
+			}
+		}
+		toApply = append(toApply, svc)
+	}
+
+	applied, progressing, err := applyAll(ctx, c, owned, c.kubeClient.CoreV1().Services(sdc.Namespace), lister, toApply)
+	remembered := make(map[string]noOpApply[serviceInputs], len(required))
+	for _, svc := range kept {
+		applied.byName[svc.Name] = svc
+	}
+	for i, svc := range required {
+		actual, ok := applied.byName[svc.Name]
+		if !ok || slices.Contains(applied.written, actual) {
+			continue
+		}
+		remembered[svc.Name] = noOpApply[serviceInputs]{inputs: inputs[i], uid: actual.UID, resourceVersion: actual.ResourceVersion}
+	}
+	if mayKeep {
+		c.serviceApplies.set(owned.key, remembered)
+	} else {
+		c.serviceApplies.forget(owned.key)
+	}
+	return applied, progressing, err
 }
 
 // deleteDataClaim deletes the data claim of the decommissioned node podName, if it is still there: the data of a
