@@ -42,14 +42,14 @@ func TestFinalizerPatches(t *testing.T) {
 			obj:       newFinalizedService(),
 			add:       true,
 			finalizer: testFinalizer,
-			wantPatch: `{"metadata":{"finalizers":["scylla-operator.scylladb.com/scylladb-manager-cluster"],"resourceVersion":"12","uid":"basic-uid"}}`,
+			wantPatch: `[{"op":"test","path":"/metadata/uid","value":"basic-uid"},{"op":"test","path":"/metadata/finalizers","value":null},{"op":"add","path":"/metadata/finalizers","value":["scylla-operator.scylladb.com/scylladb-manager-cluster"]}]`,
 		},
 		{
 			name:      "add next to others",
 			obj:       newFinalizedService("example.com/other"),
 			add:       true,
 			finalizer: testFinalizer,
-			wantPatch: `{"metadata":{"finalizers":["example.com/other","scylla-operator.scylladb.com/scylladb-manager-cluster"],"resourceVersion":"12","uid":"basic-uid"}}`,
+			wantPatch: `[{"op":"test","path":"/metadata/uid","value":"basic-uid"},{"op":"test","path":"/metadata/finalizers","value":["example.com/other"]},{"op":"add","path":"/metadata/finalizers","value":["example.com/other","scylla-operator.scylladb.com/scylladb-manager-cluster"]}]`,
 		},
 		{
 			name:      "add present",
@@ -61,13 +61,13 @@ func TestFinalizerPatches(t *testing.T) {
 			name:      "remove the last",
 			obj:       newFinalizedService(testFinalizer),
 			finalizer: testFinalizer,
-			wantPatch: `{"metadata":{"finalizers":[],"resourceVersion":"12","uid":"basic-uid"}}`,
+			wantPatch: `[{"op":"test","path":"/metadata/uid","value":"basic-uid"},{"op":"test","path":"/metadata/finalizers","value":["scylla-operator.scylladb.com/scylladb-manager-cluster"]},{"op":"add","path":"/metadata/finalizers","value":[]}]`,
 		},
 		{
 			name:      "remove among others",
 			obj:       newFinalizedService("example.com/a", testFinalizer, "example.com/b"),
 			finalizer: testFinalizer,
-			wantPatch: `{"metadata":{"finalizers":["example.com/a","example.com/b"],"resourceVersion":"12","uid":"basic-uid"}}`,
+			wantPatch: `[{"op":"test","path":"/metadata/uid","value":"basic-uid"},{"op":"test","path":"/metadata/finalizers","value":["example.com/a","scylla-operator.scylladb.com/scylladb-manager-cluster","example.com/b"]},{"op":"add","path":"/metadata/finalizers","value":["example.com/a","example.com/b"]}]`,
 		},
 		{
 			name:      "remove absent",
@@ -84,17 +84,6 @@ func TestFinalizerPatches(t *testing.T) {
 			name:      "remove empty",
 			obj:       newFinalizedService(),
 			wantError: "can't remove an empty finalizer",
-		},
-		{
-			name: "object without resourceVersion",
-			obj: func() *corev1.Service {
-				svc := newFinalizedService()
-				svc.ResourceVersion = ""
-				return svc
-			}(),
-			add:       true,
-			finalizer: testFinalizer,
-			wantError: `can't add finalizer "scylla-operator.scylladb.com/scylladb-manager-cluster" to "scylla/basic": the object has no resourceVersion to patch against`,
 		},
 		{
 			name: "object without UID",
@@ -168,7 +157,69 @@ func TestAddAndRemoveFinalizerWriteOnlyWhenNeeded(t *testing.T) {
 	}
 }
 
-func TestAddFinalizerReportsConflicts(t *testing.T) {
+func TestFinalizerPatchesNeitherDropOthersFinalizersNorFailOnOtherChanges(t *testing.T) {
+	t.Parallel()
+
+	t.Run("a status write since the read", func(t *testing.T) {
+		t.Parallel()
+		read := newFinalizedService()
+		current := read.DeepCopy()
+		current.ResourceVersion = "13"
+		current.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "10.0.0.1"}}
+		client := fake.NewClientset(current).CoreV1().Services("scylla")
+		added, changed, err := AddFinalizer(t.Context(), client, read, testFinalizer)
+		if err != nil || !changed {
+			t.Fatalf("expected the finalizer added over the newer object, got changed=%v, err=%v", changed, err)
+		}
+		if diff := cmp.Diff([]string{testFinalizer}, added.Finalizers); diff != "" {
+			t.Errorf("unexpected finalizers (-want +got):\n%s", diff)
+		}
+	})
+
+	for _, tc := range []struct {
+		name    string
+		read    []string
+		current []string
+		add     bool
+	}{
+		{name: "add when someone added one to none", read: nil, current: []string{"example.com/other"}, add: true},
+		{name: "add when someone added one to others", read: []string{"example.com/a"}, current: []string{"example.com/a", "example.com/b"}, add: true},
+		{name: "remove when someone added one", read: []string{testFinalizer}, current: []string{testFinalizer, "example.com/other"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			read := newFinalizedService(tc.read...)
+			kubeClient := fake.NewClientset(newFinalizedService(tc.current...))
+			client := kubeClient.CoreV1().Services("scylla")
+			patch := RemoveFinalizer[*corev1.Service]
+			if tc.add {
+				patch = AddFinalizer[*corev1.Service]
+			}
+			if _, changed, err := patch(t.Context(), client, read, testFinalizer); err == nil || changed {
+				t.Errorf("expected the stale finalizers refused, got changed=%v, err=%v", changed, err)
+			}
+			stored, err := client.Get(t.Context(), "basic", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.current, stored.Finalizers); diff != "" {
+				t.Errorf("the stored finalizers changed (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	t.Run("another object under the same name", func(t *testing.T) {
+		t.Parallel()
+		recreated := newFinalizedService()
+		recreated.UID = "other-uid"
+		client := fake.NewClientset(recreated).CoreV1().Services("scylla")
+		if _, changed, err := AddFinalizer(t.Context(), client, newFinalizedService(), testFinalizer); err == nil || changed {
+			t.Errorf("expected the patch refused, got changed=%v, err=%v", changed, err)
+		}
+	})
+}
+
+func TestAddFinalizerReportsFailures(t *testing.T) {
 	t.Parallel()
 
 	obj := newFinalizedService()
@@ -180,7 +231,7 @@ func TestAddFinalizerReportsConflicts(t *testing.T) {
 
 	got, changed, err := AddFinalizer(t.Context(), kubeClient.CoreV1().Services("scylla"), obj, testFinalizer)
 	if !apierrors.IsConflict(err) {
-		t.Errorf("expected a conflict, got %v", err)
+		t.Errorf("expected the conflict, got %v", err)
 	}
 	if got != nil || changed {
 		t.Errorf("expected no object and no change, got %v, %v", got, changed)

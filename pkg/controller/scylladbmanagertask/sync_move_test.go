@@ -213,7 +213,7 @@ func TestSyncDeletesAMovedTaskOnDeletion(t *testing.T) {
 					t.Errorf("expected cluster %q to hold no task, got %+v", clusterID, got)
 				}
 			}
-			if diff := cmp.Diff([]string{"patch scylladbmanagertasks " + mergePatch}, f.kubeWrites()); diff != "" {
+			if diff := cmp.Diff([]string{"patch scylladbmanagertasks " + jsonPatch}, f.kubeWrites()); diff != "" {
 				t.Errorf("unexpected Kubernetes writes (-want +got):\n%s", diff)
 			}
 			if got := f.task(t, "daily").Finalizers; len(got) != 0 {

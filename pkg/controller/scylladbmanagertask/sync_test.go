@@ -21,6 +21,8 @@ import (
 
 const (
 	mergePatch = "application/merge-patch+json"
+	// jsonPatch is how a finalizer is added or removed (controllerhelpers.AddFinalizer).
+	jsonPatch  = "application/json-patch+json"
 	applyPatch = "application/apply-patch+yaml"
 )
 
@@ -809,7 +811,7 @@ func TestSyncDeletesTheTaskOnDeletionAndThenReleasesTheObject(t *testing.T) {
 	if tasks := f.ourTasks(); len(tasks) != 0 {
 		t.Errorf("expected ScyllaDB Manager to hold no task, got %+v", tasks)
 	}
-	if diff := cmp.Diff([]string{"patch scylladbmanagertasks " + mergePatch}, f.kubeWrites()); diff != "" {
+	if diff := cmp.Diff([]string{"patch scylladbmanagertasks " + jsonPatch}, f.kubeWrites()); diff != "" {
 		t.Errorf("unexpected Kubernetes writes (-want +got):\n%s", diff)
 	}
 	if got := f.task(t, "daily").Finalizers; len(got) != 0 {

@@ -152,6 +152,8 @@ func (j *Journal) Take() []string {
 //   - a JSON merge patch of metadata: "patch <resource>: finalizers=[<names>] +<annotation> -<annotation>", the
 //     finalizers as the patch sets them and the annotations it sets (+) or removes (-); names and keys lose their
 //     prefix up to the last "/". Preconditions (uid, resourceVersion) are left out.
+//   - a JSON patch (RFC 6902) that sets the finalizers: "patch <resource>: finalizers=[<names>]", as for a merge
+//     patch; its tests (preconditions) are left out.
 //   - a server-side apply of a status: "apply <resource>/status: <type>=<status>/<reason> ... [<field> ...]", its
 //     conditions in the order sent, then the other status fields it sets but observedGeneration, sorted;
 //   - anything else: "<verb> <resource>[/<subresource>]".
@@ -163,6 +165,9 @@ func DescribeWrite(action clienttesting.Action) string {
 	patch, ok := action.(clienttesting.PatchAction)
 	if !ok {
 		return action.GetVerb() + " " + resource
+	}
+	if patch.GetPatchType() == types.JSONPatchType {
+		return "patch " + resource + ": " + describeJSONPatch(patch.GetPatch())
 	}
 	var body map[string]any
 	if err := json.Unmarshal(patch.GetPatch(), &body); err != nil {
@@ -176,6 +181,26 @@ func DescribeWrite(action clienttesting.Action) string {
 	default:
 		return fmt.Sprintf("patch %s: %s", resource, patch.GetPatchType())
 	}
+}
+
+// describeJSONPatch describes the operations of a JSON patch other than its tests: the finalizers an add or replace
+// of /metadata/finalizers sets, as describeMetadata does, any other operation by op and path.
+func describeJSONPatch(data []byte) string {
+	var ops []map[string]any
+	if err := json.Unmarshal(data, &ops); err != nil {
+		return fmt.Sprintf("undecodable JSON patch: %v", err)
+	}
+	var parts []string
+	for _, op := range ops {
+		switch {
+		case op["op"] == "test":
+		case (op["op"] == "add" || op["op"] == "replace") && op["path"] == "/metadata/finalizers":
+			parts = append(parts, describeMetadata(map[string]any{"metadata": map[string]any{"finalizers": op["value"]}}))
+		default:
+			parts = append(parts, fmt.Sprintf("%v %v", op["op"], op["path"]))
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 func describeMetadata(body map[string]any) string {

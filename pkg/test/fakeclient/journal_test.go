@@ -27,6 +27,9 @@ func TestDescribeWriteSaysWhatEachWriteCarries(t *testing.T) {
 		{types.ApplyPatchType, []string{"status"}, `{"status":{"observedGeneration":2,"taskID":"t","conditions":[{"type":"Available","status":"True","reason":"Done"},{"type":"Degraded","status":"False","reason":"AsExpected"}]}}`},
 		{types.ApplyPatchType, []string{"status"}, `{"status":{}}`},
 		{types.MergePatchType, nil, `not json`},
+		{types.JSONPatchType, nil, `[{"op":"test","path":"/metadata/uid","value":"u"},{"op":"test","path":"/metadata/finalizers","value":null},{"op":"add","path":"/metadata/finalizers","value":["example.com/a"]}]`},
+		{types.JSONPatchType, nil, `[{"op":"remove","path":"/metadata/labels"}]`},
+		{types.JSONPatchType, nil, `{}`},
 		{types.StrategicMergePatchType, nil, `{}`},
 	}
 	for _, p := range patches {
@@ -43,6 +46,9 @@ func TestDescribeWriteSaysWhatEachWriteCarries(t *testing.T) {
 		"apply pods/status: Available=True/Done Degraded=False/AsExpected [taskID]",
 		"apply pods/status: nothing",
 		"patch pods: undecodable application/merge-patch+json patch: invalid character 'o' in literal null (expecting 'u')",
+		"patch pods: finalizers=[a]",
+		"patch pods: remove /metadata/labels",
+		"patch pods: undecodable JSON patch: json: cannot unmarshal object into Go value of type []map[string]interface {}",
 		"patch pods: application/strategic-merge-patch+json",
 		"delete pods",
 	}
