@@ -905,7 +905,7 @@ func TestFidelityKnobs(t *testing.T) {
 		req, err := http.NewRequest(http.MethodGet, h.url+"/api/v1/clusters", nil)
 		mustNot(t, err)
 		req.Header.Set("Authorization", "Bearer s3cr3t")
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := h.client.Do(req)
 		mustNot(t, err)
 		resp.Body.Close()
 		diffOrFail(t, "status with token", http.StatusOK, resp.StatusCode)

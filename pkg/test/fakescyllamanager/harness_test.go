@@ -24,6 +24,9 @@ type harness struct {
 	t   *testing.T
 	srv *Server
 	url string
+	// client has a transport of its own: closing another test's httptest.Server closes the idle connections of
+	// http.DefaultTransport, and with them, once, a request of this test in flight.
+	client *http.Client
 
 	mu  sync.Mutex
 	now time.Time
@@ -43,6 +46,7 @@ func newHarness(t *testing.T, opts Options) *harness {
 	ts := httptest.NewServer(h.srv)
 	t.Cleanup(ts.Close)
 	h.url = ts.URL
+	h.client = ts.Client()
 	return h
 }
 
@@ -87,7 +91,7 @@ func (h *harness) do(method, p string, body any) *rawResponse {
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := h.client.Do(req)
 	if err != nil {
 		h.t.Fatalf("%s %s: %v", method, p, err)
 	}
