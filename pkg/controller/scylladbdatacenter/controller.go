@@ -220,8 +220,9 @@ func NewController(
 		// The disruption controller updates a PodDisruptionBudget's status at every change of its pods; the operator
 		// never reads it.
 		{"PodDisruptionBudget", pdbInformer.Informer(), controllerhelpers.IgnoringStatusUpdates(c.handlers.OwnedHandlerFuncs())},
-		// Removing a node waits for its pod and data claim to be gone; a pod's new IPs may be serving certificate names.
-		{"Pod", podInformer.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueByClusterLabel, UpdateFunc: c.enqueueOnPodIPChange}},
+		// Removing a node waits for its pod and data claim to be gone; a rack's bootstrap follows its pods' readiness;
+		// a pod's new IPs may be serving certificate names.
+		{"Pod", podInformer.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueByClusterLabel, UpdateFunc: c.enqueueOnPodChange}},
 		{"PersistentVolumeClaim", pvcInformer.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueByClusterLabel}},
 		// A node whose data volume is pinned to a Kubernetes node that is gone is orphaned.
 		{"Node", nodeInformer.Informer(), c.nodeHandlerFuncs()},
@@ -412,6 +413,25 @@ func (c *Controller) enqueueByClusterLabel(obj any) {
 		return
 	}
 	c.handlers.Enqueue(sdc)
+}
+
+// enqueueOnPodChange enqueues the datacenter of a pod whose readiness changed: the next rack's bootstrap follows
+// its nodes' readiness as the pods tell it (rackObjects.ready), not seconds later, when the StatefulSet controller,
+// busy with every StatefulSet of the cluster, gets to writing it into the StatefulSet's status. A kubelet reports a
+// container's readiness in a status update of its own, after the one that gives the pod its IPs. While automatic
+// TLS is on, it also enqueues it for a pod whose IPs changed: with PodIP broadcasting they are names of the serving
+// certificate, which must cover them as soon as clients may use them.
+func (c *Controller) enqueueOnPodChange(oldObj, newObj any) {
+	oldPod, oldOK := oldObj.(*corev1.Pod)
+	newPod, newOK := newObj.(*corev1.Pod)
+	if !oldOK || !newOK {
+		return
+	}
+	readinessChanged := controllerhelpers.IsPodReady(oldPod) != controllerhelpers.IsPodReady(newPod)
+	ipsChanged := c.tlsEnabled() && !slices.Equal(oldPod.Status.PodIPs, newPod.Status.PodIPs)
+	if readinessChanged || ipsChanged {
+		c.enqueueByClusterLabel(newObj)
+	}
 }
 
 // accessorOf returns the metadata of an informer event's object, or of the object a tombstone holds.

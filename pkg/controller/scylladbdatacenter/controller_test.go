@@ -49,9 +49,19 @@ func TestHandlersEnqueueTheDatacenter(t *testing.T) {
 	claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: testNamespace, Name: "data-basic-dc1-a-0", UID: "claim-uid", Labels: clusterLabels()}}
 	foreignClaim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: testNamespace, Name: "other", UID: "other-uid"}}
 	objects := []runtime.Object{claim, pinnedVolume("pv-1", claim, hostnameTerm("k1")), pinnedVolume("pv-2", foreignClaim, hostnameTerm("k1", "k2"))}
+	// nodePod returns the node's pod, Ready or not, with ips.
+	nodePod := func(ready corev1.ConditionStatus, ips ...string) *corev1.Pod {
+		pod := &corev1.Pod{ObjectMeta: node, Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: ready}}}}
+		for _, ip := range ips {
+			pod.Status.PodIPs = append(pod.Status.PodIPs, corev1.PodIP{IP: ip})
+		}
+		return pod
+	}
 
 	tt := []struct {
 		name string
+		// tls turns automatic TLS on.
+		tls  bool
 		fire func(c *Controller, handlers map[string]cache.ResourceEventHandler)
 		want []string
 	}{
@@ -113,6 +123,46 @@ func TestHandlersEnqueueTheDatacenter(t *testing.T) {
 			want: []string{"scylla/basic"},
 		},
 		{
+			name: "a node's pod becoming Ready",
+			fire: func(c *Controller, h map[string]cache.ResourceEventHandler) {
+				h["pods"].OnUpdate(nodePod(corev1.ConditionFalse, "10.0.0.1"), nodePod(corev1.ConditionTrue, "10.0.0.1"))
+			},
+			want: []string{"scylla/basic"},
+		},
+		{
+			name: "a node's pod ceasing to be Ready",
+			fire: func(c *Controller, h map[string]cache.ResourceEventHandler) {
+				h["pods"].OnUpdate(nodePod(corev1.ConditionTrue, "10.0.0.1"), nodePod(corev1.ConditionUnknown, "10.0.0.1"))
+			},
+			want: []string{"scylla/basic"},
+		},
+		{
+			name: "a node's pod getting its IPs, with automatic TLS",
+			tls:  true,
+			fire: func(c *Controller, h map[string]cache.ResourceEventHandler) {
+				h["pods"].OnUpdate(nodePod(corev1.ConditionFalse), nodePod(corev1.ConditionFalse, "10.0.0.1"))
+			},
+			want: []string{"scylla/basic"},
+		},
+		{
+			name: "a node's pod getting its IPs, without automatic TLS",
+			fire: func(c *Controller, h map[string]cache.ResourceEventHandler) {
+				h["pods"].OnUpdate(nodePod(corev1.ConditionFalse), nodePod(corev1.ConditionFalse, "10.0.0.1"))
+			},
+		},
+		{
+			name: "any other change of a node's pod, or its resync",
+			tls:  true,
+			fire: func(c *Controller, h map[string]cache.ResourceEventHandler) {
+				changed := nodePod(corev1.ConditionTrue, "10.0.0.1")
+				changed.ResourceVersion = "2"
+				changed.Labels = clusterLabels()
+				changed.Labels["extra"] = "label"
+				h["pods"].OnUpdate(nodePod(corev1.ConditionTrue, "10.0.0.1"), changed)
+				h["pods"].OnUpdate(changed, changed)
+			},
+		},
+		{
 			name: "the deletion of a node's claim, seen late",
 			fire: func(c *Controller, h map[string]cache.ResourceEventHandler) {
 				h["pvcs"].OnDelete(cache.DeletedFinalStateUnknown{Obj: &corev1.PersistentVolumeClaim{ObjectMeta: node}})
@@ -153,13 +203,18 @@ func TestHandlersEnqueueTheDatacenter(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, world{sdc: sdc, objects: objects})
 			c := f.controller
+			if tc.tls {
+				if err := c.SetCertificateOptions(testCertOptions()); err != nil {
+					t.Fatal(err)
+				}
+			}
 			handlers := map[string]cache.ResourceEventHandler{
 				"nodes":      c.nodeHandlerFuncs(),
 				"sdc":        c.handlers.ControllerHandlerFuncs(),
 				"owned":      c.handlers.OwnedHandlerFuncs(),
 				"secrets":    c.readerHandlerFuncs(readsSecret),
 				"configmaps": c.readerHandlerFuncs(readsConfigMap),
-				"pods":       cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueByClusterLabel},
+				"pods":       cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueByClusterLabel, UpdateFunc: c.enqueueOnPodChange},
 				"pvcs":       cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueByClusterLabel},
 			}
 			tc.fire(c, handlers)

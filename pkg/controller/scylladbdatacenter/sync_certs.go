@@ -493,17 +493,3 @@ func (c *Controller) forgetCertificates(namespace, name string) {
 		metrics.DeleteCertificateExpiry(namespace, secret)
 	}
 }
-
-// enqueueOnPodIPChange enqueues the datacenter of a pod whose IPs changed, while automatic TLS is on: with PodIP
-// broadcasting they are names of the serving certificate, which must cover them as soon as clients may use them.
-func (c *Controller) enqueueOnPodIPChange(oldObj, newObj any) {
-	if !c.tlsEnabled() {
-		return
-	}
-	oldPod, oldOK := oldObj.(*corev1.Pod)
-	newPod, newOK := newObj.(*corev1.Pod)
-	if !oldOK || !newOK || slices.Equal(oldPod.Status.PodIPs, newPod.Status.PodIPs) {
-		return
-	}
-	c.enqueueByClusterLabel(newObj)
-}

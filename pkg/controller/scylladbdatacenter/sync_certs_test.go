@@ -310,42 +310,6 @@ func TestAnInvalidAlternatorNameDoesNotHoldBackCQLTLS(t *testing.T) {
 	}
 }
 
-func TestANewPodIPEnqueuesTheDatacenterOnlyWithTLS(t *testing.T) {
-	t.Parallel()
-	first := newTLSFixture(t, world{sdc: newBasicSDC()})
-	if err := first.sync(); err != nil {
-		t.Fatal(err)
-	}
-	w := first.world()
-	pod := newPod(object[*appsv1.StatefulSet](t, w, "basic-dc1-a"), 0)
-	withIP := pod.DeepCopy()
-	withIP.Status.PodIPs = []corev1.PodIP{{IP: "192.168.0.7"}}
-
-	for _, tt := range []struct {
-		name     string
-		tls      bool
-		old, new *corev1.Pod
-		want     int
-	}{
-		{name: "an IP appears", tls: true, old: pod, new: withIP, want: 1},
-		{name: "anything else changes", tls: true, old: withIP, new: withIP.DeepCopy(), want: 0},
-		{name: "automatic TLS off", old: pod, new: withIP, want: 0},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t, w)
-			if tt.tls {
-				if err := f.controller.SetCertificateOptions(testCertOptions()); err != nil {
-					t.Fatal(err)
-				}
-			}
-			f.controller.enqueueOnPodIPChange(tt.old, tt.new)
-			if got := f.controller.queue.Len(); got != tt.want {
-				t.Errorf("%d keys queued, want %d", got, tt.want)
-			}
-		})
-	}
-}
-
 // Alternator without plain HTTP, with automatic TLS on: the operator issues its certificate, the sidecar is given it,
 // the Services expose HTTPS alone, nothing is reported, and a second sync writes nothing.
 func TestAlternatorServesHTTPSAloneWithAutomaticTLS(t *testing.T) {
