@@ -172,13 +172,15 @@ func (c *Controller) syncEntry(ctx context.Context, entry *scyllav1alpha1.Scylla
 			"Released without purging: the directory is recorded by the earlier %s", entryRef(duplicateOf))
 		return c.release(ctx, entry, o)
 	}
-	if clusterErr != nil || retentionErr != nil {
-		return o, nil
-	}
 	ref := entry.Spec.ClusterRef
 	if state == clusterInUse {
+		// Recorded whatever else is wrong with the entry: clusterDeletedAt reads it back to start the grace period
+		// when the cluster goes, not at the entry's own, earlier, deletion.
 		o.fail(clusterInUseReason, "%s %q with UID %q still exists and is not being deleted: its directory is never purged and the entry keeps its finalizer until the cluster is deleted",
 			ref.Kind, entry.Namespace+"/"+ref.Name, ref.UID)
+		return o, nil
+	}
+	if clusterErr != nil || retentionErr != nil {
 		return o, nil
 	}
 	for _, other := range others {

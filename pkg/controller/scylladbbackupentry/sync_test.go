@@ -843,3 +843,38 @@ func TestEntryDeletedWhileItsClusterWasInUseGetsItsGracePeriodFromWhenTheCluster
 	slices.Sort(want)
 	expectKeys(t, f, want)
 }
+
+func TestEntryDeletedWhileItsClusterRanWithAnInvalidRetentionGetsItsGracePeriodFromWhenTheClusterGoes(t *testing.T) {
+	t.Parallel()
+
+	// The entry was deleted long ago, by hand, while its cluster ran, and annotated with a value the controller
+	// refuses.
+	f := newFixture(t, afterGracePeriod, []runtime.Object{newBucket(), newDatacenter(), annotated(deleted(newEntry()), "forever")}, allKeys(), newCredentialsSecret())
+	f.mustSync(t)
+	entry := f.testEntry(t)
+	if got, want := conditionState(entry, controllerhelpers.DegradedCondition), "True/"+invalidRetentionReason+","+clusterInUseReason; got != want {
+		t.Errorf("expected Degraded %s, got %s", want, got)
+	}
+	expectNoStoreCalls(t, f)
+
+	// The cluster goes, and the annotation is fixed: the grace period starts now, not at the entry's deletion.
+	clusterGone := afterGracePeriod.Add(time.Hour)
+	f.clock.Set(clusterGone)
+	if err := f.tracker.Delete(scyllav1alpha1.SchemeGroupVersion.WithResource("scylladbdatacenters"), testNamespace, testDCName); err != nil {
+		t.Fatal(err)
+	}
+	entry = f.testEntry(t)
+	delete(entry.Annotations, naming.ScyllaDBBackupRetentionAnnotation)
+	f.put(t, entry, "scylladbbackupentries")
+	f.mustSync(t)
+
+	entry = f.testEntry(t)
+	wantPurgeAfter := metav1.NewTime(clusterGone.Add(testGracePeriod))
+	if got := entry.Status.PurgeAfter; got == nil || !got.Equal(&wantPurgeAfter) {
+		t.Errorf("expected purgeAfter %v, got %v", wantPurgeAfter, got)
+	}
+	if !slices.Equal(entry.Finalizers, []string{naming.ScyllaDBBackupEntryFinalizer}) {
+		t.Errorf("unexpected finalizers %q", entry.Finalizers)
+	}
+	expectKeys(t, f, allKeys())
+}
