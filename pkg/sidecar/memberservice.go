@@ -23,6 +23,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/scyllaclient"
 )
@@ -35,7 +36,11 @@ import (
 type MemberServiceController struct {
 	kubeClient kubernetes.Interface
 	lister     corev1listers.ServiceLister
-	synced     cache.InformerSynced
+	// services serves the Service a patch returned while the informer is older, so that a sync queued before the
+	// informer shows this controller's own write (by the event of an earlier write, a retry, another writer's change)
+	// doesn't write the same again.
+	services *controllerhelpers.MutationCache[*corev1.Service]
+	synced   cache.InformerSynced
 	MemberServiceControllerConfig
 
 	queue           workqueue.TypedRateLimitingInterface[string]
@@ -83,6 +88,7 @@ func NewMemberServiceController(kubeClient kubernetes.Interface, informer corev1
 	c := &MemberServiceController{
 		kubeClient:                    kubeClient,
 		lister:                        informer.Lister(),
+		services:                      controllerhelpers.NewMutationCache[*corev1.Service](informer.Informer().GetStore(), corev1.Resource("services")),
 		synced:                        informer.Informer().HasSynced,
 		MemberServiceControllerConfig: config,
 		clock:                         clock.RealClock{},
@@ -151,7 +157,7 @@ func (c *MemberServiceController) processNextWorkItem(ctx context.Context) bool 
 // sync returns how soon to look again while an operation is in progress.
 func (c *MemberServiceController) sync(ctx context.Context) (time.Duration, error) {
 	logger := klog.FromContext(ctx)
-	svc, err := c.lister.Services(c.Namespace).Get(c.Name)
+	svc, err := c.services.Get(c.Namespace, c.Name)
 	if apierrors.IsNotFound(err) {
 		return 0, nil
 	}
@@ -317,7 +323,7 @@ func (c *MemberServiceController) patchMetadata(ctx context.Context, field strin
 	if err != nil {
 		return err
 	}
-	_, err = c.kubeClient.CoreV1().Services(c.Namespace).Patch(ctx, c.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	_, err = c.services.Patcher(c.kubeClient.CoreV1().Services(c.Namespace)).Patch(ctx, c.Name, types.MergePatchType, patch, metav1.PatchOptions{})
 	if err != nil {
 		return fmt.Errorf("can't patch Service %q: %w", c.key(), err)
 	}

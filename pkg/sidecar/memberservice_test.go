@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -35,7 +37,21 @@ type controllerFixture struct {
 
 func newControllerFixture(t *testing.T, svc *corev1.Service, scylla *scyllaclient.Client, dataDir string, scyllaDBRunning bool) *controllerFixture {
 	t.Helper()
-	kube := fake.NewClientset(svc)
+	f, factory := newUnstartedControllerFixture(t, fake.NewClientset(svc), svc, scylla, dataDir, scyllaDBRunning)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() {
+		cancel()
+		factory.Shutdown()
+	})
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	return f
+}
+
+// newUnstartedControllerFixture returns a fixture on kube whose informer is not started: its cache holds what the
+// test puts in it, and the factory is the caller's to start.
+func newUnstartedControllerFixture(t *testing.T, kube *fake.Clientset, svc *corev1.Service, scylla *scyllaclient.Client, dataDir string, scyllaDBRunning bool) (*controllerFixture, informers.SharedInformerFactory) {
+	t.Helper()
 	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(svc.Namespace))
 	informer := factory.Core().V1().Services()
 	restart := NewRestart()
@@ -66,14 +82,7 @@ func newControllerFixture(t *testing.T, svc *corev1.Service, scylla *scyllaclien
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(func() {
-		cancel()
-		factory.Shutdown()
-	})
-	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
-	return &controllerFixture{kube: kube, controller: c, markerPath: filepath.Join(dataDir, decommissionedMarkerFileName), restart: restart}
+	return &controllerFixture{kube: kube, controller: c, markerPath: filepath.Join(dataDir, decommissionedMarkerFileName), restart: restart}, factory
 }
 
 // waitForLister waits until the informer's copy of the Service satisfies cond.
@@ -138,6 +147,90 @@ func TestMemberServiceControllerRecordsBroadcastAddressAndHostIDOnce(t *testing.
 	if got := f.writes(); len(got) != 0 {
 		t.Errorf("a steady-state sync wrote %v", got)
 	}
+}
+
+// TestMemberServiceControllerDoesNotWriteAgainWhatTheCacheDoesNotShowYet syncs again before the informer shows the
+// first sync's writes, as a sync queued by the event of the first write, by a retry or by another writer's change
+// does: nothing is written again. A later version of the Service without the records (someone removed them, or the
+// Service was deleted and created again) gets them again.
+func TestMemberServiceControllerDoesNotWriteAgainWhatTheCacheDoesNotShowYet(t *testing.T) {
+	t.Parallel()
+	dataDir := t.TempDir()
+	stub := newStubScyllaDB(t, dataDir)
+	const hostID = "3f1c2a9e-5b7d-4e8f-9a0b-1c2d3e4f5a6b"
+	svc := memberServiceWithLabels(nil)
+	svc.UID, svc.ResourceVersion = "svc-uid-1", "10"
+	kube := fake.NewClientset(svc)
+	// The fake API server keeps the resource version an object was stored with; a real one gives every write a new,
+	// larger one.
+	var resourceVersion atomic.Int64
+	resourceVersion.Store(10)
+	kube.PrependReactor("patch", "services", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		_, obj, err := k8stesting.ObjectReaction(kube.Tracker())(action)
+		if err != nil {
+			return true, nil, err
+		}
+		patched := obj.(*corev1.Service)
+		patched.ResourceVersion = strconv.FormatInt(resourceVersion.Add(1), 10)
+		return true, patched, kube.Tracker().Update(action.GetResource(), patched, patched.Namespace)
+	})
+	f, factory := newUnstartedControllerFixture(t, kube, svc, stub.client, dataDir, true)
+	// The informer is never started: the test says what its cache holds.
+	indexer := factory.Core().V1().Services().Informer().GetIndexer()
+	cache := func(s *corev1.Service) {
+		t.Helper()
+		if err := indexer.Update(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stored := func() *corev1.Service {
+		t.Helper()
+		s, err := kube.CoreV1().Services(svc.Namespace).Get(context.Background(), svc.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	syncAndCheck := func(what string, want ...string) {
+		t.Helper()
+		kube.ClearActions()
+		if _, err := f.controller.sync(context.Background()); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if diff := cmp.Diff(want, f.writes()); diff != "" {
+			t.Errorf("%s: unexpected writes (-want +got):\n%s", what, diff)
+		}
+	}
+
+	cache(svc)
+	syncAndCheck("the first sync", recordBroadcastAddressPatch, hostIDPatch(hostID))
+	syncAndCheck("a sync before the cache shows the writes")
+	firstWrite := svc.DeepCopy()
+	firstWrite.ResourceVersion = "11"
+	firstWrite.Annotations = map[string]string{naming.BroadcastAddressAnnotation: "10.96.0.1", naming.BroadcastAddressPodUIDAnnotation: "uid-1"}
+	cache(firstWrite)
+	syncAndCheck("a sync whose cache shows the first write only")
+	cache(stored())
+	syncAndCheck("a sync whose cache shows both writes")
+
+	// Another writer's version of the Service, stored and then seen by the informer.
+	write := func(s *corev1.Service) {
+		t.Helper()
+		s.ResourceVersion = strconv.FormatInt(resourceVersion.Add(1), 10)
+		if err := kube.Tracker().Update(corev1.SchemeGroupVersion.WithResource("services"), s, s.Namespace); err != nil {
+			t.Fatal(err)
+		}
+		cache(s)
+	}
+	removed := stored()
+	removed.Annotations = nil
+	write(removed)
+	syncAndCheck("a sync whose cache shows the records removed", recordBroadcastAddressPatch, hostIDPatch(hostID))
+
+	recreated := svc.DeepCopy()
+	recreated.UID = "svc-uid-2"
+	write(recreated)
+	syncAndCheck("a sync whose cache shows the Service created again", recordBroadcastAddressPatch, hostIDPatch(hostID))
 }
 
 // TestMemberServiceControllerRecordsTheReplacingNodesHostID starts a node that replaced another: its member Service
