@@ -123,7 +123,7 @@
 // underscores, abbreviated to any prefix of the name (the image entrypoint's argparse and ScyllaDB's option parser
 // accept unambiguous abbreviations), or as the short -c (--smp) or -W (--workdir) with the value attached or next,
 // are dropped and logged. The log of ScyllaDB's arguments shows REDACTED for the value of any option whose name
-// contains password, secret, token, credential or key.
+// contains pass (password, passwd), secret, token, credential or key.
 //
 // # Seeds
 //

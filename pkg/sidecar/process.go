@@ -68,8 +68,8 @@ func runChild(ctx context.Context, cmd *exec.Cmd, signals <-chan os.Signal) (int
 }
 
 // sensitiveOptionWords mark an option whose value may be a secret: users can pass any ScyllaDB option, such as
-// --auth-superuser-salted-password, in spec.scyllaArgs.
-var sensitiveOptionWords = []string{"password", "secret", "token", "credential", "key"}
+// --auth-superuser-salted-password or --ldap-bind-passwd, in spec.scyllaArgs. "pass" covers password and passwd.
+var sensitiveOptionWords = []string{"pass", "secret", "token", "credential", "key"}
 
 // redactArgs returns args for logging, with the values of options whose names look sensitive replaced by
 // "REDACTED", whether the value is attached (--name=value) or the next argument.

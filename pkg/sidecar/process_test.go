@@ -118,17 +118,19 @@ func TestRunChildLogsNoSecretArguments(t *testing.T) {
 	t.Parallel()
 	var logs bytes.Buffer
 	ctx := klog.NewContext(context.Background(), textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(&logs))))
+	// ScyllaDB's LDAP role manager takes its bind password as ldap_bind_passwd.
 	cmd := exec.Command("/bin/true", "--smp=2", "--auth-superuser-salted-password=s3cr3t-hash", "--client-token", "t0k3n-value",
-		"--SECRET_key", "k3y-value", "--developer-mode=1")
+		"--SECRET_key", "k3y-value", "--ldap-bind-passwd=b1nd-pa55", "--ldap_bind_passwd", "b1nd-pa55-again", "--developer-mode=1")
 	if code, err := runChild(ctx, cmd, nil); err != nil || code != 0 {
 		t.Fatalf("runChild() = %d, %v", code, err)
 	}
-	for _, secret := range []string{"s3cr3t-hash", "t0k3n-value", "k3y-value"} {
+	for _, secret := range []string{"s3cr3t-hash", "t0k3n-value", "k3y-value", "b1nd-pa55"} {
 		if strings.Contains(logs.String(), secret) {
 			t.Errorf("the logs contain %q:\n%s", secret, logs.String())
 		}
 	}
-	want := `args=["--smp=2","--auth-superuser-salted-password=REDACTED","--client-token","REDACTED","--SECRET_key","REDACTED","--developer-mode=1"]`
+	want := `args=["--smp=2","--auth-superuser-salted-password=REDACTED","--client-token","REDACTED","--SECRET_key","REDACTED",` +
+		`"--ldap-bind-passwd=REDACTED","--ldap_bind_passwd","REDACTED","--developer-mode=1"]`
 	if !strings.Contains(logs.String(), want) {
 		t.Errorf("the logs lack %s:\n%s", want, logs.String())
 	}
