@@ -43,6 +43,9 @@ const (
 	// defaultPurgeBatchesPerSync bounds the batches of one sync, so that a large directory does not hold a worker
 	// for long; the entry is queued again right away.
 	defaultPurgeBatchesPerSync = 10
+	// defaultStoreTimeout bounds the object store calls of one batch (its listings and its deletion), so that a store
+	// that does not answer, or answers ever more slowly, fails the batch instead of holding a worker.
+	defaultStoreTimeout = time.Minute
 )
 
 // Controller purges the directories of deleted clusters' ScyllaDBBackupEntries.
@@ -71,6 +74,7 @@ type Controller struct {
 	clock               func() time.Time
 	purgeBatchSize      int
 	purgeBatchesPerSync int
+	storeTimeout        time.Duration
 }
 
 // NewController returns a Controller that reads through the given informers, writes through the clients, and reaches
@@ -131,6 +135,7 @@ func NewController(
 		clock:               time.Now,
 		purgeBatchSize:      defaultPurgeBatchSize,
 		purgeBatchesPerSync: defaultPurgeBatchesPerSync,
+		storeTimeout:        defaultStoreTimeout,
 	}
 
 	c.handlers = controllerhelpers.NewHandlers(klog.Background().WithName(ControllerName), c.queue,

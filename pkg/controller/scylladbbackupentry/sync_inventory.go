@@ -57,7 +57,9 @@ func (c *Controller) inventory(ctx context.Context, entry *scyllav1alpha1.Scylla
 	}
 
 	for range c.purgeBatchesPerSync {
-		result, err := objectstore.InventoryBatch(ctx, store, bucket.Spec.BucketName, entry.Spec.ManagerClusterID, progress.After, c.purgeBatchSize)
+		batchCtx, cancel := context.WithTimeout(ctx, c.storeTimeout)
+		result, err := objectstore.InventoryBatch(batchCtx, store, bucket.Spec.BucketName, entry.Spec.ManagerClusterID, progress.After, c.purgeBatchSize)
+		cancel()
 		if err != nil {
 			return failed(storeErrorReason(err, inventoryFailedReason), err)
 		}

@@ -49,7 +49,9 @@ func (c *Controller) purge(ctx context.Context, entry *scyllav1alpha1.ScyllaDBBa
 	}
 
 	for range c.purgeBatchesPerSync {
-		result, err := objectstore.PurgeBatch(ctx, store, bucket.Spec.BucketName, entry.Spec.ManagerClusterID, cursor, c.purgeBatchSize)
+		batchCtx, cancel := context.WithTimeout(ctx, c.storeTimeout)
+		result, err := objectstore.PurgeBatch(batchCtx, store, bucket.Spec.BucketName, entry.Spec.ManagerClusterID, cursor, c.purgeBatchSize)
+		cancel()
 		deleted += int64(result.Deleted)
 		if len(result.Skipped) != 0 {
 			c.recordSkipped(entry, result.Skipped)

@@ -1,6 +1,7 @@
 package scylladbbackupentry
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -877,4 +878,70 @@ func TestEntryDeletedWhileItsClusterRanWithAnInvalidRetentionGetsItsGracePeriodF
 		t.Errorf("unexpected finalizers %q", entry.Finalizers)
 	}
 	expectKeys(t, f, allKeys())
+}
+
+// hangingStore is a store that accepted the connection and never answers a listing or a deletion: the call returns
+// only when its context ends.
+type hangingStore struct {
+	objectstore.Interface
+}
+
+func (hangingStore) ListObjects(ctx context.Context, _, _, _ string, _ int) (objectstore.ObjectList, error) {
+	<-ctx.Done()
+	return objectstore.ObjectList{}, ctx.Err()
+}
+
+func (hangingStore) DeleteObjects(ctx context.Context, _ string, _ []string) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func TestStoreThatDoesNotAnswerFailsTheBatchInsteadOfHoldingTheWorker(t *testing.T) {
+	t.Parallel()
+
+	tt := []struct {
+		name       string
+		now        time.Time
+		wantReason string
+		wantType   scyllav1alpha1.ScyllaDBBackupEntryOperationType
+	}{
+		{name: "purge", now: afterGracePeriod, wantReason: purgeFailedReason, wantType: scyllav1alpha1.ScyllaDBBackupEntryOperationTypePurge},
+		{name: "inventory", now: testDeleted.Add(time.Hour), wantReason: inventoryFailedReason, wantType: scyllav1alpha1.ScyllaDBBackupEntryOperationTypeInventory},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+
+			f := newFixture(t, tc.now, goneObjects(deleted(newEntry())), allKeys(), newCredentialsSecret())
+			f.controller.storeTimeout = 50 * time.Millisecond
+			f.controller.newStore = func(objectstore.Config) (objectstore.Interface, error) {
+				return hangingStore{Interface: f.store}, nil
+			}
+
+			done := make(chan error, 1)
+			go func() { done <- f.controller.sync(t.Context(), testNamespace+"/"+testEntryName) }()
+			select {
+			case err := <-done:
+				if err == nil {
+					t.Fatal("expected the sync to fail so that the queue backs off")
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("the sync still waits for a store that does not answer")
+			}
+			f.catchUp(t)
+
+			entry := f.testEntry(t)
+			if got := conditionState(entry, controllerhelpers.DegradedCondition); got != "True/"+tc.wantReason {
+				t.Errorf("expected Degraded True/%s, got %s", tc.wantReason, got)
+			}
+			op := entry.Status.LastOperation
+			if op == nil || op.Type != tc.wantType || op.State != scyllav1alpha1.ScyllaDBBackupEntryOperationStateFailed || !strings.Contains(op.Message, context.DeadlineExceeded.Error()) {
+				t.Errorf("expected a Failed %s lastOperation saying the store did not answer in time, got %+v", tc.wantType, op)
+			}
+			if !slices.Equal(entry.Finalizers, []string{naming.ScyllaDBBackupEntryFinalizer}) {
+				t.Errorf("unexpected finalizers %q", entry.Finalizers)
+			}
+			expectKeys(t, f, allKeys())
+		})
+	}
 }
