@@ -44,6 +44,9 @@ type Controller struct {
 	scyllaClient scyllaclientset.Interface
 	newStore     NewStoreFunc
 
+	// buckets is what a sync reads its bucket from: the informer's copy, or the one the controller's last status
+	// write returned while the informer has not caught up with it.
+	buckets      *controllerhelpers.MutationCache[*scyllav1alpha1.ScyllaDBBackupBucket]
 	bucketLister scyllav1alpha1listers.ScyllaDBBackupBucketLister
 	entryIndexer cache.Indexer
 	cachesToSync []cache.InformerSynced
@@ -85,6 +88,8 @@ func NewController(
 		scyllaClient: scyllaClient,
 		newStore:     newStore,
 
+		buckets: controllerhelpers.NewMutationCache[*scyllav1alpha1.ScyllaDBBackupBucket](
+			bucketInformer.Informer().GetStore(), scyllav1alpha1.Resource("scylladbbackupbuckets")),
 		bucketLister: bucketInformer.Lister(),
 		entryIndexer: entryInformer.Informer().GetIndexer(),
 		cachesToSync: []cache.InformerSynced{

@@ -83,5 +83,6 @@ func (c *Controller) statusApplier() *bucketStatusApplier {
 		Apply: func(ctx context.Context, bucket *scyllav1alpha1.ScyllaDBBackupBucket, status *scyllav1alpha1applyconfigurations.ScyllaDBBackupBucketStatusApplyConfiguration, opts metav1.ApplyOptions) (*scyllav1alpha1.ScyllaDBBackupBucket, error) {
 			return c.scyllaClient.ScyllaV1alpha1().ScyllaDBBackupBuckets().ApplyStatus(ctx, scyllav1alpha1applyconfigurations.ScyllaDBBackupBucket(bucket.Name).WithUID(bucket.UID).WithStatus(status), opts)
 		},
+		Written: c.buckets.Written,
 	}
 }

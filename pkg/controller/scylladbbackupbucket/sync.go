@@ -44,7 +44,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		logger.Error(err, "Can't split key", "key", key)
 		return nil
 	}
-	bucket, err := c.bucketLister.Get(name)
+	bucket, err := c.buckets.Get("", name)
 	if apierrors.IsNotFound(err) {
 		logger.V(2).Info("ScyllaDBBackupBucket is gone", "scyllaDBBackupBucket", name)
 		return nil

@@ -277,3 +277,33 @@ func TestEntryEventsEnqueueTheirBucketOnlyWhenTheCountsChange(t *testing.T) {
 		t.Errorf("unexpected key %q", key)
 	}
 }
+
+func TestRetryBeforeTheInformerShowsTheStatusWritesNothingAgain(t *testing.T) {
+	t.Parallel()
+
+	store := objectstorefake.New(testBucketName)
+	store.SetErrorFunc(func(objectstorefake.Call) error {
+		return errors.New("dial tcp 127.0.0.1:7070: connect: connection refused")
+	})
+	f := newFixture(t, store, newBucket())
+	if err := f.controller.sync(t.Context(), testBucket); err == nil {
+		t.Fatal("expected the sync to fail so that the queue backs off")
+	}
+	if diff := cmp.Diff([]string{statusApply}, f.writes()); diff != "" {
+		t.Errorf("unexpected writes (-want +got):\n%s", diff)
+	}
+	if events := f.events(); len(events) != 1 {
+		t.Errorf("expected one Warning event, got %q", events)
+	}
+
+	// The queue's first retry comes within milliseconds, before the informer delivers the status just applied.
+	if err := f.controller.sync(t.Context(), testBucket); err == nil {
+		t.Fatal("expected the retry to fail too")
+	}
+	if writes := f.writes(); len(writes) != 0 {
+		t.Errorf("expected the retry to write nothing, got %q", writes)
+	}
+	if events := f.events(); len(events) != 0 {
+		t.Errorf("expected the retry to record no event, got %q", events)
+	}
+}
