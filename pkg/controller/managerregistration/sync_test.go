@@ -2,6 +2,7 @@ package managerregistration
 
 import (
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -939,6 +940,53 @@ func TestSyncKeepsTheFinalizerOfADeletedDatacenterWhileScyllaDBManagerFails(t *t
 	}
 	if diff := cmp.Diff([]string{"example.com/other"}, f.stored().Finalizers); diff != "" {
 		t.Errorf("unexpected finalizers (-want +got):\n%s", diff)
+	}
+}
+
+// TestSyncKeepsTheFinalizerOfADeletedDatacenterWhileOnlyOther404sAnswer: a 404 that is not ScyllaDB Manager saying
+// that the cluster does not exist (its answer to a --scylladb-manager-url that misses its API, or a proxy's in front
+// of it) tells nothing about the cluster. The deleted datacenter keeps its finalizer, and its cluster is deregistered
+// once ScyllaDB Manager answers.
+func TestSyncKeepsTheFinalizerOfADeletedDatacenterWhileOnlyOther404sAnswer(t *testing.T) {
+	t.Parallel()
+
+	tt := []struct {
+		name    string
+		message string
+	}{
+		{name: "a path ScyllaDB Manager has no endpoint for", message: "find endpoint for path /scylla-manager/api/v1/cluster/" + testClusterID + " - make sure api-url is correct"},
+		{name: "a proxy in front of ScyllaDB Manager", message: "404 page not found"},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+
+			f := newRegisteredFixture(t, func(sdc *scyllav1alpha1.ScyllaDBDatacenter) { sdc.DeletionTimestamp = new(metav1.NewTime(testNow)) })
+			if err := f.manager.InjectFailure(fakescyllamanager.EndpointAll, fakescyllamanager.Failure{Status: 404, Message: tc.message}); err != nil {
+				t.Fatal(err)
+			}
+
+			if err := f.sync(); err == nil {
+				t.Fatal("expected an error for the queue to retry")
+			}
+			if clusters := f.manager.State().Clusters; len(clusters) != 1 {
+				t.Errorf("expected ScyllaDB Manager to still hold the cluster, got %+v", clusters)
+			}
+			stored := f.stored()
+			if diff := cmp.Diff([]string{"example.com/other", naming.ScyllaDBManagerClusterFinalizer}, stored.Finalizers); diff != "" {
+				t.Errorf("unexpected finalizers (-want +got):\n%s", diff)
+			}
+			if degraded := ownedConditions(stored)[1]; degraded.Status != metav1.ConditionTrue || degraded.Reason != "ScyllaDBManagerError" || !strings.Contains(degraded.Message, tc.message) {
+				t.Errorf("unexpected Degraded condition %+v", degraded)
+			}
+
+			f.recache()
+			f.manager.ClearFailures()
+			if err := f.sync(); err != nil {
+				t.Fatal(err)
+			}
+			f.expectDeregistered()
+		})
 	}
 }
 

@@ -916,30 +916,65 @@ func TestSyncReleasesADeletedTaskOnceNoClusterHoldsItsTask(t *testing.T) {
 	}
 }
 
+// TestSyncKeepsTheFinalizerWhenScyllaDBManagerFailsToDelete: a deleted task keeps its finalizer while its ScyllaDB
+// Manager task can't be deleted, and loses it once it is. A 404 other than ScyllaDB Manager's for a cluster it does not
+// hold (its answer to a --scylladb-manager-url that misses its API, or a proxy's in front of it) tells nothing about
+// the task: it is a failure like any other, not a cluster that took its tasks with it.
 func TestSyncKeepsTheFinalizerWhenScyllaDBManagerFailsToDelete(t *testing.T) {
 	t.Parallel()
 
-	f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"))
-	f.mustSync(t, "daily")
-	if err := f.manager.InjectFailure(fakescyllamanager.EndpointDeleteTask, fakescyllamanager.Failure{Status: http.StatusInternalServerError, Times: 1}); err != nil {
-		t.Fatal(err)
+	tt := []struct {
+		name     string
+		endpoint fakescyllamanager.Endpoint
+		failure  fakescyllamanager.Failure
+	}{
+		{
+			name:     "the delete fails",
+			endpoint: fakescyllamanager.EndpointDeleteTask,
+			failure:  fakescyllamanager.Failure{Status: http.StatusInternalServerError},
+		},
+		{
+			name:     "a path ScyllaDB Manager has no endpoint for answers",
+			endpoint: fakescyllamanager.EndpointAll,
+			failure:  fakescyllamanager.Failure{Status: http.StatusNotFound, Message: "find endpoint for path /scylla-manager/api/v1/cluster/" + testClusterID + "/tasks - make sure api-url is correct"},
+		},
+		{
+			name:     "a proxy in front of ScyllaDB Manager answers",
+			endpoint: fakescyllamanager.EndpointAll,
+			failure:  fakescyllamanager.Failure{Status: http.StatusNotFound, Message: "404 page not found"},
+		},
 	}
-	task := f.task(t, "daily")
-	task.DeletionTimestamp = new(metav1.NewTime(testStart))
-	f.put(t, task, "scylladbmanagertasks")
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 
-	if err := f.sync(t, "daily"); err == nil {
-		t.Fatal("expected an error")
-	}
-	if got := f.task(t, "daily").Finalizers; len(got) != 1 {
-		t.Errorf("expected the finalizer to stay, got %q", got)
-	}
-	f.mustSync(t, "daily")
-	if tasks := f.ourTasks(); len(tasks) != 0 {
-		t.Errorf("expected ScyllaDB Manager to hold no task, got %+v", tasks)
-	}
-	if got := f.task(t, "daily").Finalizers; len(got) != 0 {
-		t.Errorf("expected the finalizer to be removed, got %q", got)
+			f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"))
+			f.mustSync(t, "daily")
+			if err := f.manager.InjectFailure(tc.endpoint, tc.failure); err != nil {
+				t.Fatal(err)
+			}
+			f.expireMemo()
+			task := f.task(t, "daily")
+			task.DeletionTimestamp = new(metav1.NewTime(testStart))
+			f.put(t, task, "scylladbmanagertasks")
+
+			if err := f.sync(t, "daily"); err == nil {
+				t.Fatal("expected an error for the queue to retry")
+			}
+			if got := f.task(t, "daily").Finalizers; len(got) != 1 {
+				t.Errorf("expected the finalizer to stay, got %q", got)
+			}
+			f.onlyTask(t)
+
+			f.manager.ClearFailures()
+			f.mustSync(t, "daily")
+			if tasks := f.ourTasks(); len(tasks) != 0 {
+				t.Errorf("expected ScyllaDB Manager to hold no task, got %+v", tasks)
+			}
+			if got := f.task(t, "daily").Finalizers; len(got) != 0 {
+				t.Errorf("expected the finalizer to be removed, got %q", got)
+			}
+		})
 	}
 }
 

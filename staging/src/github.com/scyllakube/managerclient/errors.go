@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 )
 
 // APIError is an error response of ScyllaDB Manager: any status outside 2xx. ScyllaDB Manager answers 400 for
@@ -55,9 +56,17 @@ func StatusCode(err error) int {
 	return 0
 }
 
-// IsNotFound reports whether err is a 404 from ScyllaDB Manager.
+// notFoundPrefix begins the message of ScyllaDB Manager's 404 for an object it does not hold, e.g.
+// `get resource: load cluster "X": not found`.
+const notFoundPrefix = "get resource:"
+
+// IsNotFound reports whether err is ScyllaDB Manager answering that the object a request names does not exist: a 404
+// with its "get resource: …" message. Other 404s say nothing about the object and are not: ScyllaDB Manager's answer
+// to a path it has no endpoint for ("find endpoint for path …", a URL that misses its API), or a proxy's in front of
+// it. A caller that takes "not found" for "nothing left to delete" would otherwise let go of what it still holds.
 func IsNotFound(err error) bool {
-	return StatusCode(err) == http.StatusNotFound
+	var apiErr *APIError
+	return errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusNotFound && strings.HasPrefix(apiErr.Message, notFoundPrefix)
 }
 
 // IsBadRequest reports whether err is a 400 from ScyllaDB Manager: the request is malformed or invalid and

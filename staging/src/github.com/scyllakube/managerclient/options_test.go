@@ -305,7 +305,18 @@ func TestErrorHelpers(t *testing.T) {
 	}{
 		{name: "nil", err: nil, message: ""},
 		{name: "plain error", err: errors.New("boom"), message: "boom"},
-		{name: "404", err: wrapped(404), notFound: true, status: 404, message: "m"},
+		{name: "404", err: wrapped(404), status: 404, message: "m"},
+		{
+			name:     "404 of an object ScyllaDB Manager does not hold",
+			err:      errors.Join(errors.New("context"), &APIError{StatusCode: 404, Message: `get resource: load cluster "x": not found`}),
+			notFound: true, status: 404, message: `get resource: load cluster "x": not found`,
+		},
+		{
+			name:   "404 of a path ScyllaDB Manager has no endpoint for",
+			err:    &APIError{StatusCode: 404, Message: "find endpoint for path /v1/api/v1/cluster/x - make sure api-url is correct"},
+			status: 404, message: "find endpoint for path /v1/api/v1/cluster/x - make sure api-url is correct",
+		},
+		{name: "404 of a proxy", err: &APIError{StatusCode: 404, Message: "404 page not found"}, status: 404, message: "404 page not found"},
 		{name: "400", err: wrapped(400), badRequest: true, status: 400, message: "m"},
 		{name: "500", err: wrapped(500), serverError: true, status: 500, message: "m"},
 		{name: "503", err: wrapped(503), serverError: true, status: 503, message: "m"},
