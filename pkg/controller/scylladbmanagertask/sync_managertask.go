@@ -207,8 +207,8 @@ func (c *Controller) syncManagerTask(ctx context.Context, key string, task *scyl
 		}
 	}
 
-	if message, ok := c.rejections.get(key, task, desired.hash); ok {
-		// ScyllaDB Manager rejected exactly this; it would again.
+	if message, ok := c.rejections.get(key, task, desired.hash, now); ok {
+		// ScyllaDB Manager rejected exactly this a moment ago; it would again.
 		o.fail(managerRejectedReason, message)
 		return o, nil
 	}
@@ -275,16 +275,16 @@ func (c *Controller) readBack(ctx context.Context, o *outcome, task *scyllav1alp
 }
 
 // handleWriteError records a failed create or update (verb) of task's ScyllaDB Manager task in o and returns the
-// error to retry with, nil for a 400: ScyllaDB Manager rejects the task as it is, and sending it again before it
-// changes would fail again.
+// error to retry with, nil for a 400: ScyllaDB Manager rejects the task as it is, and sending it again right away
+// would fail again; it is sent again once it changes, or after statusRefreshInterval (rejections).
 func (c *Controller) handleWriteError(ctx context.Context, o *outcome, key string, task *scyllav1alpha1.ScyllaDBManagerTask, desired *desiredTask, clusterID, verb string, err error) error {
 	// The memo may be what made the write wrong (a task deleted or changed behind its back).
 	c.taskLists.invalidate(clusterID)
 	message := fmt.Sprintf("can't %s ScyllaDB Manager task %q: %s", verb, desired.update.Name, managerErrorMessage(err))
 	if managerclient.IsBadRequest(err) {
-		c.rejections.set(key, task, desired.hash, message)
+		c.rejections.set(key, task, desired.hash, message, c.clock().Add(c.statusRefreshInterval))
 		o.fail(managerRejectedReason, message)
-		klog.FromContext(ctx).V(2).Info("ScyllaDB Manager rejected the task; it is not sent again until it changes", "scyllaDBManagerTask", klog.KObj(task), "err", err)
+		klog.FromContext(ctx).V(2).Info("ScyllaDB Manager rejected the task; it is not sent again until it changes or the retry interval passes", "scyllaDBManagerTask", klog.KObj(task), "retryInterval", c.statusRefreshInterval, "err", err)
 		return nil
 	}
 	o.fail(managerErrorReason, message)
@@ -423,8 +423,12 @@ func (c *Controller) deleteManagerTask(ctx context.Context, task *scyllav1alpha1
 }
 
 // rejections remembers, per ScyllaDBManagerTask key, the task ScyllaDB Manager last answered 400 to: the object's UID
-// and generation and the hash of what was sent. The same task is not sent again until one of them changes (a spec
-// change bumps the generation, an annotation change the hash). It lives in memory: after a restart a rejected task is
+// and generation, the hash of what was sent, and until when the rejection holds. The same task is not sent again until
+// one of them changes (a spec change bumps the generation, an annotation change the hash) or the rejection expires:
+// ScyllaDB Manager also answers 400 for causes outside the object that heal without any change to it (a keyspace
+// the repair or backup selects that is not created yet, a location the nodes can't write to until their credentials
+// are set, a repair of a cluster that has one node yet, a suspended cluster), so a rejected task is sent again once
+// per expiry, which the status refresh reaches, and never hot. It lives in memory: after a restart a rejected task is
 // sent once more, which costs one request and records the same failure.
 type rejections struct {
 	mu      sync.Mutex
@@ -436,27 +440,30 @@ type rejection struct {
 	generation int64
 	hash       string
 	message    string
+	expires    time.Time
 }
 
 func newRejections() *rejections {
 	return &rejections{entries: map[string]rejection{}}
 }
 
-// get returns the message of the rejection of exactly task as hash digests it, if ScyllaDB Manager rejected it.
-func (r *rejections) get(key string, task *scyllav1alpha1.ScyllaDBManagerTask, hash string) (string, bool) {
+// get returns the message of the rejection of exactly task as hash digests it, if ScyllaDB Manager rejected it and the
+// rejection still holds at now.
+func (r *rejections) get(key string, task *scyllav1alpha1.ScyllaDBManagerTask, hash string, now time.Time) (string, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e, ok := r.entries[key]
-	if !ok || e.uid != task.UID || e.generation != task.Generation || e.hash != hash {
+	if !ok || e.uid != task.UID || e.generation != task.Generation || e.hash != hash || !now.Before(e.expires) {
 		return "", false
 	}
 	return e.message, true
 }
 
-func (r *rejections) set(key string, task *scyllav1alpha1.ScyllaDBManagerTask, hash, message string) {
+// set records that ScyllaDB Manager rejected task as hash digests it with message; the rejection holds until expires.
+func (r *rejections) set(key string, task *scyllav1alpha1.ScyllaDBManagerTask, hash, message string, expires time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.entries[key] = rejection{uid: task.UID, generation: task.Generation, hash: hash, message: message}
+	r.entries[key] = rejection{uid: task.UID, generation: task.Generation, hash: hash, message: message, expires: expires}
 }
 
 func (r *rejections) forget(key string) {

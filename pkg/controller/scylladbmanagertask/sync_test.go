@@ -677,6 +677,50 @@ func TestSyncDoesNotResendATaskScyllaDBManagerRejected(t *testing.T) {
 	}
 }
 
+// TestSyncSendsARejectedTaskAgainOnceTheRejectionExpires: ScyllaDB Manager answers 400 also for causes outside the
+// object, such as a location the nodes can't write to until their credentials are set. Once that heals, the task is
+// scheduled by the first sync after the rejection expired (the status refresh reaches it), with no change to the
+// object; syncs before that do not send it again.
+func TestSyncSendsARejectedTaskAgainOnceTheRejectionExpires(t *testing.T) {
+	t.Parallel()
+
+	f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"))
+	if err := f.manager.SetLocationState("s3:backups", fakescyllamanager.LocationInaccessible); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.sync(t, "daily"); err != nil {
+		t.Fatalf("expected a 400 not to be retried with back-off, got %v", err)
+	}
+	if diff := cmp.Diff([]fakescyllamanager.Endpoint{fakescyllamanager.EndpointCreateTask}, managerWrites(f.managerRequests())); diff != "" {
+		t.Errorf("unexpected ScyllaDB Manager writes (-want +got):\n%s", diff)
+	}
+	want := []string{"Available=False/TaskNotScheduled", "Degraded=True/ScyllaDBManagerRejected", "Progressing=False/AsExpected"}
+	if diff := cmp.Diff(want, conditionStatuses(f.task(t, "daily"))); diff != "" {
+		t.Errorf("unexpected conditions (-want +got):\n%s", diff)
+	}
+
+	// The nodes get their credentials. Until the rejection expires, syncs do not send the task again.
+	if err := f.manager.SetLocationState("s3:backups", fakescyllamanager.LocationAccessible); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(f.controller.statusRefreshInterval - time.Second)
+	f.mustSync(t, "daily")
+	if writes := managerWrites(f.managerRequests()); len(writes) != 0 {
+		t.Errorf("expected the rejected task not to be sent again before the rejection expires, got %v", writes)
+	}
+
+	f.clock.Advance(time.Second)
+	f.mustSync(t, "daily")
+	if diff := cmp.Diff([]fakescyllamanager.Endpoint{fakescyllamanager.EndpointCreateTask}, managerWrites(f.managerRequests())); diff != "" {
+		t.Errorf("unexpected ScyllaDB Manager writes once the rejection expired (-want +got):\n%s", diff)
+	}
+	want = []string{"Available=True/TaskScheduled", "Degraded=False/AsExpected", "Progressing=False/AsExpected"}
+	if diff := cmp.Diff(want, conditionStatuses(f.task(t, "daily"))); diff != "" {
+		t.Errorf("unexpected conditions (-want +got):\n%s", diff)
+	}
+	f.onlyTask(t)
+}
+
 // TestSyncDoesNotActOnASpecTheWebhookWouldRefuse: a task validation.ValidateScyllaDBManagerTask refuses, as the
 // admission webhook does, never reaches ScyllaDB Manager; its status says why.
 func TestSyncDoesNotActOnASpecTheWebhookWouldRefuse(t *testing.T) {
