@@ -132,12 +132,18 @@ var ownedOptions = []string{
 // --workdir.
 var shortOwnedOptions = map[byte]string{'c': "smp", 'W': "workdir"}
 
+// userOptionsPrefixingOwned are ScyllaDB options that stay the user's although their names are prefixes of owned
+// ones (the plain CQL ports of native_transport_port_ssl and native_shard_aware_transport_port_ssl): given in full,
+// they name themselves, not an abbreviation.
+var userOptionsPrefixingOwned = []string{"native-transport-port", "native-shard-aware-transport-port"}
+
 // ScyllaDBArgs returns the arguments ScyllaDB is started with: the sidecar's own, then the user's extra arguments
 // without the ones that would override an owned setting. Those are returned, as given, in ignored. User arguments
 // may be --name=value or --name value, with dashes or underscores, abbreviated to any prefix of the name (the image
 // entrypoint's argparse and ScyllaDB's option parser both accept unambiguous abbreviations), or a short -c (--smp)
-// or -W (--workdir), with the value attached or next. --smp is owned when CPUCount is set.
-// --replace-node-first-boot is given when ReplaceNodeFirstBoot is set.
+// or -W (--workdir), with the value attached or next. --smp is owned when CPUCount is set, and the TLS settings of
+// the endpoints served over TLS (ownedTLSKeys) are owned as in scylla.yaml. --replace-node-first-boot is given when
+// ReplaceNodeFirstBoot is set.
 func ScyllaDBArgs(s ScyllaDBSettings, extra []string) (args []string, ignored []string) {
 	args = []string{
 		"--listen-address=" + s.Addresses.ListenAddress,
@@ -156,6 +162,9 @@ func ScyllaDBArgs(s ScyllaDBSettings, extra []string) (args []string, ignored []
 	}
 	if s.ReplaceNodeFirstBoot != "" {
 		args = append(args, "--replace-node-first-boot="+s.ReplaceNodeFirstBoot)
+	}
+	for _, key := range ownedTLSKeys(s.TLS) {
+		owned = append(owned, strings.ReplaceAll(key, "_", "-"))
 	}
 
 	for i := 0; i < len(extra); i++ {
@@ -183,6 +192,9 @@ func ownedOption(arg string, owned []string) (isOwned, hasValue bool) {
 		return false, false
 	}
 	if strings.HasPrefix(arg, "--") {
+		if slices.Contains(userOptionsPrefixingOwned, name) {
+			return false, false
+		}
 		// Any unambiguous prefix of a long option's name selects it.
 		return slices.ContainsFunc(owned, func(o string) bool { return strings.HasPrefix(o, name) }), hasValue
 	}

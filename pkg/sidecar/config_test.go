@@ -142,6 +142,7 @@ func TestScyllaDBArgs(t *testing.T) {
 		cpus        int
 		developer   bool
 		replace     string
+		tls         TLSSettings
 		extra       []string
 		wantArgs    []string
 		wantIgnored []string
@@ -195,6 +196,26 @@ func TestScyllaDBArgs(t *testing.T) {
 			wantIgnored: []string{"--replace-node-first-boot 11111111-2222-3333-4444-555555555555"},
 		},
 		{
+			name: "the TLS settings of the endpoints served over TLS are owned, so the ports the Pods expose are the ones served",
+			tls: TLSSettings{
+				CQL:        &CQLTLS{CertificateFile: "/tls/tls.crt", KeyFile: "/tls/tls.key", ClientCAFile: "/ca/ca.crt"},
+				Alternator: &AlternatorTLS{CertificateFile: "/alternator/tls.crt", KeyFile: "/alternator/tls.key"},
+			},
+			extra: []string{"--native-transport-port-ssl=9999", "--native_shard_aware_transport_port_ssl", "29999", "--alternator-https-port", "8443",
+				"--client-encryption-options=enabled=false", "--alternator-encryption-opt", "certificate=/x", "--memory=4G",
+				"--native-transport-port=9043", "--native-shard-aware-transport-port", "19043"},
+			wantArgs: append(append([]string{}, sidecarArgs...), "--memory=4G", "--native-transport-port=9043", "--native-shard-aware-transport-port", "19043"),
+			wantIgnored: []string{"--native-transport-port-ssl=9999", "--native_shard_aware_transport_port_ssl 29999", "--alternator-https-port 8443",
+				"--client-encryption-options=enabled=false", "--alternator-encryption-opt certificate=/x"},
+		},
+		{
+			name:        "the TLS settings of an endpoint not served over TLS stay the user's",
+			tls:         TLSSettings{Alternator: &AlternatorTLS{CertificateFile: "/alternator/tls.crt", KeyFile: "/alternator/tls.key"}},
+			extra:       []string{"--native-transport-port-ssl=9999", "--client-encryption-options=enabled=true", "--alternator-https-port=8443"},
+			wantArgs:    append(append([]string{}, sidecarArgs...), "--native-transport-port-ssl=9999", "--client-encryption-options=enabled=true"),
+			wantIgnored: []string{"--alternator-https-port=8443"},
+		},
+		{
 			name:     "-c is the user's while the CPU count is unset",
 			extra:    []string{"-c", "2"},
 			wantArgs: append(append([]string{}, sidecarArgs...), "-c", "2"),
@@ -215,6 +236,7 @@ func TestScyllaDBArgs(t *testing.T) {
 			s.CPUCount = tc.cpus
 			s.DeveloperMode = tc.developer
 			s.ReplaceNodeFirstBoot = tc.replace
+			s.TLS = tc.tls
 			args, ignored := ScyllaDBArgs(s, tc.extra)
 			if diff := cmp.Diff(tc.wantArgs, args); diff != "" {
 				t.Errorf("unexpected args (-want +got):\n%s", diff)

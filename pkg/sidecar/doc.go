@@ -119,10 +119,11 @@
 //	  --api-address=H --api-port=P --developer-mode=0|1 [--smp=N] [--replace-node-first-boot=HOSTID] <extra args>
 //
 // where extra arguments naming an owned option (any of the above, the owned keys in dashed form, --seed-provider-
-// parameters, --options-file; --smp when --cpu-count is set), as --name=value or --name value, with dashes or
-// underscores, abbreviated to any prefix of the name (the image entrypoint's argparse and ScyllaDB's option parser
-// accept unambiguous abbreviations), or as the short -c (--smp) or -W (--workdir) with the value attached or next,
-// are dropped and logged. The log of ScyllaDB's arguments shows REDACTED for the value of any option whose name
+// parameters, --options-file; --smp when --cpu-count is set; the TLS keys of each endpoint served over TLS, though
+// the plain --native-transport-port and --native-shard-aware-transport-port stay the user's), as --name=value or
+// --name value, with dashes or underscores, abbreviated to any prefix of the name (the image entrypoint's argparse
+// and ScyllaDB's option parser accept unambiguous abbreviations), or as the short -c (--smp) or -W (--workdir) with
+// the value attached or next, are dropped and logged. The log of ScyllaDB's arguments shows REDACTED for the value of any option whose name
 // contains pass (password, passwd), secret, token, credential or key.
 //
 // # Seeds
