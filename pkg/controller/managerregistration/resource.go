@@ -3,6 +3,7 @@ package managerregistration
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -104,6 +105,19 @@ func makeManagerCluster(id string, owner types.UID, spec *managerClusterSpec) (*
 		naming.ScyllaDBManagerManagedHashLabel: hash,
 	}
 	return cluster, nil
+}
+
+// withOthersLabels returns required with the labels of existing, the cluster ScyllaDB Manager holds, that required
+// does not set: an update replaces the whole cluster, and the labels others put on it (with sctool or another client)
+// are theirs to keep. The owner and hash labels are required's.
+func withOthersLabels(required *managerclient.Cluster, existing map[string]string) *managerclient.Cluster {
+	if len(existing) == 0 {
+		return required
+	}
+	merged := *required
+	merged.Labels = maps.Clone(existing)
+	maps.Copy(merged.Labels, required.Labels)
+	return &merged
 }
 
 // isOwnedBy tells whether cluster may be managed for the object with UID owner: it carries no owner label (it was

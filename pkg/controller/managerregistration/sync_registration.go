@@ -123,7 +123,7 @@ func (r *registrar[T]) ensureCluster(ctx context.Context, target *registrationTa
 	}
 
 	// The name, the host or the token changed, or the cluster was registered by someone else for this object.
-	if _, err := r.managerClient.UpdateCluster(ctx, required); err != nil {
+	if _, err := r.managerClient.UpdateCluster(ctx, withOthersLabels(required, existing.Labels)); err != nil {
 		return r.managerFailure(obj, "update", err)
 	}
 	logger.V(2).Info("Updated ScyllaDB Manager cluster", "clusterID", id, "clusterName", required.Name)
@@ -181,7 +181,7 @@ func (r *registrar[T]) createCluster(ctx context.Context, target *registrationTa
 		}
 		target.object, obj = patched, patched
 	}
-	if _, err := r.managerClient.UpdateCluster(ctx, adopted); err != nil {
+	if _, err := r.managerClient.UpdateCluster(ctx, withOthersLabels(adopted, named.Labels)); err != nil {
 		return r.managerFailure(obj, "adopt", err)
 	}
 	logger.V(2).Info("Adopted ScyllaDB Manager cluster by name", "clusterID", adopted.ID, "clusterName", adopted.Name)

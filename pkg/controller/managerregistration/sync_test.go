@@ -638,6 +638,76 @@ func TestSyncUpdatesTheClusterWhenTheTokenChanges(t *testing.T) {
 	f.assertNoTokenLeak(events, "rotated-token")
 }
 
+// TestSyncKeepsTheLabelsOthersPutOnTheCluster: an update replaces the whole cluster in ScyllaDB Manager, so it carries
+// the labels someone else put on the cluster (with sctool, or a monitoring tool), as it finds them; only the owner
+// and hash labels are the controller's.
+func TestSyncKeepsTheLabelsOthersPutOnTheCluster(t *testing.T) {
+	t.Parallel()
+
+	// The hash label of what an older manager-controller sent is replaced, the other one kept.
+	othersLabels := map[string]string{"team": "storage", naming.ScyllaDBManagerManagedHashLabel: "stale"}
+	tt := []struct {
+		name string
+		// prepare registers the cluster labelled by someone else and returns its ID.
+		prepare func(t *testing.T, f *fixture) string
+		sdc     *scyllav1alpha1.ScyllaDBDatacenter
+		// wantName is the cluster's name in ScyllaDB Manager.
+		wantName string
+	}{
+		{
+			name: "an update of the token",
+			sdc:  newSDC(),
+			prepare: func(t *testing.T, f *fixture) string {
+				if err := f.sync(); err != nil {
+					t.Fatal(err)
+				}
+				f.recache()
+				cluster, err := f.managerClient.GetCluster(t.Context(), testClusterID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cluster.Labels["team"] = "storage"
+				if _, err := f.managerClient.UpdateCluster(t.Context(), cluster); err != nil {
+					t.Fatal(err)
+				}
+				f.manager.ResetRequests()
+				return testClusterID
+			},
+			wantName: testClusterName,
+		},
+		{
+			name: "an adoption by name",
+			sdc:  newTranslatedSDC(),
+			prepare: func(t *testing.T, f *fixture) string {
+				return f.registerCluster(managerclient.Cluster{Name: "scylla/basic", Host: testHost, AuthToken: "old-token", WithoutRepair: true, Labels: othersLabels})
+			},
+			wantName: "scylla/basic",
+		},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+
+			f := newFixture(t, tc.sdc, newAuthTokenSecret(t, testToken))
+			id := tc.prepare(t, f)
+			secret := newAuthTokenSecret(t, "rotated-token")
+			secret.ResourceVersion = "6"
+			f.cache(secret)
+			if err := f.sync(); err != nil {
+				t.Fatal(err)
+			}
+			if writes := f.managerRequests(true); len(writes) == 0 || writes[len(writes)-1] != "PUT /api/v1/cluster/"+id {
+				t.Errorf("expected the sync to end with an update of cluster %s, got %v", id, writes)
+			}
+			want := wantCluster(t, id, tc.wantName, "rotated-token")
+			want.Labels["team"] = "storage"
+			if diff := cmp.Diff([]fakescyllamanager.ClusterState{want}, f.manager.State().Clusters); diff != "" {
+				t.Errorf("unexpected clusters (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestSyncRecreatesAClusterScyllaDBManagerLostUnderTheSameID(t *testing.T) {
 	t.Parallel()
 
