@@ -102,28 +102,11 @@ func (o *ManagerControllerOptions) Complete() error {
 	return o.ControllerProgramOptions.Complete()
 }
 
-// completeScyllaDBManager reads the files the ScyllaDB Manager flags name and builds the ScyllaDB Manager client.
+// completeScyllaDBManager reads the files the ScyllaDB Manager flags name and builds the ScyllaDB Manager client. Both
+// files are read before a problem with either is returned, so that every problem is reported at once.
 func (o *ManagerControllerOptions) completeScyllaDBManager() error {
-	if len(o.ScyllaDBManagerAuthTokenFile) != 0 {
-		data, err := os.ReadFile(o.ScyllaDBManagerAuthTokenFile)
-		if err != nil {
-			return fmt.Errorf("can't read --scylladb-manager-auth-token-file: %w", err)
-		}
-		o.scyllaDBManagerToken = strings.TrimSpace(string(data))
-		if len(o.scyllaDBManagerToken) == 0 {
-			return fmt.Errorf("--scylladb-manager-auth-token-file %q holds no token", o.ScyllaDBManagerAuthTokenFile)
-		}
-	}
-	if len(o.ScyllaDBManagerCAFile) != 0 {
-		data, err := os.ReadFile(o.ScyllaDBManagerCAFile)
-		if err != nil {
-			return fmt.Errorf("can't read --scylladb-manager-ca-file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(data) {
-			return fmt.Errorf("--scylladb-manager-ca-file %q holds no PEM certificate", o.ScyllaDBManagerCAFile)
-		}
-		o.scyllaDBManagerTLSConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	if err := errors.Join(o.readScyllaDBManagerAuthToken(), o.readScyllaDBManagerCA()); err != nil {
+		return err
 	}
 
 	var err error
@@ -137,6 +120,44 @@ func (o *ManagerControllerOptions) completeScyllaDBManager() error {
 		// The error names neither the token nor its file's content.
 		return fmt.Errorf("can't build the ScyllaDB Manager client: %w", err)
 	}
+	return nil
+}
+
+// readScyllaDBManagerAuthToken reads the token --scylladb-manager-auth-token-file names, if any. The errors never quote
+// the file's content.
+func (o *ManagerControllerOptions) readScyllaDBManagerAuthToken() error {
+	if len(o.ScyllaDBManagerAuthTokenFile) == 0 {
+		return nil
+	}
+	data, err := os.ReadFile(o.ScyllaDBManagerAuthTokenFile)
+	if err != nil {
+		return fmt.Errorf("can't read --scylladb-manager-auth-token-file: %w", err)
+	}
+	token := strings.TrimSpace(string(data))
+	switch {
+	case len(token) == 0:
+		return fmt.Errorf("--scylladb-manager-auth-token-file %q holds no token", o.ScyllaDBManagerAuthTokenFile)
+	case strings.ContainsAny(token, "\r\n"):
+		return fmt.Errorf("--scylladb-manager-auth-token-file %q holds more than one line: the token must not contain line breaks", o.ScyllaDBManagerAuthTokenFile)
+	}
+	o.scyllaDBManagerToken = token
+	return nil
+}
+
+// readScyllaDBManagerCA reads the certificate authorities --scylladb-manager-ca-file names, if any.
+func (o *ManagerControllerOptions) readScyllaDBManagerCA() error {
+	if len(o.ScyllaDBManagerCAFile) == 0 {
+		return nil
+	}
+	data, err := os.ReadFile(o.ScyllaDBManagerCAFile)
+	if err != nil {
+		return fmt.Errorf("can't read --scylladb-manager-ca-file: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(data) {
+		return fmt.Errorf("--scylladb-manager-ca-file %q holds no PEM certificate", o.ScyllaDBManagerCAFile)
+	}
+	o.scyllaDBManagerTLSConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	return nil
 }
 

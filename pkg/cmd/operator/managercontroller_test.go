@@ -95,6 +95,12 @@ func TestManagerControllerRejectsUnusableTokenAndCAFiles(t *testing.T) {
 		{name: "CA file with a PEM key only", caFile: func(t *testing.T) string {
 			return writeFile(t, "ca.crt", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: []byte("x")}))
 		}, wantErr: "holds no PEM certificate"},
+		{
+			name:      "every problem of both files at once",
+			tokenFile: func(t *testing.T) string { return writeFile(t, "token", []byte(secretToken+"\n"+secretToken)) },
+			caFile:    func(t *testing.T) string { return writeFile(t, "ca.crt", []byte("not a certificate")) },
+			wantErr:   "the token must not contain line breaks\n--scylladb-manager-ca-file",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
