@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/scyllakube/scylla-operator/e2e/framework"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -96,7 +97,10 @@ func measureFloor(ctx context.Context, o *options, binDir, outDir, stages string
 // makeFloorStatefulSet returns a single-replica StatefulSet with one claim, placed in zone like a rack of
 // makeScyllaCluster.
 func makeFloorStatefulSet(zone string) *appsv1.StatefulSet {
+	// The ScyllaDB pod label gives the floor's pods the benchmark's kwok stages of ScyllaDB pods (writeBenchStages);
+	// no operator runs to see it.
 	labels := map[string]string{floorLabel: zone}
+	podLabels := map[string]string{floorLabel: zone, naming.PodTypeLabel: naming.PodTypeScyllaDBNode}
 	return &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Name: zone},
 		Spec: appsv1.StatefulSetSpec{
@@ -104,7 +108,7 @@ func makeFloorStatefulSet(zone string) *appsv1.StatefulSet {
 			ServiceName: zone,
 			Selector:    &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
 				Spec: corev1.PodSpec{
 					Containers: []corev1.Container{{
 						Name:         "scylla",

@@ -7,9 +7,9 @@
 // periods. It prints a table, the slope of the main figures per added ScyllaCluster when there are several N, and
 // writes JSON.
 //
-// ScyllaDB pods are made Ready by kwok stages (a copy of hack/kwok/stages.yaml in which they become Ready like any
-// other pod), not by the node simulator, so that large N fit on a small machine: readiness does not come from real
-// sidecars here. --node-simulator keeps hack/kwok/stages.yaml as it is and runs the node simulator (e2e/nodesim)
+// ScyllaDB pods are made Ready by kwok stages (a copy of hack/kwok/stages.yaml in which they become Ready a second
+// after they run, in a status update of its own as from a kubelet), not by the node simulator, so that large N fit
+// on a small machine: readiness does not come from real sidecars here. --node-simulator keeps hack/kwok/stages.yaml as it is and runs the node simulator (e2e/nodesim)
 // instead, a real sidecar and a fake ScyllaDB per pod, which is only practical for a small N.
 //
 // Run it through 'make bench-scale'; it is not part of 'make test'.
@@ -38,7 +38,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 )
 
 // userAgent identifies bench-scale's own requests in the audit log.
@@ -188,42 +187,80 @@ func absIn(root, p string) string {
 	return filepath.Join(root, p)
 }
 
-// writeBenchStages writes a copy of the kwok stages at from in which ScyllaDB pods become Running and Ready at once,
-// like any other pod, instead of waiting for the node simulator.
+// readyAfter is how long a ScyllaDB pod of the benchmark stays Running and unready before it becomes Ready.
+const readyAfter = time.Second
+
+// writeBenchStages writes a copy of the kwok stages at from in which a ScyllaDB pod, once Running with its IPs and
+// unready as hack/kwok/stages.yaml makes it, becomes Ready readyAfter later by a stage of its own, instead of
+// waiting for the node simulator: as with a kubelet, the pod's readiness comes in a status update of its own, after
+// the one that gives it its IPs. The floor's pods carry the ScyllaDB pod label too, so they go the same way.
 func writeBenchStages(from, to string) error {
+	data, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
 	objs, err := framework.DecodeManifestFile(from)
 	if err != nil {
 		return err
 	}
-	var docs []string
-	for _, obj := range objs {
-		switch obj.GetName() {
-		case "scylladb-pod-running":
-			continue
-		case "pod-running":
-			exprs, _, err := unstructured.NestedSlice(obj.Object, "spec", "selector", "matchExpressions")
-			if err != nil {
-				return fmt.Errorf("can't read the pod-running stage's selector: %w", err)
-			}
-			var kept []any
-			for _, e := range exprs {
-				if m, ok := e.(map[string]any); ok && strings.Contains(fmt.Sprint(m["key"]), naming.PodTypeLabel) {
-					continue
-				}
-				kept = append(kept, e)
-			}
-			if err := unstructured.SetNestedSlice(obj.Object, kept, "spec", "selector", "matchExpressions"); err != nil {
-				return err
-			}
-		}
-		data, err := yaml.Marshal(obj.Object)
-		if err != nil {
-			return err
-		}
-		docs = append(docs, string(data))
+	if !slices.ContainsFunc(objs, func(obj *unstructured.Unstructured) bool { return obj.GetName() == "scylladb-pod-running" }) {
+		return fmt.Errorf("%s has no scylladb-pod-running stage for the pods to become Ready after", from)
 	}
-	return os.WriteFile(to, []byte(strings.Join(docs, "---\n")), 0o644)
+	stage := fmt.Sprintf(scyllaDBPodReadyStage, naming.PodTypeLabel, naming.PodTypeScyllaDBNode, readyAfter.Milliseconds())
+	return os.WriteFile(to, []byte(strings.TrimRight(string(data), "\n")+"\n---\n"+stage), 0o644)
 }
+
+// scyllaDBPodReadyStage makes a Running, unready pod labelled %[1]s=%[2]s Ready %[3]d milliseconds later, all of its
+// containers ready, as the node simulator does when the sidecar reports ScyllaDB up. The status template is merged
+// into the pod's status: its IPs and start time stay.
+const scyllaDBPodReadyStage = `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: bench-scylladb-pod-ready
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchLabels:
+      %[1]s: %[2]s
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'DoesNotExist'
+    - key: '.status.phase'
+      operator: 'In'
+      values: ['Running']
+    - key: '.status.conditions.[] | select( .type == "Ready" ) | .status'
+      operator: 'NotIn'
+      values: ['True']
+  delay:
+    durationMilliseconds: %[3]d
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      conditions:
+      {{ range list "PodScheduled" "Initialized" "ContainersReady" "Ready" }}
+      - type: {{ . | Quote }}
+        status: "True"
+        lastTransitionTime: {{ $now | Quote }}
+      {{ end }}
+      {{ range .spec.readinessGates }}
+      - type: {{ .conditionType | Quote }}
+        status: "True"
+        lastTransitionTime: {{ $now | Quote }}
+      {{ end }}
+      containerStatuses:
+      {{ range .spec.containers }}
+      - name: {{ .name | Quote }}
+        image: {{ .image | Quote }}
+        ready: true
+        started: true
+        restartCount: 0
+        state:
+          running:
+            startedAt: {{ $now | Quote }}
+      {{ end }}
+`
 
 // runOne measures one N on a fresh control plane.
 func runOne(ctx context.Context, o *options, root, binDir, outDir, stages string, builder *framework.GoBuilder, n int) (Run, error) {
