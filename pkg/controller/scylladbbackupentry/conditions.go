@@ -3,8 +3,8 @@ package scylladbbackupentry
 // The controller writes the Available, Progressing and Degraded conditions (controllerhelpers) of a
 // ScyllaDBBackupEntry directly: an entry is one directory in one bucket, with no sub-syncs to aggregate.
 //
-//   - Available is True while the entry can be used for backups: its ScyllaDBBackupBucket exists and no earlier
-//     entry records the same directory.
+//   - Available is True while the entry can be used for backups: its ScyllaDBBackupBucket exists, no earlier
+//     entry records the same directory, and fewer than the bucket's spec.maxClusters entries were created before it.
 //   - Progressing is True while something happens without a change to the entry: the bucket is awaited, the grace
 //     period of a deleted cluster runs, or an inventory or a purge is under way.
 //   - Degraded is True with the reason when the entry can't be used or its directory can't be inventoried or purged.
@@ -17,6 +17,8 @@ const (
 	bucketMissingReason = "BucketMissing"
 	// duplicateEntryReason: another, earlier ScyllaDBBackupEntry records the same directory of the same bucket.
 	duplicateEntryReason = "DuplicateEntry"
+	// bucketQuotaExceededReason: the bucket's spec.maxClusters entries were created before this one.
+	bucketQuotaExceededReason = "BucketQuotaExceeded"
 	// invalidRetentionReason: the retention annotation has a value other than keep or purge-now.
 	invalidRetentionReason = "InvalidRetention"
 	// invalidClusterRefReason: spec.clusterRef names a kind the controller does not know.

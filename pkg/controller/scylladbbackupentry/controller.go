@@ -176,9 +176,10 @@ func (c *Controller) enqueueIndexed(index, indexerKey string) {
 }
 
 // entryHandlerFuncs enqueue an entry on every event, and the other entries of its directory too: whether an entry is
-// a refused duplicate depends on them.
+// a refused duplicate depends on them. An entry that appears or goes away also enqueues the other entries of its
+// bucket when the bucket has a quota: whether an entry is over it depends on the entries created before it.
 func (c *Controller) entryHandlerFuncs() cache.ResourceEventHandlerFuncs {
-	enqueue := func(obj any) {
+	enqueue := func(obj any, entriesOfBucket bool) {
 		c.handlers.Enqueue(obj)
 		entry, err := controllerhelpers.ObjectFromDeleteEvent[*scyllav1alpha1.ScyllaDBBackupEntry](obj)
 		if err != nil {
@@ -186,11 +187,17 @@ func (c *Controller) entryHandlerFuncs() cache.ResourceEventHandlerFuncs {
 			return
 		}
 		c.enqueueIndexed(directoryIndex, directoryKey(entry.Spec.BucketRef, entry.Spec.ManagerClusterID))
+		if !entriesOfBucket {
+			return
+		}
+		if bucket, err := c.bucketLister.Get(entry.Spec.BucketRef); err == nil && bucket.Spec.MaxClusters != nil {
+			c.enqueueIndexed(backupstorage.EntryBucketRefIndex, entry.Spec.BucketRef)
+		}
 	}
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    enqueue,
-		UpdateFunc: func(_, newObj any) { enqueue(newObj) },
-		DeleteFunc: enqueue,
+		AddFunc:    func(obj any) { enqueue(obj, true) },
+		UpdateFunc: func(_, newObj any) { enqueue(newObj, false) },
+		DeleteFunc: func(obj any) { enqueue(obj, true) },
 	}
 }
 

@@ -3,6 +3,7 @@ package scylladbbackupentry
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
@@ -125,4 +126,31 @@ func bumped[T interface {
 	change(c)
 	c.SetResourceVersion(c.GetResourceVersion() + "1")
 	return c
+}
+
+func TestEntryAppearingOrGoingEnqueuesTheEntriesOfABucketWithAQuota(t *testing.T) {
+	t.Parallel()
+
+	bucket := newBucket()
+	bucket.Spec.MaxClusters = new(int32(1))
+	other := newDuplicate(testCreated.Add(time.Minute))
+	other.Spec.ManagerClusterID = neighbourClusterID
+	f := newFixture(t, testCreated, []runtime.Object{bucket, newDatacenter(), newEntry(), other}, nil)
+	f.drain()
+
+	entry := newEntry()
+	h := f.controller.entryHandlerFuncs()
+	h.OnAdd(entry, false)
+	if diff := cmp.Diff([]string{"other/dup", "scylla/basic-shared"}, f.drain()); diff != "" {
+		t.Errorf("an entry added: unexpected keys (-want +got):\n%s", diff)
+	}
+	h.OnDelete(cache.DeletedFinalStateUnknown{Key: "scylla/basic-shared", Obj: entry})
+	if diff := cmp.Diff([]string{"other/dup", "scylla/basic-shared"}, f.drain()); diff != "" {
+		t.Errorf("an entry deleted: unexpected keys (-want +got):\n%s", diff)
+	}
+	// Its other updates (status writes, annotations) change no entry's place in the quota.
+	h.OnUpdate(entry, entry)
+	if diff := cmp.Diff([]string{"scylla/basic-shared"}, f.drain()); diff != "" {
+		t.Errorf("an entry updated: unexpected keys (-want +got):\n%s", diff)
+	}
 }

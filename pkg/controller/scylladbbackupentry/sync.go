@@ -6,6 +6,7 @@ import (
 	"time"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/backupstorage"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/kubeinterfaces"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
@@ -142,6 +143,17 @@ func (c *Controller) syncEntry(ctx context.Context, entry *scyllav1alpha1.Scylla
 		message := fmt.Sprintf("ScyllaDBBackupBucket %q does not exist", entry.Spec.BucketRef)
 		o.unavailable = &condition{reason: bucketMissingReason, message: message}
 		o.wait(bucketMissingReason, "waiting for %s", message)
+	case entry.DeletionTimestamp == nil && bucket.Spec.MaxClusters != nil:
+		earlier, err := c.countEntriesCreatedBefore(entry)
+		if err != nil {
+			return o, err
+		}
+		if maxClusters := *bucket.Spec.MaxClusters; earlier >= int(maxClusters) {
+			message := fmt.Sprintf("ScyllaDBBackupBucket %q allows %d ScyllaDBBackupEntries (spec.maxClusters) and %d were created before this one: this entry is over the quota and refused; back up into another bucket or raise the quota (a directory it records is still kept and purged as any other)",
+				bucket.Name, maxClusters, earlier)
+			o.unavailable = &condition{reason: bucketQuotaExceededReason, message: message}
+			o.fail(bucketQuotaExceededReason, "%s", message)
+		}
 	}
 
 	retention, retentionErr := parseRetention(entry)
@@ -257,6 +269,23 @@ func (c *Controller) otherEntriesOfDirectory(entry *scyllav1alpha1.ScyllaDBBacku
 		others = append(others, other)
 	}
 	return others, nil
+}
+
+// countEntriesCreatedBefore returns how many other entries of entry's bucket, being deleted or not, were created
+// before it (earlierEntry): the entries within a bucket's spec.maxClusters are the earliest ones.
+func (c *Controller) countEntriesCreatedBefore(entry *scyllav1alpha1.ScyllaDBBackupEntry) (int, error) {
+	objs, err := c.entryIndexer.ByIndex(backupstorage.EntryBucketRefIndex, entry.Spec.BucketRef)
+	if err != nil {
+		return 0, fmt.Errorf("can't look up the entries of ScyllaDBBackupBucket %q: %w", entry.Spec.BucketRef, err)
+	}
+	earlier := 0
+	for _, obj := range objs {
+		other, ok := obj.(*scyllav1alpha1.ScyllaDBBackupEntry)
+		if ok && !(other.Namespace == entry.Namespace && other.Name == entry.Name) && earlierEntry(other, entry) {
+			earlier++
+		}
+	}
+	return earlier, nil
 }
 
 // getCluster returns the object entry's clusterRef names by kind and name, whatever its UID, or nil when there is

@@ -945,3 +945,43 @@ func TestStoreThatDoesNotAnswerFailsTheBatchInsteadOfHoldingTheWorker(t *testing
 		})
 	}
 }
+
+func TestEntriesBeyondTheBucketsMaxClustersAreRefused(t *testing.T) {
+	t.Parallel()
+
+	bucket := newBucket()
+	bucket.Spec.MaxClusters = new(int32(1))
+	// Another cluster's entry in the same bucket, created after the test entry (by hand, or by a task whose quota
+	// check raced with another's).
+	later := newDuplicate(testCreated.Add(time.Minute))
+	later.Spec.ManagerClusterID = neighbourClusterID
+	f := newFixture(t, testCreated.Add(time.Hour), []runtime.Object{bucket, newDatacenter(), newEntry(), later}, nil)
+
+	f.mustSync(t)
+	if err := f.sync(t, "other", "dup"); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"Available=True/EntryUsable", "Degraded=False/AsExpected", "Progressing=False/AsExpected"}, conditionStatuses(f.testEntry(t))); diff != "" {
+		t.Errorf("unexpected conditions of the entry within the quota (-want +got):\n%s", diff)
+	}
+	got := f.entry(t, "other", "dup")
+	if diff := cmp.Diff([]string{"Available=False/BucketQuotaExceeded", "Degraded=True/BucketQuotaExceeded", "Progressing=False/AsExpected"}, conditionStatuses(got)); diff != "" {
+		t.Errorf("unexpected conditions of the entry over the quota (-want +got):\n%s", diff)
+	}
+	if msg := conditionMessage(got, controllerhelpers.DegradedCondition); !strings.Contains(msg, "spec.maxClusters") || !strings.Contains(msg, "1 were created before") {
+		t.Errorf("expected the message to name the quota and the earlier entries, got %q", msg)
+	}
+	expectNoStoreCalls(t, f)
+
+	// Once the earlier entry is gone, the later one is within the quota.
+	if err := f.tracker.Delete(scyllav1alpha1.SchemeGroupVersion.WithResource("scylladbbackupentries"), testNamespace, testEntryName); err != nil {
+		t.Fatal(err)
+	}
+	f.catchUp(t)
+	if err := f.sync(t, "other", "dup"); err != nil {
+		t.Fatal(err)
+	}
+	if got := conditionState(f.entry(t, "other", "dup"), controllerhelpers.AvailableCondition); got != "True/"+entryUsableReason {
+		t.Errorf("expected the entry usable once the quota allows it, got %s", got)
+	}
+}
