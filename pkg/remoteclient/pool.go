@@ -136,7 +136,9 @@ func (p *Pool) AddHandler(h InformerHandler) error {
 }
 
 // OnChange registers f, called with the name of a remote cluster every time its clients are built, rebuilt or
-// removed: a controller waiting for a cluster enqueues what works in it.
+// removed, and once the caches of new clients have synced: a controller waiting for a cluster enqueues what works in
+// it. The informers' events alone would not tell it that the caches synced: a remote cluster may hold none of the
+// objects they select.
 func (p *Pool) OnChange(f func(name string)) {
 	p.lock.Lock()
 	defer p.lock.Unlock()
@@ -209,7 +211,24 @@ func (p *Pool) Update(name string, kubeconfig []byte) (bool, error) {
 	for _, f := range onChange {
 		f(name)
 	}
+	go notifyWhenSynced(c, onChange)
 	return true, nil
+}
+
+// notifyWhenSynced calls onChange with c's name once c's informers have synced, unless c is stopped first.
+func notifyWhenSynced(c *Cluster, onChange []func(name string)) {
+	if !cache.WaitForCacheSync(c.stopCh, c.HasSynced) {
+		return
+	}
+	select {
+	case <-c.stopCh:
+		// Replaced or removed meanwhile: that change was notified.
+		return
+	default:
+	}
+	for _, f := range onChange {
+		f(c.name)
+	}
 }
 
 // Delete stops and forgets the remote cluster name, if there is one, and returns whether there was.

@@ -30,6 +30,8 @@ type fakeClients struct {
 	configs []*rest.Config
 	kube    []*kubefake.Clientset
 	err     error
+	// listGate, when set, holds every list of namespaces until it is closed.
+	listGate chan struct{}
 }
 
 func (f *fakeClients) newClients(config *rest.Config) (kubernetes.Interface, scyllaclientset.Interface, error) {
@@ -48,6 +50,12 @@ func (f *fakeClients) newClients(config *rest.Config) (kubernetes.Interface, scy
 		}
 	}
 	kube := kubefake.NewClientset(kubeObjects...)
+	if gate := f.listGate; gate != nil {
+		kube.PrependReactor("list", "namespaces", func(clienttesting.Action) (bool, runtime.Object, error) {
+			<-gate
+			return false, nil, nil
+		})
+	}
 	f.kube = append(f.kube, kube)
 	return kube, scyllafake.NewClientset(scyllaObjects...), nil
 }
@@ -95,6 +103,13 @@ func (r *recorder) handler(clusterName string) cache.ResourceEventHandler {
 		UpdateFunc: func(_, obj any) { record("update", obj) },
 		DeleteFunc: func(obj any) { record("delete", obj) },
 	}
+}
+
+// change records the name of a cluster a Pool's OnChange callback gets.
+func (r *recorder) change(name string) {
+	r.lock.Lock()
+	defer r.lock.Unlock()
+	r.events = append(r.events, name)
 }
 
 func metaName(obj any) (string, error) {
@@ -244,17 +259,14 @@ func TestAddHandlerNeedsAnInformerAndAHandler(t *testing.T) {
 func TestDeleteStopsTheCluster(t *testing.T) {
 	t.Parallel()
 	p := newTestPool(t, &fakeClients{})
-	var changes []string
-	var lock sync.Mutex
-	p.OnChange(func(name string) {
-		lock.Lock()
-		defer lock.Unlock()
-		changes = append(changes, name)
-	})
+	changes := &recorder{}
+	p.OnChange(changes.change)
 	if _, err := p.Update("dc2", newKubeconfig(t, "https://dc2.example.com", nil)); err != nil {
 		t.Fatal(err)
 	}
 	c, _ := p.Get("dc2")
+	// Without informers, its caches are synced at once: wait for that notification.
+	changes.waitFor(t, "dc2", "dc2")
 
 	if !p.Delete("dc2") {
 		t.Error("Delete found no cluster")
@@ -265,8 +277,32 @@ func TestDeleteStopsTheCluster(t *testing.T) {
 	if p.Delete("dc2") {
 		t.Error("a second Delete found a cluster")
 	}
-	if diff := cmp.Diff([]string{"dc2", "dc2"}, changes); diff != "" {
-		t.Errorf("unexpected change notifications (-want +got):\n%s", diff)
+	changes.waitFor(t, "dc2", "dc2", "dc2")
+}
+
+func TestOnChangeTellsWhenTheCachesOfNewClientsSynced(t *testing.T) {
+	t.Parallel()
+	// The remote cluster holds no object the informers select: no event of theirs tells that they listed.
+	f := &fakeClients{listGate: make(chan struct{})}
+	p := newTestPool(t, f)
+	if err := p.AddHandler(namespaceHandler(&recorder{})); err != nil {
+		t.Fatal(err)
+	}
+	changes := &recorder{}
+	p.OnChange(changes.change)
+	if _, err := p.Update("dc2", newKubeconfig(t, "https://dc2.example.com", nil)); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := p.Get("dc2")
+	changes.waitFor(t, "dc2")
+	if c.HasSynced() {
+		t.Fatal("the caches synced before their list was let through")
+	}
+
+	close(f.listGate)
+	changes.waitFor(t, "dc2", "dc2")
+	if !c.HasSynced() {
+		t.Error("the notification came before the caches synced")
 	}
 }
 
