@@ -120,6 +120,19 @@ func NewController(
 			return nil, fmt.Errorf("can't add %s event handler: %w", r.kind, err)
 		}
 	}
+	// A RemoteKubernetesCluster being deleted also waits for the namespaces ScyllaDBClusters still have in its remote
+	// cluster (scyllaDBClustersUsing): one going is a reason to look again.
+	if err := pool.AddHandler(remoteclient.InformerHandler{
+		Kind: "Namespace",
+		Informer: func(rc *remoteclient.Cluster) cache.SharedIndexInformer {
+			return rc.KubeInformers().Core().V1().Namespaces().Informer()
+		},
+		Handler: func(rkcName string) cache.ResourceEventHandler {
+			return cache.ResourceEventHandlerFuncs{DeleteFunc: func(any) { c.queue.Add(rkcName) }}
+		},
+	}); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 )
@@ -102,21 +103,50 @@ func (c *Controller) forget(name string) {
 }
 
 // scyllaDBClustersUsing returns, sorted, the namespace/name of every ScyllaDBCluster with a datacenter in the
-// RemoteKubernetesCluster name, including those being deleted: they need its client to remove what they created in
-// it.
+// RemoteKubernetesCluster name, including those being deleted, or, as far as the synced caches of its remote cluster
+// tell, with a namespace there (a datacenter removed from the spec or moved elsewhere, whose namespace is not deleted
+// yet): they need its client to remove what they created in it.
 func (c *Controller) scyllaDBClustersUsing(name string) ([]string, error) {
 	scs, err := c.scyllaDBClusterLister.List(labels.Everything())
 	if err != nil {
 		return nil, fmt.Errorf("can't list ScyllaDBClusters: %w", err)
 	}
+	withNamespaces, err := c.scyllaDBClustersWithNamespacesIn(name)
+	if err != nil {
+		return nil, err
+	}
 	var users []string
 	for _, sc := range scs {
-		if remoteKubernetesClusterNames(sc).Has(name) {
-			users = append(users, cache.MetaObjectToName(sc).String())
+		key := cache.MetaObjectToName(sc)
+		if remoteKubernetesClusterNames(sc).Has(name) || withNamespaces.Has(key) {
+			users = append(users, key.String())
 		}
 	}
 	slices.Sort(users)
 	return users, nil
+}
+
+// scyllaDBClustersWithNamespacesIn returns the ScyllaDBClusters that have a namespace in the remote cluster of the
+// RemoteKubernetesCluster name (naming.ScyllaDBClusterRemoteLabels), as its caches hold them. A remote cluster without
+// a client, or whose caches have not synced, tells none: an unreachable one must not keep its RemoteKubernetesCluster
+// forever.
+func (c *Controller) scyllaDBClustersWithNamespacesIn(name string) (sets.Set[cache.ObjectName], error) {
+	out := sets.New[cache.ObjectName]()
+	rc, ok := c.pool.Get(name)
+	if !ok || !rc.HasSynced() {
+		return out, nil
+	}
+	namespaces, err := rc.KubeInformers().Core().V1().Namespaces().Lister().List(labels.SelectorFromSet(labels.Set{naming.ManagedByLabel: naming.RemoteManagedByLabelValue}))
+	if err != nil {
+		return nil, fmt.Errorf("can't list the namespaces of RemoteKubernetesCluster %q: %w", name, err)
+	}
+	for _, ns := range namespaces {
+		scNamespace, scName := ns.Labels[naming.ParentScyllaDBClusterNamespaceLabel], ns.Labels[naming.ParentScyllaDBClusterNameLabel]
+		if len(scNamespace) != 0 && len(scName) != 0 {
+			out.Insert(cache.NewObjectName(scNamespace, scName))
+		}
+	}
+	return out, nil
 }
 
 // finalizerCondition says whether the deletion of rkc waits for users, the ScyllaDBClusters that still use it.

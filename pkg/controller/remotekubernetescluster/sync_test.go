@@ -1,7 +1,9 @@
 package remotekubernetescluster
 
 import (
+	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +15,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	clienttesting "k8s.io/client-go/testing"
 )
 
@@ -461,6 +465,71 @@ func TestDeletionWaitsForEveryScyllaDBClusterUsingIt(t *testing.T) {
 	}
 	if finalizers := f.stored().Finalizers; len(finalizers) != 0 {
 		t.Errorf("the finalizer was kept once no ScyllaDBCluster uses the RemoteKubernetesCluster: %v", finalizers)
+	}
+}
+
+func TestDeletionWaitsForTheNamespacesScyllaDBClustersStillHaveInTheRemoteCluster(t *testing.T) {
+	t.Parallel()
+	// team-a/users moved its datacenter to another RemoteKubernetesCluster; it deletes its namespace in this one once
+	// the datacenter has no node left, for which it needs this one's client.
+	f := newFixture(t, newRKC(), kubeconfigSecret(t, testServer), newScyllaDBCluster("team-a", "users", "dc1"))
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	f.recache()
+	rc, _ := f.pool.Get(testName)
+	remoteNamespaces := rc.KubeClient().CoreV1().Namespaces()
+	namespaceLister := rc.KubeInformers().Core().V1().Namespaces().Lister()
+	waitForNamespaces := func(want int) {
+		t.Helper()
+		err := wait.PollUntilContextTimeout(t.Context(), 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+			namespaces, err := namespaceLister.List(labels.Everything())
+			return len(namespaces) == want, err
+		})
+		if err != nil {
+			t.Fatalf("the remote namespace cache does not hold %d namespaces: %v", want, err)
+		}
+	}
+	moved := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a-x7k2p", Labels: naming.ScyllaDBClusterRemoteLabels("team-a", "users", "dca")}}
+	// A namespace whose ScyllaDBCluster is gone (its finalizer removed by hand) holds nothing up.
+	orphan := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-z-q9w4m", Labels: naming.ScyllaDBClusterRemoteLabels("team-z", "gone", "dca")}}
+	for _, ns := range []*corev1.Namespace{moved, orphan} {
+		if _, err := remoteNamespaces.Create(t.Context(), ns, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitForNamespaces(2)
+
+	f.cache(deleting(f.stored()))
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if finalizers := f.stored().Finalizers; len(finalizers) != 1 {
+		t.Errorf("the finalizer was removed while a ScyllaDBCluster still has a namespace in the remote cluster: %v", finalizers)
+	}
+	if got := f.condition("FinalizerProgressing").Message; !strings.Contains(got, "team-a/users") || strings.Contains(got, "team-z/gone") {
+		t.Errorf("the condition does not name exactly the ScyllaDBCluster with a namespace left: %q", got)
+	}
+	if _, ok := f.pool.Get(testName); !ok {
+		t.Error("the client was stopped while a ScyllaDBCluster needs it")
+	}
+
+	t.Log("The namespace goes: its deletion syncs the RemoteKubernetesCluster, whose finalizer goes")
+	f.queue.takeAdded()
+	if err := remoteNamespaces.Delete(t.Context(), moved.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitForNamespaces(1)
+	if added := f.queue.takeAdded(); !slices.Contains(added, testName) {
+		t.Errorf("the namespace's deletion did not enqueue the RemoteKubernetesCluster: %v", added)
+	}
+	f.recache()
+	f.cache(deleting(f.stored()))
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if finalizers := f.stored().Finalizers; len(finalizers) != 0 {
+		t.Errorf("the finalizer was kept once no ScyllaDBCluster has a namespace in the remote cluster: %v", finalizers)
 	}
 }
 
