@@ -3,7 +3,6 @@ package scylladbbackupentry
 import (
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
@@ -131,11 +130,7 @@ func bumped[T interface {
 func TestEntryAppearingOrGoingEnqueuesTheEntriesOfABucketWithAQuota(t *testing.T) {
 	t.Parallel()
 
-	bucket := newBucket()
-	bucket.Spec.MaxClusters = new(int32(1))
-	other := newDuplicate(testCreated.Add(time.Minute))
-	other.Spec.ManagerClusterID = neighbourClusterID
-	f := newFixture(t, testCreated, []runtime.Object{bucket, newDatacenter(), newEntry(), other}, nil)
+	f := newFixture(t, testCreated, quotaObjects(), nil)
 	f.drain()
 
 	entry := newEntry()

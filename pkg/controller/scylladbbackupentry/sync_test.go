@@ -946,16 +946,21 @@ func TestStoreThatDoesNotAnswerFailsTheBatchInsteadOfHoldingTheWorker(t *testing
 	}
 }
 
+// quotaObjects are the test bucket with spec.maxClusters 1, the test cluster and its entry, and another cluster's
+// entry "other/dup" in the same bucket, created a minute after the test entry (by hand, or by a task whose quota
+// check raced with another's).
+func quotaObjects() []runtime.Object {
+	bucket := newBucket()
+	bucket.Spec.MaxClusters = new(int32(1))
+	later := newDuplicate(testCreated.Add(time.Minute))
+	later.Spec.ManagerClusterID = neighbourClusterID
+	return []runtime.Object{bucket, newDatacenter(), newEntry(), later}
+}
+
 func TestEntriesBeyondTheBucketsMaxClustersAreRefused(t *testing.T) {
 	t.Parallel()
 
-	bucket := newBucket()
-	bucket.Spec.MaxClusters = new(int32(1))
-	// Another cluster's entry in the same bucket, created after the test entry (by hand, or by a task whose quota
-	// check raced with another's).
-	later := newDuplicate(testCreated.Add(time.Minute))
-	later.Spec.ManagerClusterID = neighbourClusterID
-	f := newFixture(t, testCreated.Add(time.Hour), []runtime.Object{bucket, newDatacenter(), newEntry(), later}, nil)
+	f := newFixture(t, testCreated.Add(time.Hour), quotaObjects(), nil)
 
 	f.mustSync(t)
 	if err := f.sync(t, "other", "dup"); err != nil {
