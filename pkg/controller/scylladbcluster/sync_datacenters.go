@@ -177,10 +177,21 @@ func (c *Controller) checkRemoteNamespaceOwner(sc *scyllav1alpha1.ScyllaDBCluste
 			return fmt.Errorf("namespace %q exists but is not this datacenter's: its label %q is %q, not %q", existing.GetName(), k, got[k], v)
 		}
 	}
-	if id, ok := got[naming.ManagedByClusterLabel]; ok && len(c.clusterID) != 0 && id != c.clusterID {
+	if id, ok := c.otherMetaCluster(existing); ok {
 		return fmt.Errorf("namespace %q belongs to a ScyllaDBCluster of another Kubernetes cluster (label %q is %q, this cluster's is %q)", existing.GetName(), naming.ManagedByClusterLabel, id, c.clusterID)
 	}
 	return nil
+}
+
+// otherMetaCluster returns the identity of the meta cluster a remote namespace belongs to
+// (naming.ManagedByClusterLabel) when it is another one than the controller's: a ScyllaDBCluster of the same
+// namespace and name there made it, and this controller must neither update nor delete it.
+func (c *Controller) otherMetaCluster(ns metav1.Object) (string, bool) {
+	id, ok := ns.GetLabels()[naming.ManagedByClusterLabel]
+	if !ok || len(c.clusterID) == 0 || id == c.clusterID {
+		return "", false
+	}
+	return id, true
 }
 
 // syncRemoteSecretsAndConfigMaps applies, in dc's remote namespace, the copy of the cluster's agent auth token, with

@@ -71,7 +71,8 @@ func hasNodes(sdc *scyllav1alpha1.ScyllaDBDatacenter) bool {
 }
 
 // deleteRemoteNamespaces deletes the namespaces sc has in the remote clusters, in every remote cluster of the pool,
-// for which shouldDelete says so, and returns those that still exist ("<RemoteKubernetesCluster>/<namespace>"). A
+// for which shouldDelete says so, and returns those that still exist ("<RemoteKubernetesCluster>/<namespace>").
+// Namespaces of a ScyllaDBCluster of the same name in another meta cluster are not sc's and never deleted. A
 // remote cluster one of sc's datacenters is in, but that can't be read, is an error: it may hold a namespace of sc;
 // one whose caches have not listed yet is returned in unlisted.
 func (c *Controller) deleteRemoteNamespaces(ctx context.Context, sc *scyllav1alpha1.ScyllaDBCluster, shouldDelete func(rc *remoteclient.Cluster, ns *corev1.Namespace) bool) (remaining, unlisted []string, _ error) {
@@ -101,7 +102,7 @@ func (c *Controller) deleteRemoteNamespaces(ctx context.Context, sc *scyllav1alp
 		}
 		slices.SortFunc(namespaces, func(a, b *corev1.Namespace) int { return strings.Compare(a.Name, b.Name) })
 		for _, ns := range namespaces {
-			if !shouldDelete(rc, ns) {
+			if _, ok := c.otherMetaCluster(ns); ok || !shouldDelete(rc, ns) {
 				continue
 			}
 			remaining = append(remaining, rkcName+"/"+ns.Name)

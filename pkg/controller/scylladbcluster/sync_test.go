@@ -459,3 +459,51 @@ func TestAReferencedObjectIsReadOncePerSyncForAllDatacenters(t *testing.T) {
 		}
 	}
 }
+
+func TestDeletionAndRemovalLeaveTheNamespacesOfAnotherMetaClusterAlone(t *testing.T) {
+	t.Parallel()
+	sc := newTwoDatacenterCluster()
+	sc.Spec.Datacenters = sc.Spec.Datacenters[:1]
+	f := newFixture(t, sc, "w1", "w2")
+	// A ScyllaDBCluster of the same namespace and name in another meta cluster runs dc1 in w1, under the name this
+	// one's dc1 would have, and dc2, which this one does not have, in w2.
+	var foreign []*corev1.Namespace
+	for _, dc := range []struct{ rkc, name string }{{"w1", "dc1"}, {"w2", "dc2"}} {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+			Name:   naming.ScyllaDBClusterRemoteNamespaceName(testNamespace, dc.name),
+			Labels: naming.ScyllaDBClusterRemoteLabels(testNamespace, testName, dc.name),
+		}}
+		ns.Labels[naming.ManagedByClusterLabel] = "other-meta-cluster"
+		if _, err := f.remotes[dc.rkc].kube.CoreV1().Namespaces().Create(f.ctx, ns, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		foreign = append(foreign, ns)
+	}
+	f.settle()
+	stillThere := func(when string) {
+		t.Helper()
+		for i, rkc := range []string{"w1", "w2"} {
+			ns := remoteObject[*corev1.Namespace](f, rkc, namespacesResource, "", foreign[i].Name)
+			if ns == nil || ns.DeletionTimestamp != nil {
+				t.Errorf("%s: %s: the namespace %q of another meta cluster was deleted", when, rkc, foreign[i].Name)
+			}
+		}
+	}
+
+	if err := f.sync(); err == nil || !strings.Contains(err.Error(), "another Kubernetes cluster") {
+		t.Fatalf("want an error about another meta cluster's namespace, got %v", err)
+	}
+	stillThere("reconciling, with dc2 not in the spec")
+
+	f.updateScyllaDBCluster(func(sc *scyllav1alpha1.ScyllaDBCluster) {
+		sc.DeletionTimestamp = &metav1.Time{Time: sc.CreationTimestamp.Time}
+		sc.Generation--
+	})
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	stillThere("deleting")
+	if slices.Contains(f.scyllaDBCluster().Finalizers, naming.ScyllaDBClusterProtectionFinalizer) {
+		t.Error("the finalizer stayed, though the ScyllaDBCluster has no namespace of its own left")
+	}
+}
