@@ -168,7 +168,8 @@ func (c *Controller) statusApplier() *clusterStatusApplier {
 		Status:       func(sc *scyllav1alpha1.ScyllaDBCluster) *scyllav1alpha1.ScyllaDBClusterStatus { return &sc.Status },
 		Conditions:   func(status *scyllav1alpha1.ScyllaDBClusterStatus) *[]metav1.Condition { return &status.Conditions },
 		Apply: func(ctx context.Context, sc *scyllav1alpha1.ScyllaDBCluster, status *scyllav1alpha1applyconfigurations.ScyllaDBClusterStatusApplyConfiguration, opts metav1.ApplyOptions) (*scyllav1alpha1.ScyllaDBCluster, error) {
-			return c.scyllaClient.ScyllaV1alpha1().ScyllaDBClusters(sc.Namespace).ApplyStatus(ctx, scyllav1alpha1applyconfigurations.ScyllaDBCluster(sc.Name, sc.Namespace).WithStatus(status), opts)
+			// The UID makes the apply fail rather than land on another ScyllaDBCluster recreated under the same name.
+			return c.scyllaClient.ScyllaV1alpha1().ScyllaDBClusters(sc.Namespace).ApplyStatus(ctx, scyllav1alpha1applyconfigurations.ScyllaDBCluster(sc.Name, sc.Namespace).WithUID(sc.UID).WithStatus(status), opts)
 		},
 		Written: c.scyllaDBClusters.Written,
 		Batcher: c.statusBatcher,

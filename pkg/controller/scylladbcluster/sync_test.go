@@ -1,6 +1,7 @@
 package scylladbcluster
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clienttesting "k8s.io/client-go/testing"
 )
 
 var (
@@ -505,5 +507,36 @@ func TestDeletionAndRemovalLeaveTheNamespacesOfAnotherMetaClusterAlone(t *testin
 	stillThere("deleting")
 	if slices.Contains(f.scyllaDBCluster().Finalizers, naming.ScyllaDBClusterProtectionFinalizer) {
 		t.Error("the finalizer stayed, though the ScyllaDBCluster has no namespace of its own left")
+	}
+}
+
+func TestTheStatusIsAppliedOnlyToTheScyllaDBClusterItWasComputedFor(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, newTwoDatacenterCluster(), "w1", "w2")
+	f.clearActions()
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	var applies int
+	for _, a := range f.scyllaClient.Actions() {
+		patch, ok := a.(clienttesting.PatchAction)
+		if !ok || a.GetSubresource() != "status" {
+			continue
+		}
+		applies++
+		var sent struct {
+			Metadata metav1.ObjectMeta `json:"metadata"`
+		}
+		if err := json.Unmarshal(patch.GetPatch(), &sent); err != nil {
+			t.Fatal(err)
+		}
+		// The API server refuses an apply whose UID is not the object's: a status computed from a ScyllaDBCluster
+		// deleted meanwhile must not land on one recreated under its name.
+		if sent.Metadata.UID != "sc-uid" {
+			t.Errorf("the status apply names UID %q, want the ScyllaDBCluster's %q", sent.Metadata.UID, "sc-uid")
+		}
+	}
+	if applies == 0 {
+		t.Fatal("the sync applied no status")
 	}
 }
