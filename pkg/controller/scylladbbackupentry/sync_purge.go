@@ -75,17 +75,20 @@ func (c *Controller) purge(ctx context.Context, entry *scyllav1alpha1.ScyllaDBBa
 			return c.release(ctx, entry, o)
 		}
 
+		// The count is written before the cursor: a cursor left behind by a failed write or a restart only costs
+		// listing again from where the batch started, whose keys are gone, while a count left behind would miss the
+		// batch for good.
 		cursor = result.Cursor
-		if err := c.writeCursor(ctx, entry, cursor); err != nil {
+		o.lastOperation = purgeOperation(scyllav1alpha1.ScyllaDBBackupEntryOperationStateRunning, deleted,
+			fmt.Sprintf("deleted %d objects of %s so far; resuming after %q", deleted, directory, cursor))
+		o.waiting = []condition{{reason: purgingReason, message: fmt.Sprintf("purging %s: %d objects deleted so far", directory, deleted)}}
+		if err := c.writeStatus(ctx, entry, o); err != nil {
 			return o, err
 		}
 		if err := c.refresh(&entry); err != nil {
 			return o, err
 		}
-		o.lastOperation = purgeOperation(scyllav1alpha1.ScyllaDBBackupEntryOperationStateRunning, deleted,
-			fmt.Sprintf("deleted %d objects of %s so far; resuming after %q", deleted, directory, cursor))
-		o.waiting = []condition{{reason: purgingReason, message: fmt.Sprintf("purging %s: %d objects deleted so far", directory, deleted)}}
-		if err := c.writeStatus(ctx, entry, o); err != nil {
+		if err := c.writeCursor(ctx, entry, cursor); err != nil {
 			return o, err
 		}
 		if err := c.refresh(&entry); err != nil {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,8 +16,11 @@ import (
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/objectstore"
 	objectstorefake "github.com/scyllakube/scylla-operator/pkg/objectstore/fake"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clienttesting "k8s.io/client-go/testing"
 )
 
 // afterGracePeriod is a time past the test bucket's grace period of an entry deleted at testDeleted.
@@ -593,8 +597,8 @@ func TestPurgeFailingHalfwayResumesFromTheCursorAfterARestart(t *testing.T) {
 		t.Fatal("expected the sync to fail")
 	}
 	writes := f.writes()
-	// Per successful batch: the cursor, then the progress; then the failure.
-	if diff := cmp.Diff([]string{mergePatch, statusApply, mergePatch, statusApply, statusApply}, writes); diff != "" {
+	// Per successful batch: the progress, then the cursor; then the failure.
+	if diff := cmp.Diff([]string{statusApply, mergePatch, statusApply, mergePatch, statusApply}, writes); diff != "" {
 		t.Errorf("unexpected writes (-want +got):\n%s", diff)
 	}
 	entry := f.testEntry(t)
@@ -988,5 +992,47 @@ func TestEntriesBeyondTheBucketsMaxClustersAreRefused(t *testing.T) {
 	}
 	if got := conditionState(f.entry(t, "other", "dup"), controllerhelpers.AvailableCondition); got != "True/"+entryUsableReason {
 		t.Errorf("expected the entry usable once the quota allows it, got %s", got)
+	}
+}
+
+func TestAFailedCursorWriteLosesNoDeletedObjectFromTheCount(t *testing.T) {
+	t.Parallel()
+
+	var keys []string
+	for i := range 10 {
+		keys = append(keys, fmt.Sprintf("backup/sst/cluster/%s/dc/dc1/node/n1/sst-%02d", testClusterID, i))
+	}
+	f := newFixture(t, afterGracePeriod, goneObjects(deleted(newEntry())), keys, newCredentialsSecret())
+	f.batchSize = 3
+	f.restart(t)
+
+	// The API server refuses the first write of the cursor, after the first batch was deleted; a manager-controller
+	// killed right after that batch's progress was written leaves the same objects behind.
+	var refused atomic.Bool
+	f.scyllaClient.PrependReactor("patch", "scylladbbackupentries", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		patch, ok := action.(clienttesting.PatchAction)
+		if !ok || patch.GetSubresource() != "" || patch.GetPatchType() != types.MergePatchType || !strings.Contains(string(patch.GetPatch()), naming.ScyllaDBBackupPurgeCursorAnnotation) {
+			return false, nil, nil
+		}
+		if refused.CompareAndSwap(false, true) {
+			return true, nil, apierrors.NewServiceUnavailable("etcd is down")
+		}
+		return false, nil, nil
+	})
+	if err := f.sync(t, testNamespace, testEntryName); err == nil {
+		t.Fatal("expected the sync to fail")
+	}
+
+	f.restart(t)
+	f.mustSync(t)
+	if got := f.store.Keys(testBucketName); len(got) != 0 {
+		t.Errorf("expected the directory purged, left %q", got)
+	}
+	op := f.testEntry(t).Status.LastOperation
+	if op == nil || op.State != scyllav1alpha1.ScyllaDBBackupEntryOperationStateSucceeded || op.ObjectsDeleted == nil || *op.ObjectsDeleted != 10 {
+		t.Errorf("expected a Succeeded purge of 10 objects, got %+v", op)
+	}
+	if events := f.events(); !slices.ContainsFunc(events, func(e string) bool { return strings.Contains(e, "Purged 10 objects") }) {
+		t.Errorf("expected the DirectoryPurged event to count the 10 objects, got %q", events)
 	}
 }
