@@ -30,6 +30,12 @@ type dcState struct {
 	// seedAddresses are the addresses other datacenters reach the datacenter's nodes at: the broadcast addresses
 	// (exposeOptions.broadcastOptions.nodes) of its nodes, as its member Services or pods report them.
 	seedAddresses []string
+	// bootstrapped is true when the datacenter's ScyllaDBDatacenter exists and its nodes are past joining the
+	// cluster: it is rolled out, or it was not created to join through the datacenters after it. Such a datacenter
+	// is never given the seeds of the datacenters after it: a datacenter that is merely not rolled out at the moment
+	// (a node restarting, a change rolling) would otherwise get them, be changed, roll, lose them once rolled out,
+	// roll again, and so on.
+	bootstrapped bool
 }
 
 // seedService is a seed Service to keep in a datacenter's remote namespace.
@@ -76,9 +82,11 @@ type seedPlan struct {
 //   - Every datacenter up to and including the first that is not rolled out may progress; the ones after it wait,
 //     so that datacenters come up, and roll, one at a time. The controller must also stop, in a sync, after the
 //     first ScyllaDBDatacenter it changed: several rolled-out datacenters may progress, but only one may roll.
-//   - A datacenter that is not rolled out and gets no seeds from the datacenters before it (the first one, put in
-//     front of datacenters that already run) joins through the rolled-out datacenters after it instead; one other
-//     than the first that still gets no external seeds is blocked: it would bootstrap a cluster of its own.
+//   - A datacenter that is not rolled out, has not bootstrapped and gets no seeds from the datacenters before it
+//     (the first one, put in front of datacenters that already run) joins through the rolled-out datacenters after
+//     it instead; one other than the first that still gets no external seeds is blocked: it would bootstrap a
+//     cluster of its own. A datacenter that has bootstrapped needs no external seeds to go on: its nodes are in the
+//     cluster.
 //
 // A removed datacenter is simply absent from dcs: it drops out of the later datacenters' seeds. dcs must have
 // distinct names (validateScyllaDBCluster).
@@ -105,7 +113,7 @@ func seedsFor(namespace, clusterName string, dcs []dcState) seedPlan {
 			}
 		}
 		addSeeds(dcs[:i])
-		if !dc.rolledOut && len(seeds.externalSeeds) == 0 {
+		if !dc.rolledOut && !dc.bootstrapped && len(seeds.externalSeeds) == 0 {
 			// A datacenter put before datacenters that already run joins them, never bootstraps a cluster of its own.
 			addSeeds(dcs[i+1:])
 		}
@@ -113,7 +121,7 @@ func seedsFor(namespace, clusterName string, dcs []dcState) seedPlan {
 		switch {
 		case waiting:
 			seeds.externalSeeds = nil
-		case !dc.rolledOut && i > 0 && len(seeds.externalSeeds) == 0:
+		case !dc.rolledOut && !dc.bootstrapped && i > 0 && len(seeds.externalSeeds) == 0:
 			plan.blocked = fmt.Sprintf("datacenter %q waits for another datacenter to have running nodes to join through", dc.name)
 			waiting = true
 		default:

@@ -123,6 +123,30 @@ func TestSeedsFor(t *testing.T) {
 				{name: "dc1", seedServices: nil},
 			}},
 		},
+		{
+			name: "a first datacenter that bootstrapped takes no seeds from the later ones while it is not rolled out",
+			dcs: []dcState{
+				{name: "dc1", bootstrapped: true, seedAddresses: []string{"10.0.0.1"}},
+				{name: "dc2", rolledOut: true, bootstrapped: true, seedAddresses: []string{"10.1.0.1"}},
+			},
+			want: seedPlan{next: "dc1", datacenters: []datacenterSeeds{
+				{name: "dc1", mayProgress: true},
+				{name: "dc2", seedServices: []seedService{service("dc1", "10.0.0.1")}},
+			}},
+		},
+		{
+			name: "a later datacenter that bootstrapped goes on without seeds when the ones before it have no nodes",
+			dcs: []dcState{
+				{name: "dc1", rolledOut: true, bootstrapped: true},
+				{name: "dc2", bootstrapped: true, seedAddresses: []string{"10.1.0.1"}},
+				{name: "dc3", rolledOut: true, bootstrapped: true, seedAddresses: []string{"10.2.0.1"}},
+			},
+			want: seedPlan{next: "dc2", datacenters: []datacenterSeeds{
+				{name: "dc1", mayProgress: true},
+				{name: "dc2", mayProgress: true},
+				{name: "dc3", seedServices: []seedService{service("dc2", "10.1.0.1")}},
+			}},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

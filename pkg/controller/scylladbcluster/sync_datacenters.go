@@ -40,8 +40,9 @@ func (c *Controller) syncDatacenters(ctx context.Context, sc *scyllav1alpha1.Scy
 	nodesType, _ := broadcastTypes(sc)
 	states := make([]dcState, 0, len(dcs))
 	readiness := map[string]bool{}
-	for _, dc := range dcs {
+	for i, dc := range dcs {
 		state := dcState{name: dc.spec.Name, rolledOut: dc.rolledOut()}
+		state.bootstrapped = dc.sdc != nil && (state.rolledOut || !joinsThroughLater(sc, dcs, i))
 		for _, e := range dc.endpoints(nodesType) {
 			state.seedAddresses = append(state.seedAddresses, e.address)
 			readiness[e.address] = e.ready
@@ -92,6 +93,21 @@ func (c *Controller) syncDatacenters(ctx context.Context, sc *scyllav1alpha1.Scy
 		progressing = append(progressing, metav1.Condition{Type: "Datacenters", Reason: waitingForTurnReason, Message: plan.blocked})
 	}
 	return progressing, errors.Join(errs...)
+}
+
+// joinsThroughLater tells whether the ScyllaDBDatacenter of dcs[i] has, among its external seeds, the seed Service
+// of a datacenter after it: it was created to join the cluster through them (seedsFor).
+func joinsThroughLater(sc *scyllav1alpha1.ScyllaDBCluster, dcs []*remoteDatacenter, i int) bool {
+	sdc := dcs[i].sdc
+	if sdc == nil {
+		return false
+	}
+	for _, later := range dcs[i+1:] {
+		if slices.Contains(sdc.Spec.ScyllaDB.ExternalSeeds, naming.ScyllaDBClusterSeedServiceHost(sc.Name, later.spec.Name, dcs[i].namespace)) {
+			return true
+		}
+	}
+	return false
 }
 
 // syncDatacenter makes dc's objects in its remote namespace match sc: the namespace, the agent auth-token Secret,

@@ -10,6 +10,7 @@ import (
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/scyllaagent"
+	"github.com/scyllakube/scylla-operator/pkg/test/fakeclient"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -459,6 +460,98 @@ func TestAReferencedObjectIsReadOncePerSyncForAllDatacenters(t *testing.T) {
 		if remoteObject[*corev1.ConfigMap](f, rkc, configMapsResource, ns, "scylla-config") == nil {
 			t.Errorf("%s: the ConfigMap was not copied", rkc)
 		}
+	}
+}
+
+// setDatacenterStatus changes datacenter dcName's ScyllaDBDatacenter in rkcName as the remote cluster's API server
+// and operator would, around the fake clientsets' reactors.
+func (f *fixture) setDatacenterStatus(rkcName, dcName string, mutate func(sdc *scyllav1alpha1.ScyllaDBDatacenter)) {
+	f.t.Helper()
+	sdc := f.remoteDatacenter(rkcName, dcName).DeepCopy()
+	mutate(sdc)
+	bumpResourceVersion(f.t, sdc)
+	if err := f.remotes[rkcName].scyllaTracker.Update(scyllav1alpha1.SchemeGroupVersion.WithResource("scylladbdatacenters"), sdc, sdc.Namespace, metav1.UpdateOptions{}); err != nil {
+		f.t.Fatal(err)
+	}
+	f.settleAfterDirectWrite()
+}
+
+// datacenterWrites returns the writes of ScyllaDBDatacenters in the remote cluster rkcName since the last
+// clearActions.
+func (f *fixture) datacenterWrites(rkcName string) []string {
+	return slices.DeleteFunc(fakeclient.Writes(f.remotes[rkcName].scylla.Actions()), func(w string) bool { return !strings.HasSuffix(w, " scylladbdatacenters") })
+}
+
+func TestAFirstDatacenterThatIsNotRolledOutIsNotGivenTheSeedsOfTheLaterOnes(t *testing.T) {
+	t.Parallel()
+	f := newRolledOutFixture(t)
+
+	t.Log("A node of the first datacenter restarts: its ScyllaDBDatacenter progresses while the second one is rolled out")
+	f.setDatacenterStatus("w1", "dc1", func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+		meta.SetStatusCondition(&sdc.Status.Conditions, metav1.Condition{Type: "Progressing", Status: metav1.ConditionTrue, Reason: "RollingOut", ObservedGeneration: sdc.Generation})
+		meta.SetStatusCondition(&sdc.Status.Conditions, metav1.Condition{Type: "Available", Status: metav1.ConditionFalse, Reason: "NodeRestarting", ObservedGeneration: sdc.Generation})
+	})
+	f.clearActions()
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if writes, seeds := f.datacenterWrites("w1"), f.remoteDatacenter("w1", "dc1").Spec.ScyllaDB.ExternalSeeds; len(writes) != 0 || len(seeds) != 0 {
+		t.Errorf("the first datacenter's ScyllaDBDatacenter was written (%v) to external seeds %v: its nodes would roll", writes, seeds)
+	}
+	if remoteObject[*corev1.Service](f, "w1", servicesResource, dc1Namespace, naming.ScyllaDBClusterSeedServiceName(testName, "dc2")) != nil {
+		t.Error("the first datacenter got a seed Service of the second")
+	}
+}
+
+func TestADatacenterPutFirstJoinsThroughTheRunningOnesUntilItRolledOut(t *testing.T) {
+	t.Parallel()
+	f := newRolledOutFixture(t)
+	dc0Namespace := naming.ScyllaDBClusterRemoteNamespaceName(testNamespace, "dc0")
+
+	f.updateScyllaDBCluster(func(sc *scyllav1alpha1.ScyllaDBCluster) {
+		sc.Spec.Datacenters = append([]scyllav1alpha1.ScyllaDBClusterDatacenter{{Name: "dc0", RemoteKubernetesClusterName: "w1"}}, sc.Spec.Datacenters...)
+	})
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	wantSeeds := []string{
+		naming.ScyllaDBClusterSeedServiceHost(testName, "dc1", dc0Namespace),
+		naming.ScyllaDBClusterSeedServiceHost(testName, "dc2", dc0Namespace),
+	}
+	created := f.remoteDatacenter("w1", "dc0")
+	if created == nil {
+		t.Fatal("the datacenter put first was not created")
+	}
+	if diff := cmp.Diff(wantSeeds, created.Spec.ScyllaDB.ExternalSeeds); diff != "" {
+		t.Errorf("the datacenter put first does not join through the running ones (-want +got):\n%s", diff)
+	}
+
+	t.Log("While it rolls out, it keeps them")
+	f.clearActions()
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if writes := f.datacenterWrites("w1"); len(writes) != 0 {
+		t.Errorf("its ScyllaDBDatacenter was written again while it joins (%v): external seeds %v", writes, f.remoteDatacenter("w1", "dc0").Spec.ScyllaDB.ExternalSeeds)
+	}
+
+	t.Log("Rolled out, it is the first datacenter: it drops them once, and never takes them again")
+	f.rollOut("w1", "dc0", "10.1.0.9")
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	dropped := f.remoteDatacenter("w1", "dc0")
+	if len(dropped.Spec.ScyllaDB.ExternalSeeds) != 0 {
+		t.Fatalf("the rolled-out first datacenter kept external seeds %v", dropped.Spec.ScyllaDB.ExternalSeeds)
+	}
+	// The API server gives the changed ScyllaDBDatacenter a new generation, which its status has not reached.
+	f.setDatacenterStatus("w1", "dc0", func(sdc *scyllav1alpha1.ScyllaDBDatacenter) { sdc.Generation++ })
+	f.clearActions()
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if writes, seeds := f.datacenterWrites("w1"), f.remoteDatacenter("w1", "dc0").Spec.ScyllaDB.ExternalSeeds; len(writes) != 0 || len(seeds) != 0 {
+		t.Errorf("the first datacenter, rolling out without external seeds, was written again (%v) to %v", writes, seeds)
 	}
 }
 
