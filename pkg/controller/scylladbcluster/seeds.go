@@ -36,6 +36,9 @@ type dcState struct {
 	// (a node restarting, a change rolling) would otherwise get them, be changed, roll, lose them once rolled out,
 	// roll again, and so on.
 	bootstrapped bool
+	// unknown is true when the datacenter's remote cluster can't be read (it has no client, or its caches have not
+	// synced): nothing is known of its nodes now, so the seed Services the others have of it are left as they are.
+	unknown bool
 }
 
 // seedService is a seed Service to keep in a datacenter's remote namespace.
@@ -60,8 +63,12 @@ type datacenterSeeds struct {
 	externalSeeds []string
 	// seedServices are the seed Services to keep in the datacenter's remote namespace, one per earlier datacenter
 	// that has addresses, rolled out or not, so that the endpoints follow the nodes, even while the datacenter
-	// waits. The controller removes the others.
+	// waits. The controller removes the others, but for keptSeedServices.
 	seedServices []seedService
+	// keptSeedServices are the names of the seed Services of the datacenters seedServices would name but whose state
+	// is unknown (dcState.unknown): those that exist are left as they are, with the last known addresses, so that the
+	// names in external seeds keep resolving while a remote cluster can't be read.
+	keptSeedServices []string
 }
 
 // seedPlan is what seedsFor decided for a ScyllaDBCluster.
@@ -98,6 +105,10 @@ func seedsFor(namespace, clusterName string, dcs []dcState) seedPlan {
 		seeds := datacenterSeeds{name: dc.name}
 		addSeeds := func(from []dcState) {
 			for _, other := range from {
+				if other.unknown {
+					seeds.keptSeedServices = append(seeds.keptSeedServices, naming.ScyllaDBClusterSeedServiceName(clusterName, other.name))
+					continue
+				}
 				addresses := slices.Compact(slices.Sorted(slices.Values(other.seedAddresses)))
 				if len(addresses) == 0 {
 					continue

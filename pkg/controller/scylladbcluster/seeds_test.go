@@ -147,6 +147,17 @@ func TestSeedsFor(t *testing.T) {
 				{name: "dc3", seedServices: []seedService{service("dc2", "10.1.0.1")}},
 			}},
 		},
+		{
+			name: "the seed Services of a datacenter whose remote cluster can't be read are kept as they are",
+			dcs: []dcState{
+				{name: "dc1", unknown: true},
+				{name: "dc2", rolledOut: true, bootstrapped: true, seedAddresses: []string{"10.1.0.1"}},
+			},
+			want: seedPlan{next: "dc1", datacenters: []datacenterSeeds{
+				{name: "dc1", mayProgress: true, externalSeeds: []string{host("dc2", "dc1")}, seedServices: []seedService{service("dc2", "10.1.0.1")}},
+				{name: "dc2", keptSeedServices: []string{naming.ScyllaDBClusterSeedServiceName("basic", "dc1")}},
+			}},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

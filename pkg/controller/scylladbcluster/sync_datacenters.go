@@ -13,6 +13,7 @@ import (
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/resourceapply"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -41,7 +42,7 @@ func (c *Controller) syncDatacenters(ctx context.Context, sc *scyllav1alpha1.Scy
 	states := make([]dcState, 0, len(dcs))
 	readiness := map[string]bool{}
 	for i, dc := range dcs {
-		state := dcState{name: dc.spec.Name, rolledOut: dc.rolledOut()}
+		state := dcState{name: dc.spec.Name, rolledOut: dc.rolledOut(), unknown: dc.cluster == nil}
 		state.bootstrapped = dc.sdc != nil && (state.rolledOut || !joinsThroughLater(sc, dcs, i))
 		for _, e := range dc.endpoints(nodesType) {
 			state.seedAddresses = append(state.seedAddresses, e.address)
@@ -329,7 +330,7 @@ func (o *originals) configMap(ctx context.Context, name string) (*corev1.ConfigM
 }
 
 // syncSeedServices applies, in dc's remote namespace, the seed Services seeds asks for with their EndpointSlices, and
-// removes the other seed Services and EndpointSlices.
+// removes the other seed Services and EndpointSlices but those seeds keeps.
 func (c *Controller) syncSeedServices(ctx context.Context, sc *scyllav1alpha1.ScyllaDBCluster, dc *remoteDatacenter, seeds datacenterSeeds, readiness map[string]bool, recorder record.EventRecorder) error {
 	kubeClient, kubeInformers := dc.cluster.KubeClient(), dc.cluster.KubeInformers()
 	serviceClient, serviceLister := kubeClient.CoreV1().Services(dc.namespace), kubeInformers.Core().V1().Services().Lister().Services(dc.namespace)
@@ -360,11 +361,18 @@ func (c *Controller) syncSeedServices(ctx context.Context, sc *scyllav1alpha1.Sc
 		}
 	}
 
+	kept := sets.New(seeds.keptSeedServices...)
+	wantedServices = wantedServices.Union(kept)
 	selector := labels.SelectorFromSet(naming.ScyllaDBClusterRemoteLabels(sc.Namespace, sc.Name, dc.spec.Name))
 	if existing, err := serviceLister.List(selector); err == nil {
 		errs = append(errs, pruneRemote(ctx, serviceClient, recorder, existing, wantedServices))
 	}
 	if existing, err := sliceLister.List(selector); err == nil {
+		for _, slice := range existing {
+			if kept.Has(slice.Labels[discoveryv1.LabelServiceName]) {
+				wantedSlices.Insert(slice.Name)
+			}
+		}
 		errs = append(errs, pruneRemote(ctx, sliceClient, recorder, existing, wantedSlices))
 	}
 	return errors.Join(errs...)

@@ -603,6 +603,29 @@ func TestDeletionAndRemovalLeaveTheNamespacesOfAnotherMetaClusterAlone(t *testin
 	}
 }
 
+func TestTheSeedServicesOfADatacenterWhoseRemoteClusterCantBeReadAreKept(t *testing.T) {
+	t.Parallel()
+	f := newRolledOutFixture(t)
+	seedName := naming.ScyllaDBClusterSeedServiceName(testName, "dc1")
+
+	t.Log("w1's kubeconfig stops being usable: the pool has no client of it")
+	f.pool.Delete("w1")
+	f.synced = slices.DeleteFunc(f.synced, func(c syncedCache) bool { return strings.HasPrefix(c.name, "w1 ") })
+	if err := f.sync(); err == nil || !strings.Contains(err.Error(), `RemoteKubernetesCluster "w1" has no client`) {
+		t.Fatalf("want an error naming w1, got %v", err)
+	}
+	if remoteObject[*corev1.Service](f, "w2", servicesResource, dc2Namespace, seedName) == nil {
+		t.Fatalf("the seed Service of dc1 was deleted: dc2's external seed %q no longer resolves", naming.ScyllaDBClusterSeedServiceHost(testName, "dc1", dc2Namespace))
+	}
+	slice := remoteObject[*discoveryv1.EndpointSlice](f, "w2", endpointSlicesResource, dc2Namespace, seedName+"-ipv4")
+	if slice == nil || len(slice.Endpoints) != 1 || slice.Endpoints[0].Addresses[0] != "10.1.0.5" {
+		t.Errorf("want the seed EndpointSlice to keep dc1's last known address, got %+v", slice)
+	}
+	if got := f.remoteDatacenter("w2", "dc2").Spec.ScyllaDB.ExternalSeeds; !slices.Contains(got, naming.ScyllaDBClusterSeedServiceHost(testName, "dc1", dc2Namespace)) {
+		t.Errorf("dc2 lost its external seed of dc1: %v", got)
+	}
+}
+
 func TestTheStatusIsAppliedOnlyToTheScyllaDBClusterItWasComputedFor(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, newTwoDatacenterCluster(), "w1", "w2")
