@@ -108,7 +108,7 @@ func makeScyllaDBDatacenter(sc *scyllav1alpha1.ScyllaDBCluster, dc *scyllav1alph
 	scyllaDB := spec.ScyllaDB
 	scyllaDB.ExternalSeeds = appendNew(scyllaDB.ExternalSeeds, inputs.externalSeeds)
 
-	return &scyllav1alpha1.ScyllaDBDatacenter{
+	sdc := &scyllav1alpha1.ScyllaDBDatacenter{
 		ObjectMeta: meta,
 		Spec: scyllav1alpha1.ScyllaDBDatacenterSpec{
 			Metadata:                                datacenterMetadata(sc, dc),
@@ -125,7 +125,23 @@ func makeScyllaDBDatacenter(sc *scyllav1alpha1.ScyllaDBCluster, dc *scyllav1alph
 			MinReadySeconds:                         spec.MinReadySeconds,
 			ReadinessGates:                          spec.ReadinessGates,
 		},
-	}, nil
+	}
+	sdc.Spec.EnableParallelNodeOperations = parallelNodeOperations(sdc)
+	return sdc, nil
+}
+
+// parallelNodeOperations returns what the remote cluster's mutating webhook sets spec.enableParallelNodeOperations
+// of sdc to when it is created without it: true when validation accepts true for sdc's image, unset otherwise. The
+// controller sets it itself because the webhook defaults it on creation only: an update without it would turn
+// parallel node operations off again.
+func parallelNodeOperations(sdc *scyllav1alpha1.ScyllaDBDatacenter) *bool {
+	enabled := sdc.DeepCopy()
+	enabled.Spec.EnableParallelNodeOperations = new(true)
+	path := field.NewPath("spec", "enableParallelNodeOperations").String()
+	if slices.ContainsFunc(validation.ValidateScyllaDBDatacenter(enabled), func(err *field.Error) bool { return err.Field == path }) {
+		return nil
+	}
+	return new(true)
 }
 
 // remoteObjectMeta returns the metadata of an object named name in dc's remote namespace: the labels and annotations

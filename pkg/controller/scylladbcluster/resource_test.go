@@ -395,6 +395,37 @@ func TestMakeScyllaDBDatacenterMergesLevels(t *testing.T) {
 	}
 }
 
+func TestMakeScyllaDBDatacenterSetsParallelNodeOperationsAsTheRemoteWebhookWouldOnCreation(t *testing.T) {
+	t.Parallel()
+	// The remote cluster's mutating webhook defaults the field on creation only: an update that leaves it out
+	// turns parallel node operations off.
+	for _, tc := range []struct {
+		version string
+		want    *bool
+	}{
+		{version: "2026.2.0", want: new(true)},
+		{version: "2026.3.1", want: new(true)},
+		{version: "2026.1.4", want: nil},
+		{version: "2025.1.2", want: nil},
+	} {
+		t.Run(tc.version, func(t *testing.T) {
+			t.Parallel()
+			sc := newBasicScyllaDBCluster()
+			sc.Spec.ScyllaDB.Image = "docker.io/scylladb/scylla:" + tc.version
+			sdc, err := makeScyllaDBDatacenter(sc, &sc.Spec.Datacenters[0], datacenterInputs{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, sdc.Spec.EnableParallelNodeOperations); diff != "" {
+				t.Errorf("enableParallelNodeOperations (-want +got):\n%s", diff)
+			}
+			if errs := validation.ValidateScyllaDBDatacenter(sdc); len(errs) != 0 {
+				t.Errorf("the remote cluster would refuse the ScyllaDBDatacenter: %v", errs)
+			}
+		})
+	}
+}
+
 func TestMakeScyllaDBDatacenterOutputDoesNotAliasInput(t *testing.T) {
 	t.Parallel()
 	sc := newBasicScyllaDBCluster()
