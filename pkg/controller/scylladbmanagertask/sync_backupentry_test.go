@@ -42,6 +42,7 @@ func newTestEntry() *scyllav1alpha1.ScyllaDBBackupEntry {
 			Name:            testEntryName,
 			ResourceVersion: "1",
 			Labels:          map[string]string{naming.ManagedByLabel: naming.ManagedByLabelValue},
+			Finalizers:      []string{naming.ScyllaDBBackupEntryFinalizer},
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion:         "scylla.scylladb.com/v1alpha1",
 				Kind:               scyllaDBDatacenterKind,
