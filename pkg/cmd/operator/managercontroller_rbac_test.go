@@ -235,7 +235,22 @@ func TestManagerControllerNeedsExactlyItsClusterRole(t *testing.T) {
 			CredentialsSecretRef: &scyllav1alpha1.ScyllaDBBackupBucketSecretReference{Namespace: namespace, Name: "backup-credentials"},
 		},
 	}
-	scyllaClient, tracker, err := apiserverfields.NewScyllaClientset(sdc, sc, task, backupTask, bucket)
+	// An entry made by hand, without the finalizer the task controller creates entries with: the entry controller
+	// patches it on.
+	handMadeEntry := &scyllav1alpha1.ScyllaDBBackupEntry{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:       namespace,
+			Name:            naming.ScyllaDBBackupEntryName("ScyllaDBCluster", scName, bucket.Name),
+			UID:             "0c5b8e13-6a7f-4b12-8d4e-5f60718293a4",
+			Generation:      1,
+			ResourceVersion: "1",
+		},
+		Spec: scyllav1alpha1.ScyllaDBBackupEntrySpec{
+			BucketRef:  bucket.Name,
+			ClusterRef: scyllav1alpha1.ScyllaDBBackupEntryClusterReference{Kind: "ScyllaDBCluster", Name: scName, UID: sc.UID},
+		},
+	}
+	scyllaClient, tracker, err := apiserverfields.NewScyllaClientset(sdc, sc, task, backupTask, bucket, handMadeEntry)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +287,7 @@ func TestManagerControllerNeedsExactlyItsClusterRole(t *testing.T) {
 			t.Fatalf("waiting for %s: %v\nScyllaDB Manager: %+v\nScyllaDBDatacenter: %+v\nScyllaDBCluster: %+v\nScyllaDBManagerTask: %+v", what, err, manager.State(), sdcObj, scObj, taskObj)
 		}
 	}
-	waitFor("the datacenter, the ScyllaDBCluster, the datacenter's backup entry and the tasks in ScyllaDB Manager, with their finalizers and statuses", func() bool {
+	waitFor("the datacenter, the ScyllaDBCluster, the backup entries and the tasks in ScyllaDB Manager, with their finalizers and statuses", func() bool {
 		st := manager.State()
 		sdcObj, err := tracker.Get(sdcGVR, namespace, name)
 		if err != nil {
@@ -296,8 +311,14 @@ func TestManagerControllerNeedsExactlyItsClusterRole(t *testing.T) {
 		if err != nil {
 			return false
 		}
-		if items, err := meta.ExtractList(entries); err != nil || len(items) != 1 {
+		items, err := meta.ExtractList(entries)
+		if err != nil || len(items) != 2 {
 			return false
+		}
+		for _, item := range items {
+			if entry := item.(*scyllav1alpha1.ScyllaDBBackupEntry); !slices.Contains(entry.Finalizers, naming.ScyllaDBBackupEntryFinalizer) {
+				return false
+			}
 		}
 		return len(st.Clusters) == 2 && slices.ContainsFunc(st.Tasks, func(ts fakescyllamanager.TaskState) bool {
 			return ts.Type == "repair" && !ts.Deleted && strings.Contains(ts.Name, taskName)
