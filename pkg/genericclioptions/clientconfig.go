@@ -2,6 +2,7 @@ package genericclioptions
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
@@ -41,8 +42,9 @@ func (c *ClientConfig) AddFlags(cmd *cobra.Command) {
 
 // Validate rejects client flags that can't work.
 func (c *ClientConfig) Validate() error {
-	if c.QPS <= 0 {
-		return fmt.Errorf("--qps must be greater than 0, got %v", c.QPS)
+	if !(c.QPS > 0) || math.IsInf(float64(c.QPS), 0) {
+		// NaN compares false with everything, so "not greater than 0" also refuses it.
+		return fmt.Errorf("--qps must be greater than 0 and finite, got %v", c.QPS)
 	}
 	if c.Burst < 1 {
 		return fmt.Errorf("--burst must be at least 1, got %d", c.Burst)

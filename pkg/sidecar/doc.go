@@ -16,7 +16,7 @@
 //
 //	--pod-namespace          SCYLLA_OPERATOR_POD_NAMESPACE          metadata.namespace; required
 //	--pod-name               SCYLLA_OPERATOR_POD_NAME               metadata.name; required
-//	--member-service-name    SCYLLA_OPERATOR_MEMBER_SERVICE_NAME    the node's member Service (named like the Pod); required
+//	--member-service-name    SCYLLA_OPERATOR_MEMBER_SERVICE_NAME    the node's member Service, named like the Pod: must equal --pod-name; required
 //
 // Cluster:
 //
@@ -75,7 +75,7 @@
 //
 // Sidecar:
 //
-//	--probes-address    SCYLLA_OPERATOR_PROBES_ADDRESS    host:port of /healthz and /readyz; default :8080
+//	--probes-address    SCYLLA_OPERATOR_PROBES_ADDRESS    host:port of /healthz and /readyz (port 1-65535); default :8080
 //	--profiling         SCYLLA_OPERATOR_PROFILING         also serve net/http/pprof's profiles under /debug/pprof/
 //	                                                      on --probes-address; default false: that address is on
 //	                                                      the Pod IP, and the profiles expose the sidecar's memory

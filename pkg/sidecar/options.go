@@ -251,8 +251,9 @@ func validateHostPort(errs *[]error, flag, value string, hostRequired bool) (str
 		*errs = append(*errs, fmt.Errorf("--%s must be host:port, got %q: %w", flag, value, err))
 		return "", 0
 	}
+	// Port 0 would listen on a port picked at random, which neither the kubelet's probes nor ScyllaDB's clients know.
 	port, err := strconv.Atoi(portString)
-	if err != nil || port < 0 || port > 65535 || (port == 0 && hostRequired) {
+	if err != nil || port < 1 || port > 65535 {
 		*errs = append(*errs, fmt.Errorf("--%s has an invalid port %q", flag, portString))
 	}
 	if hostRequired && host == "" {
@@ -273,6 +274,10 @@ func (o *Options) Validate() error {
 		"scylladb-config-dir": o.ScyllaDBConfigDir, "scylladb-data-dir": o.ScyllaDBDataDir,
 	} {
 		required(&errs, flag, value)
+	}
+	if len(o.PodName) != 0 && len(o.MemberServiceName) != 0 && o.PodName != o.MemberServiceName {
+		// Every node finds its peers' Pods by their member Services' names (OrderMembers, ChooseSeeds).
+		errs = append(errs, fmt.Errorf("--member-service-name %q must be the Pod's name, --pod-name %q: a node's member Service is named after its Pod", o.MemberServiceName, o.PodName))
 	}
 	for flag, value := range map[string]string{"datacenter": o.Datacenter, "rack": o.Rack} {
 		required(&errs, flag, value)

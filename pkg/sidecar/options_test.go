@@ -146,6 +146,16 @@ func TestOptionsValidate(t *testing.T) {
 			wantErr: `--cpu-count must not be negative, got -1, --probes-address must be host:port, got "8080": address 8080: missing port in address, --scylladb-api-address needs a host, got ":10000", --scylladb-extra-args: unterminated double quote at offset 4, --startup-timeout must be positive, got 0s`,
 		},
 		{
+			name:    "the probes need a fixed port",
+			modify:  func(o *Options) { o.ProbesAddress = ":0" },
+			wantErr: `--probes-address has an invalid port "0"`,
+		},
+		{
+			name:    "the member Service is named after the Pod",
+			modify:  func(o *Options) { o.MemberServiceName = "sc-dc-r-1" },
+			wantErr: `--member-service-name "sc-dc-r-1" must be the Pod's name, --pod-name "sc-dc-r-0": a node's member Service is named after its Pod`,
+		},
+		{
 			name:    "paths are required",
 			modify:  func(o *Options) { o.ScyllaDBEntrypoint, o.ScyllaDBConfigDir, o.ScyllaDBDataDir = "", "", "" },
 			wantErr: "--scylladb-config-dir is required, --scylladb-data-dir is required, --scylladb-entrypoint is required",
