@@ -45,17 +45,24 @@ func S3BucketsOfLocations(locations []string, dc string) []string {
 	return slices.Compact(names)
 }
 
-// BucketsWithCredentials returns the ScyllaDBBackupBuckets among buckets that declare one of bucketNames as an S3
-// bucket with credentials, by object name.
-func BucketsWithCredentials(buckets []*scyllav1alpha1.ScyllaDBBackupBucket, bucketNames []string) []*scyllav1alpha1.ScyllaDBBackupBucket {
+// DeclaredS3Buckets returns the ScyllaDBBackupBuckets among buckets that declare one of bucketNames as an S3 bucket,
+// with credentials or without (the agents' own role), by object name. Both kinds matter to the agents: the one s3
+// section their configuration holds applies to every bucket they write to (ResolveAgentS3Config).
+func DeclaredS3Buckets(buckets []*scyllav1alpha1.ScyllaDBBackupBucket, bucketNames []string) []*scyllav1alpha1.ScyllaDBBackupBucket {
 	var out []*scyllav1alpha1.ScyllaDBBackupBucket
 	for _, b := range buckets {
-		if b.Spec.Provider == scyllav1alpha1.ScyllaDBBackupProviderS3 && b.Spec.CredentialsSecretRef != nil && slices.Contains(bucketNames, b.Spec.BucketName) {
+		if b.Spec.Provider == scyllav1alpha1.ScyllaDBBackupProviderS3 && slices.Contains(bucketNames, b.Spec.BucketName) {
 			out = append(out, b)
 		}
 	}
 	slices.SortFunc(out, func(a, b *scyllav1alpha1.ScyllaDBBackupBucket) int { return cmp.Compare(a.Name, b.Name) })
 	return out
+}
+
+// AnyHasCredentials tells whether one of buckets has a credentialsSecretRef: only then has the agent configuration
+// anything to get from them, and a Secret to read.
+func AnyHasCredentials(buckets []*scyllav1alpha1.ScyllaDBBackupBucket) bool {
+	return slices.ContainsFunc(buckets, func(b *scyllav1alpha1.ScyllaDBBackupBucket) bool { return b.Spec.CredentialsSecretRef != nil })
 }
 
 // AgentS3Config returns the agent's s3 section for bucket with the credentials of secretData, the data of its
@@ -80,22 +87,37 @@ func AgentS3Config(bucket *scyllav1alpha1.ScyllaDBBackupBucket, secretData map[s
 	return config, nil
 }
 
-// BucketS3Config is the s3 section one ScyllaDBBackupBucket asks for.
+// BucketS3Config is the s3 section one ScyllaDBBackupBucket asks for; Config is nil for a bucket without
+// credentials, which asks for no s3 section: the agents reach it with their own role (their default credential chain).
 type BucketS3Config struct {
 	Bucket string
 	Config *scyllaagent.S3Config
 }
 
-// ChooseS3Config returns the s3 section all of configs agree on, or an error naming two buckets that disagree: one
-// agent configuration holds one s3 section, and using either would point the other's backups at the wrong
-// credentials.
+// ChooseS3Config returns the s3 section all of configs agree on (nil when none asks for one), or an error naming two
+// buckets that disagree: one agent configuration holds one s3 section, and using either would point the other's
+// backups at the wrong credentials. A bucket without credentials disagrees with every bucket with credentials: the
+// static keys of the section would replace the agents' own role for it too.
 func ChooseS3Config(configs []BucketS3Config) (*scyllaagent.S3Config, error) {
 	if len(configs) == 0 {
 		return nil, nil
 	}
 	first := configs[0]
 	for _, other := range configs[1:] {
-		if *other.Config != *first.Config {
+		switch {
+		case first.Config == nil && other.Config == nil:
+			continue
+		case first.Config == nil || other.Config == nil:
+			withKeys, without := first.Bucket, other.Bucket
+			if first.Config == nil {
+				withKeys, without = without, withKeys
+			}
+			return nil, fmt.Errorf("ScyllaDBBackupBuckets %q and %q, both used by this datacenter's backup tasks, have different credentials: %q has "+
+				"a credentialsSecretRef and %q has none (it uses the agents' own role), and the ScyllaDB Manager agent has one s3 configuration, "+
+				"whose keys would apply to both: no s3 settings are added; use buckets that all have credentials, the same, or all have none, "+
+				"or set s3 in a custom agent config",
+				first.Bucket, other.Bucket, withKeys, without)
+		case *other.Config != *first.Config:
 			return nil, fmt.Errorf("ScyllaDBBackupBuckets %q and %q, both used by this datacenter's backup tasks, have different credentials or "+
 				"S3 settings, and the ScyllaDB Manager agent has one s3 configuration: neither is used; use buckets with the same credentials, "+
 				"region and endpoint, or set s3 in a custom agent config", first.Bucket, other.Bucket)
@@ -107,14 +129,19 @@ func ChooseS3Config(configs []BucketS3Config) (*scyllaagent.S3Config, error) {
 // SecretGetter reads a Secret from the API server.
 type SecretGetter func(ctx context.Context, namespace, name string) (*corev1.Secret, error)
 
-// ResolveAgentS3Config returns the s3 section the agents need for buckets, each with a credentialsSecretRef, reading
-// their Secrets through getSecret. Problems only a change of the objects fixes (a missing Secret or key, buckets that
-// disagree) leave the buckets concerned out and come back in specErrs; err is any other failure to read, which
-// means the section is unknown and what the agents have must not change.
+// ResolveAgentS3Config returns the s3 section the agents need for buckets (DeclaredS3Buckets), reading the Secrets of
+// those with a credentialsSecretRef through getSecret; those without one ask for no section (ChooseS3Config). Problems
+// only a change of the objects fixes (a missing Secret or key, buckets that disagree) leave the buckets concerned out
+// and come back in specErrs; err is any other failure to read, which means the section is unknown and what the
+// agents have must not change.
 func ResolveAgentS3Config(ctx context.Context, buckets []*scyllav1alpha1.ScyllaDBBackupBucket, getSecret SecretGetter) (s3 *scyllaagent.S3Config, specErrs []error, err error) {
 	var configs []BucketS3Config
 	for _, b := range buckets {
 		ref := b.Spec.CredentialsSecretRef
+		if ref == nil {
+			configs = append(configs, BucketS3Config{Bucket: b.Name})
+			continue
+		}
 		secret, err := getSecret(ctx, ref.Namespace, ref.Name)
 		if apierrors.IsNotFound(err) {
 			specErrs = append(specErrs, fmt.Errorf("can't use the credentials of ScyllaDBBackupBucket %q: Secret %q does not exist", b.Name, ref.Namespace+"/"+ref.Name))

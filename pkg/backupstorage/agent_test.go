@@ -24,6 +24,28 @@ func TestS3BucketsOfLocations(t *testing.T) {
 	}
 }
 
+func TestDeclaredS3BucketsHaveCredentialsOrNot(t *testing.T) {
+	t.Parallel()
+	withCredentials := bucketWithSecret("with", "used", "one")
+	withCredentials.Name = "with"
+	without := withCredentials.DeepCopy()
+	without.Name, without.Spec.CredentialsSecretRef = "without", nil
+	unused := withCredentials.DeepCopy()
+	unused.Name, unused.Spec.BucketName = "unused", "other"
+	gcs := withCredentials.DeepCopy()
+	gcs.Name, gcs.Spec.Provider = "gcs", "gcs"
+	declared := DeclaredS3Buckets([]*scyllav1alpha1.ScyllaDBBackupBucket{without, unused, gcs, withCredentials}, []string{"used"})
+	if diff := cmp.Diff([]*scyllav1alpha1.ScyllaDBBackupBucket{withCredentials, without}, declared); diff != "" {
+		t.Errorf("declared buckets (-want +got):\n%s", diff)
+	}
+	if !AnyHasCredentials(declared) {
+		t.Errorf("expected %v to have credentials", declared)
+	}
+	if AnyHasCredentials([]*scyllav1alpha1.ScyllaDBBackupBucket{without}) || AnyHasCredentials(nil) {
+		t.Error("expected buckets without credentials to have none")
+	}
+}
+
 func bucketWithSecret(name, bucketName, secret string) *scyllav1alpha1.ScyllaDBBackupBucket {
 	return &scyllav1alpha1.ScyllaDBBackupBucket{
 		Spec: scyllav1alpha1.ScyllaDBBackupBucketSpec{
@@ -59,6 +81,15 @@ func TestResolveAgentS3Config(t *testing.T) {
 		c.Spec.CredentialsSecretRef.Name = secret
 		return c
 	}
+	withoutCredentials := func(bucket *scyllav1alpha1.ScyllaDBBackupBucket, name string, modify func(*scyllav1alpha1.ScyllaDBBackupBucket)) *scyllav1alpha1.ScyllaDBBackupBucket {
+		c := bucket.DeepCopy()
+		c.Name, c.Spec.CredentialsSecretRef = name, nil
+		if modify != nil {
+			modify(c)
+		}
+		return c
+	}
+	ambient := withoutCredentials(b, "ambient", nil)
 	k1 := &scyllaagent.S3Config{AccessKeyID: "K1", SecretAccessKey: "S1", Provider: "AWS", Region: "us-east-1"}
 	for _, tc := range []struct {
 		name     string
@@ -76,6 +107,25 @@ func TestResolveAgentS3Config(t *testing.T) {
 		{name: "a missing key leaves its bucket out", buckets: []*scyllav1alpha1.ScyllaDBBackupBucket{withSecret(b, "bad"), a}, want: k1,
 			wantSpec: []string{`Secret "creds/bad" has no key "access_key_id"`}},
 		{name: "an unreadable Secret makes it unknown", buckets: []*scyllav1alpha1.ScyllaDBBackupBucket{a, withSecret(b, "down")}, wantErr: true},
+		{name: "a bucket without credentials next to one with them", buckets: []*scyllav1alpha1.ScyllaDBBackupBucket{a, ambient},
+			wantSpec: []string{`ScyllaDBBackupBuckets "a" and "ambient", both used by this datacenter's backup tasks, have different credentials: "a" has a credentialsSecretRef and "ambient" has none`}},
+		{name: "a bucket without credentials first", buckets: []*scyllav1alpha1.ScyllaDBBackupBucket{ambient, a},
+			wantSpec: []string{`ScyllaDBBackupBuckets "ambient" and "a", both used by this datacenter's backup tasks, have different credentials: "a" has a credentialsSecretRef and "ambient" has none`}},
+		{name: "the same bucket declared with and without credentials", buckets: []*scyllav1alpha1.ScyllaDBBackupBucket{a, withoutCredentials(a, "a-again", nil)},
+			wantSpec: []string{`ScyllaDBBackupBuckets "a" and "a-again"`}},
+		{name: "a bucket without credentials in another region and at an endpoint", buckets: []*scyllav1alpha1.ScyllaDBBackupBucket{a, withoutCredentials(b, "elsewhere", func(c *scyllav1alpha1.ScyllaDBBackupBucket) {
+			c.Spec.Region, c.Spec.Endpoint = "eu-west-1", "https://s3.example.com"
+		})}, wantSpec: []string{`ScyllaDBBackupBuckets "a" and "elsewhere"`}},
+		{name: "the same bucket declared twice with different credentials", buckets: []*scyllav1alpha1.ScyllaDBBackupBucket{a, func() *scyllav1alpha1.ScyllaDBBackupBucket {
+			c := withSecret(a, "two")
+			c.Name = "a-again"
+			return c
+		}()}, wantSpec: []string{`ScyllaDBBackupBuckets "a" and "a-again", both used by this datacenter's backup tasks, have different credentials or S3 settings`}},
+		{name: "buckets without credentials in different regions ask for no section", buckets: []*scyllav1alpha1.ScyllaDBBackupBucket{ambient, withoutCredentials(b, "elsewhere", func(c *scyllav1alpha1.ScyllaDBBackupBucket) {
+			c.Spec.Region, c.Spec.Endpoint = "eu-west-1", "https://s3.example.com"
+		})}},
+		{name: "a missing Secret next to a bucket without credentials leaves both without keys", buckets: []*scyllav1alpha1.ScyllaDBBackupBucket{withSecret(b, "gone"), ambient},
+			wantSpec: []string{`Secret "creds/gone" does not exist`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -176,8 +176,10 @@ func (c *Controller) makeBackupS3Configs(ctx context.Context, sc *scyllav1alpha1
 	out := backupS3Configs{byDatacenter: map[string]*scyllaagent.S3Config{}}
 	var specErrs []error
 	for _, dc := range sc.Spec.Datacenters {
-		buckets := backupstorage.BucketsWithCredentials(allBuckets, backupstorage.S3BucketsOfLocations(locations, dc.Name))
-		if len(buckets) == 0 {
+		// Buckets without credentials count too: static keys of another bucket would replace the agents' own role
+		// for them (backupstorage.ChooseS3Config).
+		buckets := backupstorage.DeclaredS3Buckets(allBuckets, backupstorage.S3BucketsOfLocations(locations, dc.Name))
+		if !backupstorage.AnyHasCredentials(buckets) {
 			continue
 		}
 		out.readsCredentials = true

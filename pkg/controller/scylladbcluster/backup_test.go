@@ -163,6 +163,34 @@ func TestEveryDatacenterOfAClusterBackingUpToADeclaredBucketGetsItsCredentials(t
 			want: map[string]*scyllaagent.S3Config{},
 		},
 		{
+			name: "a datacenter also backing up to a bucket without credentials gets none, and it is reported",
+			objects: []runtime.Object{newClusterBackupTask("daily", "s3:"+testBucketName, "dc2:s3:by-role"), newDeclaredBucket("shared", testBucketName, "http://minio:9000"),
+				func() runtime.Object {
+					b := newDeclaredBucket("by-role", "by-role", "")
+					b.Spec.CredentialsSecretRef = nil
+					return b
+				}(),
+				newBucketCredentials("AKID", "s3cr3t")},
+			want: map[string]*scyllaagent.S3Config{"dc1": minio},
+			wantErr: `datacenter "dc2": ScyllaDBBackupBuckets "by-role" and "shared", both used by this datacenter's backup tasks, have different credentials: ` +
+				`"shared" has a credentialsSecretRef and "by-role" has none`,
+		},
+		{
+			name: "datacenters backing up to buckets without credentials only get nothing",
+			objects: []runtime.Object{newClusterBackupTask("daily", "s3:by-role", "dc2:s3:other-role"),
+				func() runtime.Object {
+					b := newDeclaredBucket("by-role", "by-role", "")
+					b.Spec.CredentialsSecretRef = nil
+					return b
+				}(),
+				func() runtime.Object {
+					b := newDeclaredBucket("other-role", "other-role", "https://s3.example.com")
+					b.Spec.CredentialsSecretRef, b.Spec.Region = nil, "eu-west-1"
+					return b
+				}()},
+			want: map[string]*scyllaagent.S3Config{},
+		},
+		{
 			name:    "a missing credentials Secret is reported, and no datacenter gets credentials",
 			objects: []runtime.Object{newClusterBackupTask("daily", "s3:"+testBucketName), newDeclaredBucket("shared", testBucketName, "")},
 			want:    map[string]*scyllaagent.S3Config{},

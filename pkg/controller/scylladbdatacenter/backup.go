@@ -25,7 +25,8 @@ import (
 // volume, Secret or annotation; without a bucket the file is what it always was.
 //
 // The agent has one s3 section for every S3 location it writes to. Buckets whose settings differ can't share it: the
-// datacenter gets none of them and its Degraded condition names two of them. A custom agent config
+// datacenter gets none of them and its Degraded condition names two of them. A bucket without credentials differs
+// from every bucket with credentials, whose keys would replace the agents' own role for it. A custom agent config
 // (customConfigSecretRef) that sets any s3 setting wins: the operator adds none, as it would override the user's
 // section key by key.
 
@@ -105,8 +106,10 @@ func (c *Controller) makeBackupS3Config(ctx context.Context, sdc *scyllav1alpha1
 	if err != nil {
 		return backupS3Config{}, fmt.Errorf("can't list ScyllaDBBackupBuckets: %w", err)
 	}
-	buckets := backupstorage.BucketsWithCredentials(allBuckets, names)
-	if len(buckets) == 0 {
+	// Buckets without credentials count too: static keys of another bucket would replace the agents' own role for
+	// them (backupstorage.ChooseS3Config).
+	buckets := backupstorage.DeclaredS3Buckets(allBuckets, names)
+	if !backupstorage.AnyHasCredentials(buckets) {
 		return c.overrideS3Config(ctx, sdc)
 	}
 

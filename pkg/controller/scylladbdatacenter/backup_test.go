@@ -206,6 +206,18 @@ func TestSyncLeavesTheAgentConfigAloneWithoutBucketCredentials(t *testing.T) {
 			scyllaObjects: []runtime.Object{newBackupTask("daily", "basic", "s3:backups"), newBucket("shared", "backups", "")},
 		},
 		{
+			name: "two buckets without credentials, in different regions and at different endpoints",
+			scyllaObjects: []runtime.Object{
+				newBackupTask("daily", "basic", "s3:backups", "s3:archive"),
+				newBucket("shared", "backups", ""),
+				func() runtime.Object {
+					b := newBucket("archive", "archive", "")
+					b.Spec.Region, b.Spec.Endpoint = "eu-west-1", "https://s3.example.com"
+					return b
+				}(),
+			},
+		},
+		{
 			name:          "an undeclared bucket",
 			scyllaObjects: []runtime.Object{newBackupTask("daily", "basic", "s3:backups"), newBucket("shared", "other", "shared-credentials")},
 		},
@@ -305,6 +317,46 @@ func TestSyncReportsBucketsTheAgentCantReach(t *testing.T) {
 				newCredentials("archive-credentials", "AKID2", "secret2"),
 			},
 			wantDegraded: `SecretControllerDegraded: ScyllaDBBackupBuckets "archive" and "shared", both used by this datacenter's backup tasks, have different credentials or S3 settings, and the ScyllaDB Manager agent has one s3 configuration: neither is used; use buckets with the same credentials, region and endpoint, or set s3 in a custom agent config`,
+		},
+		{
+			name: "a bucket with credentials and one without",
+			scyllaObjects: []runtime.Object{
+				newBackupTask("daily", "basic", "s3:backups"),
+				newBackupTask("weekly", "basic", "s3:archive"),
+				newBucket("shared", "backups", "shared-credentials"),
+				newBucket("archive", "archive", ""),
+			},
+			userSecrets: []runtime.Object{newCredentials("shared-credentials", "AKID1", "secret1")},
+			wantDegraded: `SecretControllerDegraded: ScyllaDBBackupBuckets "archive" and "shared", both used by this datacenter's backup tasks, have different credentials: ` +
+				`"shared" has a credentialsSecretRef and "archive" has none (it uses the agents' own role), and the ScyllaDB Manager agent has one s3 configuration, ` +
+				`whose keys would apply to both: no s3 settings are added; use buckets that all have credentials, the same, or all have none, or set s3 in a custom agent config`,
+		},
+		{
+			name: "one bucket declared twice, with credentials and without",
+			scyllaObjects: []runtime.Object{
+				newBackupTask("daily", "basic", "s3:backups"),
+				newBucket("shared", "backups", "shared-credentials"),
+				newBucket("shared-by-role", "backups", ""),
+			},
+			userSecrets: []runtime.Object{newCredentials("shared-credentials", "AKID1", "secret1")},
+			wantDegraded: `SecretControllerDegraded: ScyllaDBBackupBuckets "shared" and "shared-by-role", both used by this datacenter's backup tasks, have different credentials: ` +
+				`"shared" has a credentialsSecretRef and "shared-by-role" has none (it uses the agents' own role), and the ScyllaDB Manager agent has one s3 configuration, ` +
+				`whose keys would apply to both: no s3 settings are added; use buckets that all have credentials, the same, or all have none, or set s3 in a custom agent config`,
+		},
+		{
+			name: "one bucket declared twice, in different regions",
+			scyllaObjects: []runtime.Object{
+				newBackupTask("daily", "basic", "s3:backups"),
+				newBucket("shared", "backups", "shared-credentials"),
+				func() runtime.Object {
+					b := newBucket("shared-west", "backups", "shared-credentials")
+					b.Spec.Region = "us-west-2"
+					return b
+				}(),
+			},
+			userSecrets: []runtime.Object{newCredentials("shared-credentials", "AKID1", "secret1")},
+			wantDegraded: `SecretControllerDegraded: ScyllaDBBackupBuckets "shared" and "shared-west", both used by this datacenter's backup tasks, have different credentials or S3 settings, ` +
+				`and the ScyllaDB Manager agent has one s3 configuration: neither is used; use buckets with the same credentials, region and endpoint, or set s3 in a custom agent config`,
 		},
 		{
 			name: "two tasks storing into two buckets with the same credentials",
