@@ -110,7 +110,7 @@ func (c *Controller) makeBackupS3Config(ctx context.Context, sdc *scyllav1alpha1
 	// them (backupstorage.ChooseS3Config).
 	buckets := backupstorage.DeclaredS3Buckets(allBuckets, names)
 	if !backupstorage.AnyHasCredentials(buckets) {
-		return c.overrideS3Config(ctx, sdc)
+		return c.overrideS3ConfigBeside(ctx, sdc, buckets)
 	}
 
 	s3, errs, err := backupstorage.ResolveAgentS3Config(ctx, buckets, c.getSecret)
@@ -122,6 +122,22 @@ func (c *Controller) makeBackupS3Config(ctx context.Context, sdc *scyllav1alpha1
 		specErrs = append(specErrs, newSpecError("%w", e))
 	}
 	return backupS3Config{s3: s3, readsCredentials: true}, utilerrors.NewAggregate(specErrs)
+}
+
+// overrideS3ConfigBeside returns overrideS3Config's s3 section for a datacenter whose own backup tasks use buckets,
+// declared without credentials. Its own buckets come first, as buckets with credentials do: the cluster's section
+// would give its static keys to them too (backupstorage.ChooseS3Config), so none is added, and that is a spec error
+// naming the first of them.
+func (c *Controller) overrideS3ConfigBeside(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, buckets []*scyllav1alpha1.ScyllaDBBackupBucket) (backupS3Config, error) {
+	override, err := c.overrideS3Config(ctx, sdc)
+	if err != nil || override.s3 == nil || len(buckets) == 0 {
+		return override, err
+	}
+	return backupS3Config{readsCredentials: true}, newSpecError("ScyllaDBBackupBucket %q, used by this datacenter's backup tasks, has no credentialsSecretRef "+
+		"(it uses the agents' own role), and the s3 settings of the ScyllaDBCluster's backup buckets, in the agent auth-token Secret %q named by "+
+		"annotation %q, have credentials; the ScyllaDB Manager agent has one s3 configuration, whose keys would apply to both: no s3 settings are "+
+		"added; use buckets that all have credentials, the same, or all have none, or set s3 in a custom agent config",
+		buckets[0].Name, sdc.Annotations[naming.ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot], naming.ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot)
 }
 
 // overrideS3Config returns the s3 section of the agent configuration in the Secret that

@@ -675,6 +675,44 @@ func TestSyncTakesTheS3SectionOfAClusterDatacenterFromItsTokenOverride(t *testin
 	}
 }
 
+func TestSyncReportsAClusterDatacenterOwnBucketWithoutCredentialsBesideTheClusterKeys(t *testing.T) {
+	t.Parallel()
+
+	fromCluster := &scyllaagent.S3Config{AccessKeyID: "CLUSTERKEY", SecretAccessKey: "cluster-secret", Provider: "AWS", Region: "us-east-1"}
+	tt := []struct {
+		name         string
+		s3           *scyllaagent.S3Config
+		wantS3       bool
+		wantDegraded string
+	}{
+		{
+			name: "the cluster's buckets have credentials",
+			s3:   fromCluster,
+			wantDegraded: `SecretControllerDegraded: ScyllaDBBackupBucket "by-role", used by this datacenter's backup tasks, has no credentialsSecretRef ` +
+				`(it uses the agents' own role), and the s3 settings of the ScyllaDBCluster's backup buckets, in the agent auth-token Secret "cluster-token" ` +
+				`named by annotation "internal.scylla-operator.scylladb.com/scylladb-manager-agent-auth-token-override-secret-ref", have credentials; ` +
+				`the ScyllaDB Manager agent has one s3 configuration, whose keys would apply to both: no s3 settings are added; ` +
+				`use buckets that all have credentials, the same, or all have none, or set s3 in a custom agent config`,
+		},
+		{name: "the cluster gives no s3 section"},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := withOverride(t, backupWorld{world: world{sdc: newBasicSDC()}}, testToken, tc.s3)
+			w.scyllaObjects = []runtime.Object{newBackupTask("daily", "basic", "s3:backups"), newBucket("by-role", "backups", "")}
+			f := newBackupFixture(t, w)
+			if err := f.sync(); err != nil {
+				t.Fatalf("a spec error must not be retried, got %v", err)
+			}
+			f.checkDegraded(tc.wantDegraded)
+			if s3, ok := agentConfig(t, f.world())["s3"]; ok {
+				t.Errorf("expected no s3 section, got %v", s3)
+			}
+		})
+	}
+}
+
 func TestSyncReportsAnUnreadableTokenOverride(t *testing.T) {
 	t.Parallel()
 
