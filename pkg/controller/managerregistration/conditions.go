@@ -43,4 +43,7 @@ const (
 	// clusterNotOwnedReason: deregistration left a cluster alone because it belongs to another object.
 	clusterNotOwnedReason    = "ScyllaDBManagerClusterNotOwned"
 	registrationFailedReason = "ScyllaDBManagerRegistrationFailed"
+	// clusterIDNotOwnedReason: the cluster ID annotation names another object's cluster (it was copied with a
+	// manifest), which is left alone.
+	clusterIDNotOwnedReason = "ScyllaDBManagerClusterIDNotOwned"
 )

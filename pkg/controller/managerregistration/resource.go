@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/uuid"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/managerclient"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
@@ -129,6 +130,35 @@ func isOwnedBy(cluster *managerclient.Cluster, owner types.UID, previousOwners [
 		return true
 	}
 	return types.UID(label) == owner || slices.Contains(previousOwners, types.UID(label))
+}
+
+// isProvablyOwnedBy tells whether cluster's owner label holds owner or one of previousOwners. Deregistration deletes
+// only such clusters: an unlabelled one may have been registered by hand, or by an older manager-controller for
+// another object, and an annotation naming it may have been copied from that object.
+func isProvablyOwnedBy(cluster *managerclient.Cluster, owner types.UID, previousOwners []types.UID) bool {
+	label := types.UID(cluster.Labels[naming.ScyllaDBManagerOwnerUIDLabel])
+	return len(label) != 0 && (label == owner || slices.Contains(previousOwners, label))
+}
+
+// isAnnotatedClusterOwnedBy tells whether cluster, which ScyllaDB Manager holds under the ID of an object's
+// naming.ScyllaDBManagerClusterIDAnnotation, is that object's (UID owner, previousOwners, asking for a cluster named
+// name): labelled as the object's, or unlabelled under the name the object asks for, as the established operator
+// registered a ScyllaCluster's cluster (whose ID the operator copies into the annotation); names are unique in
+// ScyllaDB Manager. Anything else is another object's cluster, named by an annotation copied from it with a manifest.
+func isAnnotatedClusterOwnedBy(cluster *managerclient.Cluster, owner types.UID, previousOwners []types.UID, name string) bool {
+	if len(cluster.Labels[naming.ScyllaDBManagerOwnerUIDLabel]) == 0 {
+		return cluster.Name == name
+	}
+	return isProvablyOwnedBy(cluster, owner, previousOwners)
+}
+
+// isDerivedClusterID tells whether id is a version 5 UUID, as naming.ScyllaDBManagerClusterID derives from an object's
+// kind and UID. ScyllaDB Manager gives the clusters registered without an ID random (version 4) UUIDs, and so did the
+// established operator, so an annotation holding a version 5 ID other than the object's own derived one names another
+// object's cluster: it was copied from that object with a manifest.
+func isDerivedClusterID(id string) bool {
+	parsed, err := uuid.Parse(id)
+	return err == nil && parsed.Version() == 5
 }
 
 // isNameTakenError tells whether err is ScyllaDB Manager refusing a cluster because another cluster, under another

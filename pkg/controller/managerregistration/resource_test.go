@@ -135,6 +135,55 @@ func TestIsOwnedBy(t *testing.T) {
 	}
 }
 
+func TestOwnershipOfClustersAnAnnotationMayHaveBeenCopiedTo(t *testing.T) {
+	t.Parallel()
+
+	tt := []struct {
+		name           string
+		cluster        managerclient.Cluster
+		previousOwners []types.UID
+		wantAnnotated  bool
+		wantProvable   bool
+	}{
+		{name: "unlabelled, under the name asked for", cluster: managerclient.Cluster{Name: "scylla/basic"}, wantAnnotated: true},
+		{name: "unlabelled, under another name", cluster: managerclient.Cluster{Name: "other/basic"}},
+		{name: "labelled with the owner", cluster: managerclient.Cluster{Name: "other/basic", Labels: map[string]string{naming.ScyllaDBManagerOwnerUIDLabel: string(testUID)}}, wantAnnotated: true, wantProvable: true},
+		{name: "labelled with a previous owner", cluster: managerclient.Cluster{Name: "scylla/basic", Labels: map[string]string{naming.ScyllaDBManagerOwnerUIDLabel: string(testScyllaClusterUID)}}, previousOwners: []types.UID{testScyllaClusterUID}, wantAnnotated: true, wantProvable: true},
+		{name: "labelled with another object, under the name asked for", cluster: managerclient.Cluster{Name: "scylla/basic", Labels: map[string]string{naming.ScyllaDBManagerOwnerUIDLabel: "other"}}},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := isAnnotatedClusterOwnedBy(&tc.cluster, testUID, tc.previousOwners, "scylla/basic"); got != tc.wantAnnotated {
+				t.Errorf("isAnnotatedClusterOwnedBy: expected %v, got %v", tc.wantAnnotated, got)
+			}
+			if got := isProvablyOwnedBy(&tc.cluster, testUID, tc.previousOwners); got != tc.wantProvable {
+				t.Errorf("isProvablyOwnedBy: expected %v, got %v", tc.wantProvable, got)
+			}
+		})
+	}
+}
+
+func TestIsDerivedClusterIDTellsDerivedIDsFromScyllaDBManagersRandomOnes(t *testing.T) {
+	t.Parallel()
+
+	tt := []struct {
+		id   string
+		want bool
+	}{
+		{id: testClusterID, want: true},
+		{id: naming.ScyllaDBManagerClusterID("ScyllaDBCluster", "other"), want: true},
+		{id: "5b0e7c4a-1d2e-4f3a-9b8c-7d6e5f4a3b2c", want: false},
+		{id: "scylla/basic", want: false},
+		{id: "", want: false},
+	}
+	for _, tc := range tt {
+		if got := isDerivedClusterID(tc.id); got != tc.want {
+			t.Errorf("isDerivedClusterID(%q): expected %v, got %v", tc.id, tc.want, got)
+		}
+	}
+}
+
 func TestDescribeManagerErrorLeavesOutTheTraceID(t *testing.T) {
 	t.Parallel()
 

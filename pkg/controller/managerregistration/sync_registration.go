@@ -33,6 +33,10 @@ import (
 //     and writes only the conditions.
 //  4. the conditions, once, saying the outcome (a wait before was reported by an earlier sync).
 //
+// An annotation copied from another object's manifest is not trusted (ensureCluster): the object registers under
+// its derived ID, and the annotation is replaced at step 3 (removed at once while the object waits, when the ID alone
+// shows it is another object's).
+//
 // The finalizer and the annotation can't share a patch: one must precede ScyllaDB Manager's write, the other follow
 // it. A cluster adopted by name has another ID, which the annotation records before the adopting update
 // (createCluster).
@@ -44,6 +48,17 @@ func (r *registrar[T]) register(ctx context.Context, target *registrationTarget[
 		return err
 	}
 	if target.spec == nil {
+		derivedID := naming.ScyllaDBManagerClusterID(r.kind.kind, obj.GetUID())
+		if id := obj.GetAnnotations()[naming.ScyllaDBManagerClusterIDAnnotation]; id != derivedID && isDerivedClusterID(id) {
+			// Another object's ID, copied with a manifest: tasks must not be scheduled into its cluster while this
+			// object waits, so the annotation goes. Nothing of this object is in ScyllaDB Manager under it.
+			r.reportCopiedClusterID(obj, id, derivedID, nil)
+			patched, err := r.patchClusterIDAnnotation(ctx, obj, nil)
+			if err != nil {
+				return err
+			}
+			target.object, obj = patched, patched
+		}
 		if _, ok := obj.GetAnnotations()[naming.ScyllaDBManagerClusterIDAnnotation]; ok {
 			// The annotation names a cluster ScyllaDB Manager may hold for the object already (registered before
 			// the object's current generation, or by an older manager-controller, whose ID the operator copies
@@ -79,7 +94,8 @@ func (r *registrar[T]) register(ctx context.Context, target *registrationTarget[
 }
 
 // ensureCluster makes ScyllaDB Manager hold the cluster target asks for with one read, and a write only when it
-// differs; the object gets the finalizer before that write, or as soon as the read finds its cluster. It returns the
+// differs (one more read when the annotation names a cluster of another object, see isAnnotatedClusterOwnedBy: the
+// object then uses its derived ID); the object gets the finalizer before that write, or as soon as the read finds its cluster. It returns the
 // ID of the cluster, or failure describing why it can't, with the error to retry on when a retry may help; an error
 // without failure is a Kubernetes write that failed before ScyllaDB Manager was written.
 func (r *registrar[T]) ensureCluster(ctx context.Context, target *registrationTarget[T]) (id string, failure *progress, _ error) {
@@ -90,12 +106,25 @@ func (r *registrar[T]) ensureCluster(ctx context.Context, target *registrationTa
 	if err != nil {
 		return "", invalidClusterID(err), nil
 	}
-	required, err := makeManagerCluster(id, obj.GetUID(), target.spec)
-	if err != nil {
-		return "", &progress{reason: scyllaDBManagerErrorReason, message: err.Error()}, err
+	derivedID := naming.ScyllaDBManagerClusterID(r.kind.kind, obj.GetUID())
+	if id != derivedID && isDerivedClusterID(id) {
+		r.reportCopiedClusterID(obj, id, derivedID, nil)
+		id = derivedID
 	}
 
 	existing, err := r.managerClient.GetCluster(ctx, id)
+	if err == nil && id != derivedID && !isAnnotatedClusterOwnedBy(existing, obj.GetUID(), target.previousOwners, target.spec.Name) {
+		// The annotation came with a copied manifest: the cluster it names stays untouched, and the object gets its
+		// own, whose ID replaces the annotation's once ScyllaDB Manager holds it (register).
+		r.reportCopiedClusterID(obj, id, derivedID, existing)
+		id = derivedID
+		existing, err = r.managerClient.GetCluster(ctx, id)
+	}
+	required, makeErr := makeManagerCluster(id, obj.GetUID(), target.spec)
+	if makeErr != nil {
+		return "", &progress{reason: scyllaDBManagerErrorReason, message: makeErr.Error()}, makeErr
+	}
+
 	switch {
 	case managerclient.IsNotFound(err):
 		// A first registration, a lost ScyllaDB Manager database or one restored from an old copy: the cluster comes
@@ -129,6 +158,24 @@ func (r *registrar[T]) ensureCluster(ctx context.Context, target *registrationTa
 	logger.V(2).Info("Updated ScyllaDB Manager cluster", "clusterID", id, "clusterName", required.Name)
 	r.recorder.Eventf(obj, corev1.EventTypeNormal, clusterUpdatedReason, "Updated cluster %q (ID %s) in ScyllaDB Manager", required.Name, id)
 	return id, nil, nil
+}
+
+// reportCopiedClusterID records a Warning event on obj saying that its naming.ScyllaDBManagerClusterIDAnnotation, id,
+// names a cluster of another object, found in ScyllaDB Manager as existing (nil when the ID alone tells: another
+// object's derived ID), so that the object is registered under derivedID instead.
+func (r *registrar[T]) reportCopiedClusterID(obj T, id, derivedID string, existing *managerclient.Cluster) {
+	var owner string
+	switch {
+	case existing == nil:
+		owner = "the ID is derived from another object's UID"
+	case len(existing.Labels[naming.ScyllaDBManagerOwnerUIDLabel]) == 0:
+		owner = fmt.Sprintf("ScyllaDB Manager holds it as cluster %q, without label %s, and this object's cluster is named %q", existing.Name, naming.ScyllaDBManagerOwnerUIDLabel, managerClusterName(r.kind.kind, obj))
+	default:
+		owner = fmt.Sprintf("ScyllaDB Manager holds it as cluster %q of owner %s=%s", existing.Name, naming.ScyllaDBManagerOwnerUIDLabel, existing.Labels[naming.ScyllaDBManagerOwnerUIDLabel])
+	}
+	r.recorder.Eventf(obj, corev1.EventTypeWarning, clusterIDNotOwnedReason,
+		"Annotation %q names cluster ID %s, which is not this object's (%s): it was copied from another object, whose cluster is left alone; this object uses its own cluster ID %s",
+		naming.ScyllaDBManagerClusterIDAnnotation, id, owner, derivedID)
 }
 
 // createCluster registers required, which ScyllaDB Manager does not hold under its ID. When another ID holds its name

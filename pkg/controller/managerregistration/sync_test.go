@@ -324,6 +324,7 @@ func TestSyncAddsTheFinalizerOnlyWhenScyllaDBManagerHoldsOrIsAboutToHoldTheClust
 			wantFinalizers: []string{"example.com/other", naming.ScyllaDBManagerClusterFinalizer},
 		},
 		{
+			// The annotation was copied from the other object: the datacenter registers its own cluster.
 			name: "the cluster ID names a cluster of another object",
 			setup: func(t *testing.T, f *fixture) *scyllav1alpha1.ScyllaDBDatacenter {
 				id := f.registerCluster(managerclient.Cluster{Name: "other", Host: "10.0.0.9", Labels: map[string]string{naming.ScyllaDBManagerOwnerUIDLabel: "someone-else"}})
@@ -332,7 +333,23 @@ func TestSyncAddsTheFinalizerOnlyWhenScyllaDBManagerHoldsOrIsAboutToHoldTheClust
 				return sdc
 			},
 			wantWrites: []string{
-				"apply scylladbdatacenters/status: ScyllaDBManagerRegistrationProgressing=False/AsExpected ScyllaDBManagerRegistrationDegraded=True/OwnershipConflict",
+				writeFinalizer,
+				writeCreateCluster,
+				writeClusterID,
+				writeRegistered,
+			},
+			wantFinalizers: []string{"example.com/other", naming.ScyllaDBManagerClusterFinalizer},
+		},
+		{
+			name: "waiting for the rollout with another object's derived cluster ID",
+			setup: func(t *testing.T, f *fixture) *scyllav1alpha1.ScyllaDBDatacenter {
+				sdc := newCreatedSDC()
+				sdc.Annotations[naming.ScyllaDBManagerClusterIDAnnotation] = naming.ScyllaDBManagerClusterID("ScyllaDBDatacenter", "someone-else")
+				return sdc
+			},
+			wantWrites: []string{
+				"patch scylladbdatacenters: -scylladb-manager-clusterid",
+				"apply scylladbdatacenters/status: ScyllaDBManagerRegistrationProgressing=True/WaitingForRollout ScyllaDBManagerRegistrationDegraded=False/AsExpected",
 			},
 			wantFinalizers: []string{"example.com/other"},
 		},
@@ -539,17 +556,6 @@ func TestSyncLeavesAClusterOfAnotherObjectAlone(t *testing.T) {
 		// sdc is the datacenter, given the foreign cluster's ID.
 		sdc func(id string) *scyllav1alpha1.ScyllaDBDatacenter
 	}{
-		{
-			name: "found under the ID of the annotation",
-			register: func(f *fixture) string {
-				return f.registerCluster(managerclient.Cluster{Name: "other", Host: "10.0.0.9", Labels: foreignLabels})
-			},
-			sdc: func(id string) *scyllav1alpha1.ScyllaDBDatacenter {
-				sdc := newSDC()
-				sdc.Annotations[naming.ScyllaDBManagerClusterIDAnnotation] = id
-				return sdc
-			},
-		},
 		{
 			name: "holding the datacenter's name",
 			register: func(f *fixture) string {
