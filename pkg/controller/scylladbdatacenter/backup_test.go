@@ -13,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clienttesting "k8s.io/client-go/testing"
@@ -291,6 +292,62 @@ func TestSyncLetsACustomAgentConfigSettingS3Win(t *testing.T) {
 				t.Errorf("expected an s3 section: %v, got %v", tc.wantS3, config)
 			}
 			f.checkDegraded("")
+		})
+	}
+}
+
+func TestSyncReportsNoBucketConflictWhenACustomAgentConfigSetsS3(t *testing.T) {
+	t.Parallel()
+
+	mixed := []runtime.Object{newBackupTask("daily", "basic", "s3:backups", "s3:archive"), newBucket("shared", "backups", "shared-credentials"), newBucket("archive", "archive", "")}
+	differing := []runtime.Object{newBackupTask("daily", "basic", "s3:backups", "s3:archive"), newBucket("shared", "backups", "shared-credentials"), newBucket("archive", "archive", "archive-credentials")}
+	tt := []struct {
+		name             string
+		scyllaObjects    []runtime.Object
+		custom           string
+		wantDegradedPart string
+	}{
+		{name: "a bucket with credentials and one without", scyllaObjects: mixed, custom: "s3:\n  region: eu-west-1\n"},
+		{name: "two buckets with different credentials", scyllaObjects: differing, custom: "s3:\n  access_key_id: mine\n  secret_access_key: mine\n"},
+		{name: "a missing credentials Secret", scyllaObjects: []runtime.Object{newBackupTask("daily", "basic", "s3:backups"), newBucket("shared", "backups", "gone")},
+			custom: "s3:\n  region: eu-west-1\n"},
+		{name: "a custom config without s3 leaves the conflict", scyllaObjects: mixed, custom: "auth_token: custom\n",
+			wantDegradedPart: `SecretControllerDegraded: ScyllaDBBackupBuckets "archive" and "shared"`},
+		{name: "an empty s3 section sets nothing", scyllaObjects: differing, custom: "s3: {}\n",
+			wantDegradedPart: `SecretControllerDegraded: ScyllaDBBackupBuckets "archive" and "shared"`},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			sdc := newBasicSDC()
+			sdc.Spec.Racks[1].ScyllaDBManagerAgent = &scyllav1alpha1.ScyllaDBManagerAgentTemplate{CustomConfigSecretRef: new("agent-config")}
+			f := newBackupFixture(t, backupWorld{
+				world:         world{sdc: sdc},
+				scyllaObjects: tc.scyllaObjects,
+				userSecrets: []runtime.Object{
+					newCredentials("shared-credentials", "AKID1", "secret1"),
+					newCredentials("archive-credentials", "AKID2", "secret2"),
+					&corev1.Secret{
+						ObjectMeta: metav1.ObjectMeta{Namespace: testNamespace, Name: "agent-config"},
+						Data:       map[string][]byte{"scylla-manager-agent.yaml": []byte(tc.custom)},
+					},
+				},
+			})
+			if err := f.sync(); err != nil {
+				t.Fatalf("a spec error must not be retried, got %v", err)
+			}
+			if s3, ok := agentConfig(t, f.world())["s3"]; ok {
+				t.Errorf("expected no s3 section, got %v", s3)
+			}
+			c := meta.FindStatusCondition(f.written("scylladbdatacenters", f.sdcName()).(*scyllav1alpha1.ScyllaDBDatacenter).Status.Conditions, "Degraded")
+			switch {
+			case c == nil:
+				t.Fatal("no Degraded condition")
+			case len(tc.wantDegradedPart) == 0 && c.Status != metav1.ConditionFalse:
+				t.Errorf("expected Degraded False: the custom config's s3 section is used, not the buckets', got %+v", c)
+			case len(tc.wantDegradedPart) != 0 && (c.Status != metav1.ConditionTrue || !strings.HasPrefix(c.Message, tc.wantDegradedPart)):
+				t.Errorf("expected Degraded True with a message starting %q, got %+v", tc.wantDegradedPart, c)
+			}
 		})
 	}
 }
@@ -682,7 +739,7 @@ func TestSyncReportsAClusterDatacenterOwnBucketWithoutCredentialsBesideTheCluste
 	tt := []struct {
 		name         string
 		s3           *scyllaagent.S3Config
-		wantS3       bool
+		custom       string
 		wantDegraded string
 	}{
 		{
@@ -695,11 +752,19 @@ func TestSyncReportsAClusterDatacenterOwnBucketWithoutCredentialsBesideTheCluste
 				`use buckets that all have credentials, the same, or all have none, or set s3 in a custom agent config`,
 		},
 		{name: "the cluster gives no s3 section"},
+		{name: "a custom agent config sets s3", s3: fromCluster, custom: "s3:\n  region: eu-west-1\n"},
 	}
 	for _, tc := range tt {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			w := withOverride(t, backupWorld{world: world{sdc: newBasicSDC()}}, testToken, tc.s3)
+			if len(tc.custom) != 0 {
+				w.sdc.Spec.Racks[1].ScyllaDBManagerAgent = &scyllav1alpha1.ScyllaDBManagerAgentTemplate{CustomConfigSecretRef: new("agent-config")}
+				w.userSecrets = append(w.userSecrets, &corev1.Secret{
+					ObjectMeta: metav1.ObjectMeta{Namespace: testNamespace, Name: "agent-config"},
+					Data:       map[string][]byte{"scylla-manager-agent.yaml": []byte(tc.custom)},
+				})
+			}
 			w.scyllaObjects = []runtime.Object{newBackupTask("daily", "basic", "s3:backups"), newBucket("by-role", "backups", "")}
 			f := newBackupFixture(t, w)
 			if err := f.sync(); err != nil {
