@@ -55,4 +55,6 @@ const (
 	taskUpdatedReason = "ScyllaDBManagerTaskUpdated"
 	taskDeletedReason = "ScyllaDBManagerTaskDeleted"
 	taskDeleteFailed  = "ScyllaDBManagerTaskDeleteFailed"
+	// taskNotOwnedReason: a deletion left a task it found in place, because it is not labelled with the object's UID.
+	taskNotOwnedReason = "ScyllaDBManagerTaskNotOwned"
 )

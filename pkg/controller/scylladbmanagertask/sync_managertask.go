@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/managerclient"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
@@ -107,6 +108,11 @@ func (c *Controller) getRegistration(task *scyllav1alpha1.ScyllaDBManagerTask) (
 	// cluster name. The registration controller reports it.
 	if !managerclient.IsUUID(clusterID) {
 		return registration{waiting: fmt.Sprintf("%s has annotation %q = %q, which is not a ScyllaDB Manager cluster ID", what, naming.ScyllaDBManagerClusterIDAnnotation, clusterID)}, nil
+	}
+	// The registration controller's check too: a derived ID other than the object's own came with a manifest copied
+	// from another object, and names that object's cluster. The registration controller replaces it.
+	if clusterID != naming.ScyllaDBManagerClusterID(ref.Kind, obj.GetUID()) && isDerivedClusterID(clusterID) {
+		return registration{waiting: fmt.Sprintf("%s has annotation %q = %q, which is another object's ScyllaDB Manager cluster ID (copied with its manifest); waiting for the registration controller to replace it", what, naming.ScyllaDBManagerClusterIDAnnotation, clusterID)}, nil
 	}
 	return registration{clusterID: clusterID, uid: obj.GetUID()}, nil
 }
@@ -340,6 +346,13 @@ func findManagerTask(items []managerclient.TaskListItem, task *scyllav1alpha1.Sc
 	}
 }
 
+// isDerivedClusterID tells whether id is a version 5 UUID, as naming.ScyllaDBManagerClusterID derives from an object's
+// kind and UID; ScyllaDB Manager, and the established operator, gave clusters random (version 4) IDs.
+func isDerivedClusterID(id string) bool {
+	parsed, err := uuid.Parse(id)
+	return err == nil && parsed.Version() == 5
+}
+
 // recordedClusterID returns the ScyllaDB Manager cluster task's task was recorded in, or "" when there is no record
 // (a task synced by an earlier manager-controller) or it is not a cluster ID, which ScyllaDB Manager would read as a
 // cluster name.
@@ -389,7 +402,9 @@ func (c *Controller) syncDeletion(ctx context.Context, key string, task *scyllav
 	return nil
 }
 
-// deleteManagerTask deletes task's task from ScyllaDB Manager cluster clusterID, if it holds one.
+// deleteManagerTask deletes task's task from ScyllaDB Manager cluster clusterID, if it holds one labelled with task's
+// UID. A task found otherwise (by name, or by status.taskID) is left in place: the cluster may have been recorded in an
+// annotation copied from another object's manifest, and the task of that name may be that object's.
 func (c *Controller) deleteManagerTask(ctx context.Context, task *scyllav1alpha1.ScyllaDBManagerTask, clusterID string) error {
 	logger := klog.FromContext(ctx).WithValues("scyllaDBManagerTask", klog.KObj(task), "clusterID", clusterID)
 
@@ -408,6 +423,14 @@ func (c *Controller) deleteManagerTask(ctx context.Context, task *scyllav1alpha1
 		found, _ = findManagerTask(items, task, taskType)
 	}
 	if found == nil {
+		return nil
+	}
+	if owner := found.Labels[naming.ScyllaDBManagerOwnerUIDLabel]; owner != string(task.UID) {
+		// Found by name or by status.taskID only: the name is shared by objects of that name in other namespaces, and
+		// the record of the cluster comes along with a copied manifest, so nothing proves the task is this object's.
+		logger.V(2).Info("Leaving a ScyllaDB Manager task that is not provably the object's in place", "taskID", found.ID, "taskName", found.Name, "ownerUID", owner)
+		c.eventRecorder.Eventf(task, corev1.EventTypeWarning, taskNotOwnedReason, "Left %s task %q (%s) in ScyllaDB Manager cluster %s: it is not labelled %s=%s, so it may be another object's",
+			found.Type, found.Name, found.ID, clusterID, naming.ScyllaDBManagerOwnerUIDLabel, task.UID)
 		return nil
 	}
 

@@ -217,6 +217,18 @@ func TestSyncWaitsForTheRegistrationOfTheReferencedCluster(t *testing.T) {
 			wantMessage: `ScyllaDBDatacenter "scylla/basic" has annotation "internal.scylla-operator.scylladb.com/scylladb-manager-clusterid" = "urn:uuid:` + testClusterID + `", which is not a ScyllaDB Manager cluster ID`,
 		},
 		{
+			// Copied with another datacenter's manifest: the registration controller replaces it.
+			name: "the datacenter's cluster ID is derived from another object's UID",
+			dc: func() *scyllav1alpha1.ScyllaDBDatacenter {
+				dc := newRegisteredDatacenter()
+				dc.Annotations[naming.ScyllaDBManagerClusterIDAnnotation] = naming.ScyllaDBManagerClusterID("ScyllaDBDatacenter", "other-sdc-uid")
+				return dc
+			},
+			wantMessage: `ScyllaDBDatacenter "scylla/basic" has annotation "internal.scylla-operator.scylladb.com/scylladb-manager-clusterid" = "` +
+				naming.ScyllaDBManagerClusterID("ScyllaDBDatacenter", "other-sdc-uid") +
+				`", which is another object's ScyllaDB Manager cluster ID (copied with its manifest); waiting for the registration controller to replace it`,
+		},
+		{
 			name: "the datacenter is being deleted",
 			dc: func() *scyllav1alpha1.ScyllaDBDatacenter {
 				dc := newRegisteredDatacenter()
