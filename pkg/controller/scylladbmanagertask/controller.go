@@ -57,6 +57,7 @@ type managerClient interface {
 	CreateTask(ctx context.Context, clusterID string, task *managerclient.TaskUpdate) (string, error)
 	UpdateTask(ctx context.Context, clusterID string, taskType managerclient.TaskType, taskID string, task *managerclient.TaskUpdate) (*managerclient.Task, error)
 	DeleteTask(ctx context.Context, clusterID string, taskType managerclient.TaskType, taskID string) error
+	GetCluster(ctx context.Context, idOrName string) (*managerclient.Cluster, error)
 }
 
 var _ managerClient = &managerclient.Client{}
@@ -92,6 +93,8 @@ type Controller struct {
 	taskLists *taskLists
 	// rejections remembers the tasks ScyllaDB Manager answered 400 to.
 	rejections *rejections
+	// clusterOwners remembers the clusters found labelled with their object's UID.
+	clusterOwners *clusterOwners
 
 	// clock is the time source of start dates, the task list memo and condition transitions; tests replace it.
 	clock                      func() time.Time
@@ -181,8 +184,9 @@ func newController(
 		eventBroadcaster: eventBroadcaster,
 		eventRecorder:    eventRecorder,
 
-		queue:      controllerhelpers.NewQueue(ControllerName),
-		rejections: newRejections(),
+		queue:         controllerhelpers.NewQueue(ControllerName),
+		rejections:    newRejections(),
+		clusterOwners: newClusterOwners(),
 
 		clock:                      time.Now,
 		statusRefreshInterval:      defaultStatusRefreshInterval,

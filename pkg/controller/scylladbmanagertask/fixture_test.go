@@ -29,13 +29,16 @@ import (
 
 const (
 	testNamespace = "scylla"
-	// testClusterID is the ScyllaDB Manager cluster the test datacenter is registered as.
-	testClusterID = "6f1d3f4e-2b1a-4c7d-9e8f-0a1b2c3d4e5f"
 	testDCName    = "basic"
+	otherDCName   = "other"
+)
+
+var (
+	// testClusterID is the ScyllaDB Manager cluster the test datacenter is registered as: the ID derived from its UID.
+	testClusterID = naming.ScyllaDBManagerClusterID(scyllaDBDatacenterKind, "sdc-uid")
 	// otherClusterID is the ScyllaDB Manager cluster the datacenter otherDCName is registered as, once
 	// registerOtherCluster ran.
-	otherClusterID = "0c9b8a7d-6e5f-4a3b-8c2d-1e0f9a8b7c6d"
-	otherDCName    = "other"
+	otherClusterID = naming.ScyllaDBManagerClusterID(scyllaDBDatacenterKind, "other-sdc-uid")
 )
 
 // testStart is the fixture clock's first reading: a Wednesday noon.

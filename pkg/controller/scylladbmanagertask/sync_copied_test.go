@@ -7,28 +7,18 @@ import (
 	"github.com/google/go-cmp/cmp"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/managerclient"
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/test/fakescyllamanager"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// createLegacyTask creates, in the test cluster, the task "daily" as the established operator's manager-controller
-// left it for another object (no labels), and returns its ID.
+// createLegacyTask creates the task "daily" in the test cluster with createLegacyTaskIn, and returns its ID.
 func createLegacyTask(t *testing.T, f *fixture) string {
 	t.Helper()
-	properties, err := managerclient.BackupProperties{Location: []string{"s3:backups"}}.Raw()
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := f.managerClient.CreateTask(t.Context(), testClusterID, &managerclient.TaskUpdate{
-		Type: managerclient.TaskTypeBackup, Name: "daily", Enabled: true,
-		Schedule: &managerclient.Schedule{Cron: "0 1 * * *"}, Properties: properties,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.managerRequests()
-	return id
+	createLegacyTaskIn(t, f, testClusterID)
+	return f.tasksIn(testClusterID)[0].ID
 }
 
 // newCopiedTask returns the task "copy", made from another object's manifest: it records the test cluster as the one
@@ -137,4 +127,101 @@ func TestSyncOfACopiedTaskMovesNothingOutOfTheRecordedCluster(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestSyncSchedulesIntoAClusterOfAnotherIDOnlyOnceItIsLabelledWithTheObjectsUID(t *testing.T) {
+	t.Parallel()
+
+	// As the established operator registered it, under an ID ScyllaDB Manager chose; the operator copies such an ID
+	// into the annotation, and so does a manifest copied from another datacenter.
+	const legacyID = "5b0e7c4a-1d2e-4f3a-9b8c-7d6e5f4a3b2c"
+	tt := []struct {
+		name        string
+		labels      map[string]string
+		wantMessage string
+	}{
+		{
+			name:        "labelled with another object's UID",
+			labels:      map[string]string{naming.ScyllaDBManagerOwnerUIDLabel: "someone-else"},
+			wantMessage: `ScyllaDB Manager cluster "other/basic" (ID ` + legacyID + `) is not labelled scylla-operator.scylladb.com/owner-uid=sdc-uid yet (it has "someone-else"): waiting for the registration controller to register it for ScyllaDBDatacenter; an ID annotation copied from another object's manifest is replaced then`,
+		},
+		{
+			name:        "not adopted yet",
+			wantMessage: `ScyllaDB Manager cluster "other/basic" (ID ` + legacyID + `) is not labelled scylla-operator.scylladb.com/owner-uid=sdc-uid yet (it has ""): waiting for the registration controller to register it for ScyllaDBDatacenter; an ID annotation copied from another object's manifest is replaced then`,
+		},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+
+			dc := newRegisteredDatacenter()
+			dc.Annotations[naming.ScyllaDBManagerClusterIDAnnotation] = legacyID
+			f := newFixture(t, dc, newBackupTask("daily"))
+			cluster := managerclient.Cluster{ID: legacyID, Name: "other/basic", Host: "basic-client.other.svc", AuthToken: "token", WithoutRepair: true, Labels: tc.labels}
+			if _, err := f.managerClient.CreateCluster(t.Context(), &cluster); err != nil {
+				t.Fatal(err)
+			}
+			createLegacyTaskIn(t, f, legacyID)
+			before := f.tasksIn(legacyID)
+
+			f.mustSync(t, "daily")
+
+			requests := f.managerRequests()
+			if writes := managerWrites(requests); len(writes) != 0 {
+				t.Errorf("expected no ScyllaDB Manager writes, got %v", writes)
+			}
+			if n := countEndpoint(requests, fakescyllamanager.EndpointListTasks); n != 0 {
+				t.Errorf("expected the cluster's tasks not to be read, got %d reads", n)
+			}
+			if diff := cmp.Diff(before, f.tasksIn(legacyID)); diff != "" {
+				t.Errorf("the cluster's tasks changed (-want +got):\n%s", diff)
+			}
+			task := f.task(t, "daily")
+			want := []string{"Available=False/TaskNotScheduled", "Degraded=False/AsExpected", "Progressing=True/AwaitingRegistration"}
+			if diff := cmp.Diff(want, conditionStatuses(task)); diff != "" {
+				t.Errorf("unexpected conditions (-want +got):\n%s", diff)
+			}
+			if c := meta.FindStatusCondition(task.Status.Conditions, controllerhelpers.ProgressingCondition); c.Message != tc.wantMessage {
+				t.Errorf("expected Progressing message %q, got %q", tc.wantMessage, c.Message)
+			}
+			if len(task.Finalizers) != 1 || len(task.Annotations[naming.ScyllaDBManagerTaskClusterIDAnnotation]) != 0 {
+				t.Errorf("expected nothing recorded, got finalizers %q and annotations %v", task.Finalizers, task.Annotations)
+			}
+
+			// The registration controller adopts the cluster for the datacenter: the task is scheduled, and the
+			// cluster is not read again.
+			cluster.Labels = map[string]string{naming.ScyllaDBManagerOwnerUIDLabel: "sdc-uid"}
+			if _, err := f.managerClient.UpdateCluster(t.Context(), &cluster); err != nil {
+				t.Fatal(err)
+			}
+			f.managerRequests()
+			f.mustSync(t, "daily")
+			if got := f.tasksIn(legacyID); len(got) != 1 || got[0].Labels[naming.ScyllaDBManagerOwnerUIDLabel] != "daily-uid" {
+				t.Errorf("expected the task adopted for daily-uid, got %+v", got)
+			}
+			f.managerRequests()
+			f.expireMemo()
+			f.mustSync(t, "daily")
+			if n := countEndpoint(f.managerRequests(), fakescyllamanager.EndpointGetCluster); n != 0 {
+				t.Errorf("expected the cluster's owner to be checked once, got %d more reads", n)
+			}
+		})
+	}
+}
+
+// createLegacyTaskIn creates the task "daily" in cluster clusterID as the established operator's manager-controller
+// left it for some object (no labels).
+func createLegacyTaskIn(t *testing.T, f *fixture, clusterID string) {
+	t.Helper()
+	properties, err := managerclient.BackupProperties{Location: []string{"s3:backups"}}.Raw()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.managerClient.CreateTask(t.Context(), clusterID, &managerclient.TaskUpdate{
+		Type: managerclient.TaskTypeBackup, Name: "daily", Enabled: true,
+		Schedule: &managerclient.Schedule{Cron: "0 1 * * *"}, Properties: properties,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f.managerRequests()
 }

@@ -140,6 +140,15 @@ func (c *Controller) syncManagerTask(ctx context.Context, key string, task *scyl
 		return o, nil
 	}
 	clusterID := reg.clusterID
+	waiting, err := c.verifyClusterOwner(ctx, task.Spec.ScyllaDBClusterRef.Kind, reg)
+	if err != nil {
+		o.fail(managerErrorReason, fmt.Sprintf("can't read ScyllaDB Manager cluster %q: %s", clusterID, managerErrorMessage(err)))
+		return o, fmt.Errorf("can't read ScyllaDB Manager cluster %q: %w", clusterID, err)
+	}
+	if len(waiting) != 0 {
+		o.wait(awaitingRegistrationReason, waiting)
+		return o, nil
+	}
 
 	taskType, err := managerTaskType(task.Spec.Type)
 	if err != nil {

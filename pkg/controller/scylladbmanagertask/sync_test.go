@@ -1093,17 +1093,23 @@ func TestSyncSchedulesTasksOfAScyllaDBCluster(t *testing.T) {
 			Name:        "multi",
 			UID:         "sc-uid",
 			Labels:      map[string]string{naming.RegisterWithScyllaDBManagerLabel: "true"},
-			Annotations: map[string]string{naming.ScyllaDBManagerClusterIDAnnotation: testClusterID},
+			Annotations: map[string]string{naming.ScyllaDBManagerClusterIDAnnotation: naming.ScyllaDBManagerClusterID(scyllaDBClusterKind, "sc-uid")},
 		},
 	}
 	task := newRepairTask("weekly")
 	task.Spec.ScyllaDBClusterRef = scyllav1alpha1.LocalScyllaDBReference{Kind: scyllaDBClusterKind, Name: "multi"}
 	f := newFixture(t, sc, task)
+	clusterID := naming.ScyllaDBManagerClusterID(scyllaDBClusterKind, "sc-uid")
+	if _, err := f.managerClient.CreateCluster(t.Context(), &managerclient.Cluster{
+		ID: clusterID, Name: "scylla/ScyllaDBCluster/multi", Host: "multi-client.scylla.svc", AuthToken: "token", WithoutRepair: true,
+	}); err != nil {
+		t.Fatal(err)
+	}
 
 	f.mustSync(t, "weekly")
 
-	got := f.onlyTask(t)
-	if got.Type != "repair" || got.Name != "weekly" {
+	got := f.tasksIn(clusterID)
+	if len(got) != 1 || got[0].Type != "repair" || got[0].Name != "weekly" {
 		t.Errorf("unexpected task %+v", got)
 	}
 }
