@@ -34,8 +34,7 @@ import (
 //  4. the conditions, once, saying the outcome (a wait before was reported by an earlier sync).
 //
 // An annotation copied from another object's manifest is not trusted (ensureCluster): the object registers under
-// its derived ID, and the annotation is replaced at step 3 (removed at once while the object waits, when the ID alone
-// shows it is another object's).
+// its derived ID, and the annotation is replaced at step 3.
 //
 // The finalizer and the annotation can't share a patch: one must precede ScyllaDB Manager's write, the other follow
 // it. A cluster adopted by name has another ID, which the annotation records before the adopting update
@@ -48,18 +47,12 @@ func (r *registrar[T]) register(ctx context.Context, target *registrationTarget[
 		return err
 	}
 	if target.spec == nil {
-		derivedID := naming.ScyllaDBManagerClusterID(r.kind.kind, obj.GetUID())
-		if id := obj.GetAnnotations()[naming.ScyllaDBManagerClusterIDAnnotation]; id != derivedID && isDerivedClusterID(id) {
-			// Another object's ID, copied with a manifest: tasks must not be scheduled into its cluster while this
-			// object waits, so the annotation goes. Nothing of this object is in ScyllaDB Manager under it.
-			r.reportCopiedClusterID(obj, id, derivedID, nil)
-			patched, err := r.patchClusterIDAnnotation(ctx, obj, nil)
-			if err != nil {
-				return err
-			}
-			target.object, obj = patched, patched
-		}
-		if _, ok := obj.GetAnnotations()[naming.ScyllaDBManagerClusterIDAnnotation]; ok {
+		id, ok := obj.GetAnnotations()[naming.ScyllaDBManagerClusterIDAnnotation]
+		// Another object's derived ID, copied with a manifest, names nothing of this object's; it stays until the
+		// registration replaces it (the operator would copy a ScyllaCluster's status.managerId back into a removed
+		// one), and the task controller does not schedule into it meanwhile.
+		foreign := id != naming.ScyllaDBManagerClusterID(r.kind.kind, obj.GetUID()) && isDerivedClusterID(id)
+		if ok && !foreign {
 			// The annotation names a cluster ScyllaDB Manager may hold for the object already (registered before
 			// the object's current generation, or by an older manager-controller, whose ID the operator copies
 			// there): the object's deletion must remove it, wait or no wait.

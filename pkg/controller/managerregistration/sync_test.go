@@ -347,8 +347,8 @@ func TestSyncAddsTheFinalizerOnlyWhenScyllaDBManagerHoldsOrIsAboutToHoldTheClust
 				sdc.Annotations[naming.ScyllaDBManagerClusterIDAnnotation] = naming.ScyllaDBManagerClusterID("ScyllaDBDatacenter", "someone-else")
 				return sdc
 			},
+			// It names nothing of the datacenter's: no finalizer, and the registration replaces the annotation.
 			wantWrites: []string{
-				"patch scylladbdatacenters: -scylladb-manager-clusterid",
 				"apply scylladbdatacenters/status: ScyllaDBManagerRegistrationProgressing=True/WaitingForRollout ScyllaDBManagerRegistrationDegraded=False/AsExpected",
 			},
 			wantFinalizers: []string{"example.com/other"},
