@@ -138,7 +138,20 @@
 // an interface, and it equals the ClusterIP when that is what nodes broadcast.) A later node never seeds from
 // an unready node other than the first, and when the node it must seed from has no address yet it waits (up to
 // --startup-timeout) instead of picking another: two unready nodes seeding from each other would form a second ring.
-// Every node computes the same order, so one node at most seeds from itself.
+// Every node computes the same order, so one node at most seeds from itself while bootstrapping.
+//
+// A node that has joined the ring doesn't wait for another node's address: it needs no seed to rejoin its ring
+// (external-seeds.md), and after a full outage the first node's Pod may never get an IP (its Kubernetes node is gone,
+// it is Pending, its volume can't attach), which with Pod IP addresses (broadcast type PodIP, or a headless member
+// Service) would keep every other node down. The sidecar writes the marker file scylla-operator-joined, holding the
+// node's host ID, in --scylladb-data-dir (and flushes it) the first time /readyz finds the node with its host ID Up
+// and Normal in the ring (not in maintenance, when nothing is asked; never merely because ScyllaDB started: a node
+// whose bootstrap failed half-way must not seed from itself, or it could found a second ring). A marker that can't be
+// written is logged and written at the next readiness check; readiness never fails because of it. At start, when
+// the usual choice would wait and the marker is there, the node seeds from the external seeds plus its own
+// broadcast_address instead, and logs what it would have waited for. When the usual choice succeeds, it is kept. A
+// marker that can't be read, or doesn't hold a host ID (a write cut short), is logged and read as not joined. A fresh
+// volume has no marker; a node started with the replacing-node-hostid label (below) ignores and removes it.
 //
 // Before starting ScyllaDB, the sidecar records its broadcast_address in the member Service annotation
 // internal.scylla-operator.scylladb.com/broadcast-address and its Pod's UID in .../broadcast-address-pod-uid (the
@@ -179,7 +192,9 @@
 // The operator replaces a node whose data is gone by labelling its member Service
 // internal.scylla-operator.scylladb.com/replacing-node-hostid=<host ID of the lost node> and deleting the node's
 // volume claim and Pod. At start, before ScyllaDB, the sidecar reads that label from the member Service: a non-empty
-// value is passed, lower-cased, as --replace-node-first-boot. ScyllaDB honours the option on the node's first boot
+// value is passed, lower-cased, as --replace-node-first-boot, and the joined marker (Seeds) is ignored and removed:
+// the node joins the ring anew, through a live node, and is recorded as joined once it is Up and Normal under its
+// new host ID. ScyllaDB honours the option on the node's first boot
 // only (no identity in its data directory yet). A container restart while the label is still set passes it again:
 // a node that finished the replacement ignores it and keeps its host ID, one restarted while still bootstrapping
 // resumes the replacement under the same host ID; the data directory decides, not the sidecar. A value that is not

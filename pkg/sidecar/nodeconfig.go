@@ -15,6 +15,8 @@ type NodeConfigInput struct {
 	Services   []*corev1.Service
 	Pods       []*corev1.Pod
 	Interfaces InterfaceAddressLister
+	// Joined is true when the node's volume records that it joined the ring (JoinedMarker).
+	Joined bool
 }
 
 // NodeConfig is how the node joins the cluster.
@@ -44,6 +46,8 @@ func ComputeNodeConfig(in NodeConfigInput) (NodeConfig, error) {
 		ExternalSeeds:     in.ExternalSeeds,
 		BroadcastAddress:  addrs.BroadcastAddress,
 		IPFamily:          in.Options.IPFamily,
+		// A node replacing another joins the ring anew, through a live node; what its volume says is stale.
+		Joined: in.Joined && replaceNodeHostID == "",
 	})
 	if err != nil {
 		return NodeConfig{}, err

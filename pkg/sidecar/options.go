@@ -31,6 +31,7 @@ const (
 	scyllaDBConfigDirEnv            = "SCYLLA_CONF"
 	decommissionedMarkerFileName    = "scylla-operator-decommissioned"
 	decommissioningMarkerFileName   = "scylla-operator-decommissioning"
+	joinedMarkerFileName            = "scylla-operator-joined"
 	defaultDecommissionPollInterval = 5 * time.Second
 	defaultDecommissionRetryCap     = 5 * time.Minute
 )

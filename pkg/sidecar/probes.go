@@ -29,11 +29,14 @@ type Prober struct {
 	decommissioned *atomic.Bool
 	// restart fails readiness once requested.
 	restart *Restart
+	// joined is recorded once the ring reports the node Up and Normal.
+	joined *JoinedMarker
 }
 
-// NewProber returns a Prober reading the member Service from lister and the node from scylla.
-func NewProber(lister corev1listers.ServiceLister, namespace, name string, scylla *scyllaclient.Client, decommissioned *atomic.Bool, restart *Restart) *Prober {
-	return &Prober{lister: lister, namespace: namespace, name: name, scylla: scylla, decommissioned: decommissioned, restart: restart}
+// NewProber returns a Prober reading the member Service from lister and the node from scylla, recording in joined
+// that the node joined the ring.
+func NewProber(lister corev1listers.ServiceLister, namespace, name string, scylla *scyllaclient.Client, decommissioned *atomic.Bool, restart *Restart, joined *JoinedMarker) *Prober {
+	return &Prober{lister: lister, namespace: namespace, name: name, scylla: scylla, decommissioned: decommissioned, restart: restart, joined: joined}
 }
 
 // inMaintenance reports whether the member Service carries the node-maintenance label, which makes every probe pass
@@ -60,6 +63,8 @@ func (p *Prober) Healthz(ctx context.Context) error {
 
 // Readyz succeeds when ScyllaDB reports the node with this node's host ID as Up and Normal and its CQL server is on.
 // The host ID, unlike the IP, stays the same for the node's whole life. It fails once the node is to restart.
+// The first time the ring reports the node Up and Normal, the node has joined the ring, and the joined marker is
+// recorded; in maintenance nothing is asked, so nothing is recorded.
 func (p *Prober) Readyz(ctx context.Context) error {
 	// The node is about to stop, whatever the maintenance label says.
 	if reason := p.restart.Reason(); reason != nil {
@@ -92,6 +97,7 @@ func (p *Prober) Readyz(ctx context.Context) error {
 	if !found {
 		return fmt.Errorf("node %s is not in the ring", hostID)
 	}
+	p.joined.Record(ctx, hostID)
 	nativeTransport, err := p.scylla.IsNativeTransportEnabled(ctx)
 	if err != nil {
 		return fmt.Errorf("can't get the native transport state: %w", err)

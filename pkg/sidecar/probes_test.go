@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -33,10 +35,13 @@ func TestProber(t *testing.T) {
 		restart      error
 		wantHealthz  string
 		wantReadyz   func(hostID string) string
+		// wantJoined: the ring reported the node Up and Normal, so the joined marker is on the volume.
+		wantJoined bool
 	}{
 		{
-			name:       "an Up and Normal node with CQL on is ready",
+			name:       "an Up and Normal node with CQL on is ready and recorded as joined",
 			wantReadyz: func(string) string { return "" },
+			wantJoined: true,
 		},
 		{
 			name:  "a node reported Down is not ready",
@@ -52,9 +57,10 @@ func TestProber(t *testing.T) {
 			wantReadyz:  func(string) string { return "" },
 		},
 		{
-			name:       "a node without CQL is not ready",
+			name:       "a node without CQL is not ready, but is Normal in the ring, so recorded as joined",
 			knobs:      fakescylladb.Knobs{NativeTransportDisabled: true},
 			wantReadyz: func(string) string { return "native transport (CQL) is off" },
+			wantJoined: true,
 		},
 		{
 			name:       "a node still starting is not in the ring",
@@ -109,7 +115,8 @@ func TestProber(t *testing.T) {
 			}
 			decommissioned := &atomic.Bool{}
 			decommissioned.Store(tc.notRunning)
-			p := NewProber(serviceLister(t, memberService(tc.maintenance)), testNamespace, selfName, n.client, decommissioned, restart)
+			joined := NewJoinedMarker(t.TempDir())
+			p := NewProber(serviceLister(t, memberService(tc.maintenance)), testNamespace, selfName, n.client, decommissioned, restart, joined)
 			ctx := context.Background()
 			if got := errorString(p.Healthz(ctx)); got != tc.wantHealthz {
 				t.Errorf("Healthz() = %q, want %q", got, tc.wantHealthz)
@@ -117,6 +124,9 @@ func TestProber(t *testing.T) {
 			wantReadyz := tc.wantReadyz(n.node.HostID())
 			if got := errorString(p.Readyz(ctx)); got != wantReadyz {
 				t.Errorf("Readyz() = %q, want %q", got, wantReadyz)
+			}
+			if got := joinedMarkerHostID(t, joined); got != map[bool]string{true: n.node.HostID()}[tc.wantJoined] {
+				t.Errorf("joined marker holds %q, want it written: %v", got, tc.wantJoined)
 			}
 
 			srv := httptest.NewServer(p.Handler())
@@ -140,7 +150,7 @@ func TestProber(t *testing.T) {
 func TestProberFollowsTheNodeGoingDown(t *testing.T) {
 	t.Parallel()
 	n := startInProcessNode(t, fakescylladb.Knobs{})
-	p := NewProber(serviceLister(t), testNamespace, selfName, n.client, &atomic.Bool{}, NewRestart())
+	p := NewProber(serviceLister(t), testNamespace, selfName, n.client, &atomic.Bool{}, NewRestart(), NewJoinedMarker(t.TempDir()))
 	ctx := context.Background()
 	if err := p.Readyz(ctx); err != nil {
 		t.Fatalf("a healthy node isn't ready: %v", err)
@@ -157,7 +167,7 @@ func TestProberFollowsTheNodeGoingDown(t *testing.T) {
 
 // TestProberJudgesAReplacingNodeByItsOwnHostID runs a node that replaces a Down node at the same broadcast address,
 // as a node broadcasting its member Service's ClusterIP does: readiness follows the replacing node's own host ID,
-// failing while it bootstraps and passing once it is Normal.
+// failing while it bootstraps and passing once it is Normal, and only then is the node recorded as joined.
 func TestProberJudgesAReplacingNodeByItsOwnHostID(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -185,10 +195,14 @@ func TestProberJudgesAReplacingNodeByItsOwnHostID(t *testing.T) {
 	if got := n.node.ReplaceHostID(); got != replacedHostID {
 		t.Fatalf("the fake node replaces %q, want %q", got, replacedHostID)
 	}
-	p := NewProber(serviceLister(t), testNamespace, selfName, n.client, &atomic.Bool{}, NewRestart())
+	joined := NewJoinedMarker(t.TempDir())
+	p := NewProber(serviceLister(t), testNamespace, selfName, n.client, &atomic.Bool{}, NewRestart(), joined)
 	want := fmt.Sprintf("node %s (10.96.0.1) is Up/Joining, not Up/Normal", n.node.HostID())
 	if got := errorString(p.Readyz(ctx)); got != want {
 		t.Errorf("Readyz() while bootstrapping = %q, want %q", got, want)
+	}
+	if got := joinedMarkerHostID(t, joined); got != "" {
+		t.Errorf("a bootstrapping node is recorded as joined (%q)", got)
 	}
 	// The bootstrap ends.
 	n.setKnobs(t, `{"bootstrapDelay": "0s"}`)
@@ -198,5 +212,41 @@ func TestProberJudgesAReplacingNodeByItsOwnHostID(t *testing.T) {
 			t.Fatalf("the replacing node isn't ready after its bootstrap: %v", err)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	if got := joinedMarkerHostID(t, joined); got != n.node.HostID() {
+		t.Errorf("the joined marker holds %q, want the replacing node's host ID %q", got, n.node.HostID())
+	}
+}
+
+// TestProberRetriesTheJoinedMarkerWithoutFailingReadiness runs a Normal node whose data directory can't take the
+// marker at first: readiness passes regardless, and the next check writes the marker once it can.
+func TestProberRetriesTheJoinedMarkerWithoutFailingReadiness(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	n := startInProcessNode(t, fakescylladb.Knobs{})
+	dataDir := filepath.Join(t.TempDir(), "data")
+	// A file where the directory should be: writing the marker fails with "not a directory".
+	if err := os.WriteFile(dataDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	joined := NewJoinedMarker(dataDir)
+	p := NewProber(serviceLister(t), testNamespace, selfName, n.client, &atomic.Bool{}, NewRestart(), joined)
+	if err := p.Readyz(ctx); err != nil {
+		t.Fatalf("readiness fails because the marker can't be written: %v", err)
+	}
+	if err := os.Remove(dataDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dataDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := joinedMarkerHostID(t, joined); got != "" {
+		t.Fatalf("unexpected marker %q before the retry", got)
+	}
+	if err := p.Readyz(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := joinedMarkerHostID(t, joined); got != n.node.HostID() {
+		t.Errorf("after the retry the joined marker holds %q, want %q", got, n.node.HostID())
 	}
 }

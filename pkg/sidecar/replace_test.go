@@ -3,6 +3,7 @@ package sidecar
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -121,5 +122,54 @@ func TestComputeNodeConfigCarriesTheReplacedHostID(t *testing.T) {
 	}
 	if errors.Is(err, ErrNotYetAvailable) {
 		t.Error("a bad label is waited for instead of refused at once")
+	}
+}
+
+// TestComputeNodeConfigIgnoresTheJoinedMarkerOfAReplacingNode runs the full-outage case, the first node's Pod without
+// an IP: a node whose volume records that it joined seeds from itself, but one asked to replace another waits, as
+// it must join the ring anew through a live node.
+func TestComputeNodeConfigIgnoresTheJoinedMarkerOfAReplacingNode(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		labels    map[string]string
+		wantSeeds Seeds
+		wantErr   string
+	}{
+		{
+			name: "a node that joined seeds from itself",
+			wantSeeds: Seeds{Seeds: []string{"10.0.0.11"}, LocalSeed: selfName,
+				SkippedWait: `no node of the datacenter is Ready, so the only safe local seed is its first node "sc-dc-r-0": Pod "ns/sc-dc-r-0" has no IP in its status: not available yet`},
+		},
+		{
+			name:    "a replacing node waits for the first node",
+			labels:  map[string]string{naming.ReplacingNodeHostIDLabel: replacedHostID},
+			wantErr: `no node of the datacenter is Ready, so the only safe local seed is its first node "sc-dc-r-0": Pod "ns/sc-dc-r-0" has no IP in its status: not available yet`,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			first := makeService(otherName, headlessService, baseTime, nil, nil)
+			self := makeService(selfName, headlessService, baseTime.Add(time.Minute), nil, nil)
+			self.Labels = tc.labels
+			pod := makePod(selfName, false, "10.0.0.11")
+			nc, err := ComputeNodeConfig(NodeConfigInput{
+				Options: AddressOptions{
+					BroadcastNodes:   BroadcastOptions{Type: BroadcastPodIP, PodIP: PodIPOptions{Source: PodIPSourceStatus}},
+					BroadcastClients: BroadcastOptions{Type: BroadcastPodIP, PodIP: PodIPOptions{Source: PodIPSourceStatus}},
+					ListenNodes:      ListenOptions{Type: ListenAny},
+					ListenClients:    ListenOptions{Type: ListenAny},
+					IPFamily:         IPv4,
+				},
+				Pod: pod, Service: self, Services: []*corev1.Service{first, self},
+				Pods:       []*corev1.Pod{makePod(otherName, false), pod},
+				Interfaces: fakeInterfaces{},
+				Joined:     true,
+			})
+			checkError(t, err, tc.wantErr, tc.wantErr != "")
+			if diff := cmp.Diff(tc.wantSeeds, nc.Seeds); diff != "" {
+				t.Errorf("unexpected seeds (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -28,9 +28,9 @@ import (
 	"github.com/scyllakube/scylla-operator/pkg/scyllaclient"
 )
 
-// readNodeConfigInput reads the node's Pod and member Service and the datacenter's member Services and Pods.
-// API errors are worth retrying and wrap ErrNotYetAvailable.
-func (o *Options) readNodeConfigInput(ctx context.Context) (NodeConfigInput, error) {
+// readNodeConfigInput reads the node's Pod and member Service and the datacenter's member Services and Pods; joined
+// is what the node's volume says (JoinedMarker). API errors are worth retrying and wrap ErrNotYetAvailable.
+func (o *Options) readNodeConfigInput(ctx context.Context, joined bool) (NodeConfigInput, error) {
 	core := o.kubeClient.CoreV1()
 	pod, err := core.Pods(o.PodNamespace).Get(ctx, o.PodName, metav1.GetOptions{})
 	if err != nil {
@@ -63,6 +63,7 @@ func (o *Options) readNodeConfigInput(ctx context.Context) (NodeConfigInput, err
 		Pod:           pod,
 		Service:       svc,
 		Interfaces:    o.interfaces,
+		Joined:        joined,
 	}
 	for i := range services.Items {
 		in.Services = append(in.Services, &services.Items[i])
@@ -75,13 +76,13 @@ func (o *Options) readNodeConfigInput(ctx context.Context) (NodeConfigInput, err
 
 // waitForNodeConfig computes the node's addresses and seeds, waiting up to --startup-timeout for what may still
 // appear. Final errors end the wait at once. It also returns the UID of the node's Pod.
-func (o *Options) waitForNodeConfig(ctx context.Context) (NodeConfig, types.UID, error) {
+func (o *Options) waitForNodeConfig(ctx context.Context, joined bool) (NodeConfig, types.UID, error) {
 	logger := klog.FromContext(ctx)
 	var nc NodeConfig
 	var podUID types.UID
 	var lastErr error
 	err := wait.PollUntilContextTimeout(ctx, o.pollInterval, o.StartupTimeout, true, func(ctx context.Context) (bool, error) {
-		in, err := o.readNodeConfigInput(ctx)
+		in, err := o.readNodeConfigInput(ctx, joined)
 		if err == nil {
 			podUID = in.Pod.UID
 			nc, err = ComputeNodeConfig(in)
@@ -257,8 +258,9 @@ func (o *Options) Run(ctx context.Context) error {
 
 	var nc NodeConfig
 	var podUID types.UID
+	joined := NewJoinedMarker(o.ScyllaDBDataDir)
 	if !wasDecommissioned {
-		nc, podUID, err = o.waitForNodeConfig(startCtx)
+		nc, podUID, err = o.waitForNodeConfig(startCtx, joined.Joined(ctx))
 		if err != nil {
 			if startCtx.Err() != nil && ctx.Err() == nil {
 				// A signal asked to stop.
@@ -270,7 +272,12 @@ func (o *Options) Run(ctx context.Context) error {
 			"broadcastAddress", nc.BroadcastAddress, "broadcastRPCAddress", nc.BroadcastRPCAddress,
 			"listenAddress", nc.ListenAddress, "rpcAddress", nc.RPCAddress,
 			"seeds", nc.Seeds.Seeds, "firstInDatacenter", nc.First, "localSeed", nc.LocalSeed)
+		if nc.SkippedWait != "" {
+			logger.Info("The node joined the ring before, so it seeds from its own broadcast address instead of waiting",
+				"marker", joined.Path(), "insteadOfWaitingFor", nc.SkippedWait)
+		}
 		if nc.ReplaceNodeHostID != "" {
+			joined.Remove(ctx)
 			logger.Info("The member Service asks this node to replace another; ScyllaDB is started with --replace-node-first-boot, which it honours on the node's first boot only and ignores once the node has its own host ID",
 				"replacedHostID", nc.ReplaceNodeHostID, "label", naming.ReplacingNodeHostIDLabel)
 		}
@@ -302,7 +309,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	prober := NewProber(serviceInformer.Lister(), o.PodNamespace, o.MemberServiceName, scylla, decommissioned, restart)
+	prober := NewProber(serviceInformer.Lister(), o.PodNamespace, o.MemberServiceName, scylla, decommissioned, restart, joined)
 
 	listener := o.probesListener
 	if listener == nil {

@@ -253,8 +253,12 @@ func (rs *runningSidecar) waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// probeClient gives up on a probe that gets no answer: the test owns the probes listener, which accepts connections
+// even when Run failed before serving on it.
+var probeClient = &http.Client{Timeout: 2 * time.Second}
+
 func (rs *runningSidecar) probe(path string) int {
-	resp, err := http.Get(rs.probesURL + path)
+	resp, err := probeClient.Get(rs.probesURL + path)
 	if err != nil {
 		return 0
 	}
@@ -794,16 +798,27 @@ func (e *testEnv) checkReplaced(t *testing.T, rs *runningSidecar, node testNodeS
 
 // TestRunReplacesANode replaces the second node of a datacenter as the operator does (issue 15): the new node's
 // ScyllaDB is started with --replace-node-first-boot naming the lost node's host ID, becomes ready under a host ID of
-// its own, and the sidecar records that host ID over the lost node's. A sidecar restart while the label is still
-// set passes the option again, and ScyllaDB, which has its identity by then, keeps its host ID.
+// its own, and the sidecar records that host ID over the lost node's, and replaces a stale joined marker with its
+// own. A sidecar restart while the label is still set passes the option again, and ScyllaDB, which has its identity
+// by then, keeps its host ID.
 func TestRunReplacesANode(t *testing.T) {
 	t.Parallel()
 	e := newTestEnv(t)
 	lost, lostHostID, firstHostID := e.loseAndReplaceSecondNode(t)
 
-	rs := e.start(e.options(lost, nil))
+	// A joined marker of the lost node on the new volume, as if the old one had come back: it is stale.
+	o := e.options(lost, nil)
+	if err := os.MkdirAll(o.ScyllaDBDataDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeTestFile(t, filepath.Join(o.ScyllaDBDataDir, joinedMarkerFileName), lostHostID+"\n")
+	rs := e.start(o)
 	rs.waitReady(t)
 	newHostID := e.checkReplaced(t, rs, lost, lostHostID, firstHostID)
+	// The sidecar removed the stale marker at start and recorded the new node once it was Normal.
+	if got := joinedMarkerHostID(t, NewJoinedMarker(o.ScyllaDBDataDir)); got != newHostID {
+		t.Errorf("the joined marker holds %q, want the replacing node's %q", got, newHostID)
+	}
 
 	// The container restarts before the operator removed the labels.
 	if err := rs.stop(); err != nil {
@@ -853,6 +868,107 @@ func TestRunFinishesAnInterruptedReplacement(t *testing.T) {
 	}
 }
 
+// recreatePod replaces a node's Pod with a new one, not Ready, with the given IPs, as after the node's Kubernetes
+// node was lost.
+func (e *testEnv) recreatePod(n testNodeSpec, uid types.UID, ips ...string) {
+	e.t.Helper()
+	ctx := context.Background()
+	pod, err := e.kube.CoreV1().Pods(n.namespace).Get(ctx, n.name, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.kube.CoreV1().Pods(n.namespace).Delete(ctx, n.name, metav1.DeleteOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+	recreated := makePod(n.name, false, ips...)
+	recreated.Namespace, recreated.Labels, recreated.UID = n.namespace, pod.Labels, uid
+	if _, err := e.kube.CoreV1().Pods(n.namespace).Create(ctx, recreated, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// TestRunAfterAFullOutage runs a datacenter of two nodes that broadcast their Pod IPs through headless member
+// Services, stops both, and brings them back as after a full outage: new Pods, none Ready, the first node's Pending
+// without an IP. The second node, whose volume records that it joined the ring, seeds from itself and rejoins its
+// ring; without the record it waits for the first node's address, which never comes.
+func TestRunAfterAFullOutage(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name         string
+		removeMarker bool
+		wantRunError string
+	}{
+		{name: "a node that joined the ring comes back without the first node"},
+		{
+			name:         "a node without the joined marker waits for the first node",
+			removeMarker: true,
+			wantRunError: `can't configure ScyllaDB: gave up after 500ms: no node of the datacenter is Ready, so the only safe local seed is its first node "prod-dc1-rack1-0": Pod "ns1/prod-dc1-rack1-0" has no IP in its status: not available yet`,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newTestEnv(t)
+			nodes := datacenterNodes(1, 2, baseTime)
+			sidecars := e.startOneByOne(t, nodes, func(_ int, n testNodeSpec, o *Options) {
+				e.updateService(n.namespace, n.name, func(svc *corev1.Service) {
+					svc.Spec.ClusterIP, svc.Spec.ClusterIPs = corev1.ClusterIPNone, []string{corev1.ClusterIPNone}
+				})
+				o.BroadcastNodesType = string(BroadcastPodIP)
+				o.BroadcastClientsType = string(BroadcastPodIP)
+			})
+			var hostIDs []string
+			for _, rs := range sidecars {
+				// Ready means the ring reported the node Up and Normal, which the marker records.
+				marker := NewJoinedMarker(rs.options.ScyllaDBDataDir)
+				hostID := rs.lastRecord(t).HostID
+				if got := joinedMarkerHostID(t, marker); got != hostID {
+					t.Fatalf("%s: the joined marker holds %q, want %q", rs.options.PodName, got, hostID)
+				}
+				hostIDs = append(hostIDs, hostID)
+				if err := rs.stop(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			slices.Sort(hostIDs)
+
+			e.recreatePod(nodes[0], "uid-pending")
+			e.recreatePod(nodes[1], "uid-after-outage", nodes[1].podIP)
+			o := e.options(nodes[1], nil)
+			o.BroadcastNodesType = string(BroadcastPodIP)
+			o.BroadcastClientsType = string(BroadcastPodIP)
+			o.StartupTimeout = 500 * time.Millisecond
+			if tc.removeMarker {
+				if err := os.Remove(filepath.Join(o.ScyllaDBDataDir, joinedMarkerFileName)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rs := e.start(o)
+			if tc.wantRunError != "" {
+				rs.wantRunError(t, tc.wantRunError)
+				records, err := fakescylladb.ReadRecords(rs.recordPath)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(records) != 1 {
+					t.Errorf("ScyllaDB was started %d times, want once, before the outage", len(records))
+				}
+				return
+			}
+			rs.waitReady(t)
+			if diff := cmp.Diff([]string{nodes[1].podIP}, rs.lastRecord(t).Invocation.Settings.Seeds); diff != "" {
+				t.Errorf("unexpected seeds after the outage (-want +got):\n%s", diff)
+			}
+			// It rejoined its ring under its host ID, beside the first node, which is Down: no second ring.
+			if diff := cmp.Diff([][]string{hostIDs}, e.ringHostIDs()); diff != "" {
+				t.Errorf("unexpected rings after the outage (-want +got):\n%s", diff)
+			}
+			if got := rs.lastRecord(t).HostID; got != hostIDs[0] && got != hostIDs[1] {
+				t.Errorf("the node came back with host ID %q, want its own", got)
+			}
+		})
+	}
+}
+
 func TestProbesHandlerServesProfilesOnlyWithProfiling(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -869,7 +985,7 @@ func TestProbesHandlerServesProfilesOnlyWithProfiling(t *testing.T) {
 			o.Profiling = tc.profiling
 			// In maintenance /healthz answers without asking ScyllaDB.
 			lister := serviceLister(t, memberServiceWithLabels(map[string]string{naming.NodeMaintenanceLabel: ""}))
-			h := o.probesHandler(NewProber(lister, testNamespace, selfName, nil, &atomic.Bool{}, NewRestart()))
+			h := o.probesHandler(NewProber(lister, testNamespace, selfName, nil, &atomic.Bool{}, NewRestart(), NewJoinedMarker(t.TempDir())))
 			get := func(path string) int {
 				rec := httptest.NewRecorder()
 				h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))

@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -24,6 +25,8 @@ type SeedsInput struct {
 	// BroadcastAddress is this node's broadcast_address.
 	BroadcastAddress string
 	IPFamily         IPFamily
+	// Joined is true when the node has joined the ring before (JoinedMarker) and doesn't replace another node.
+	Joined bool
 }
 
 // Seeds is the outcome of the seed choice.
@@ -32,8 +35,12 @@ type Seeds struct {
 	Seeds []string
 	// First is true when this node is the first of its datacenter.
 	First bool
-	// LocalSeed is the member Service whose node serves as the local seed; empty for the first node.
+	// LocalSeed is the member Service whose node serves as the local seed; empty for the first node, the node's own
+	// when it seeds from itself after joining (SkippedWait).
 	LocalSeed string
+	// SkippedWait is set when the node seeds from its own broadcast address because it joined the ring before and
+	// the usual choice would wait; it says what for.
+	SkippedWait string
 }
 
 // OrderMembers returns the datacenter's member Services in the order every node computes alike: nodes whose Pod is
@@ -107,8 +114,28 @@ func seedAddress(svc *corev1.Service, pod *corev1.Pod, family IPFamily) (string,
 // node. A later node never seeds from another unready node: if that node seeded from itself too, or from this one,
 // the two would form a ring apart from the first node's. When the node to seed from has no address yet, the error
 // wraps ErrNotYetAvailable and the caller waits. Every node computes the same order, so one node at most seeds from
-// itself.
+// itself while bootstrapping.
+//
+// A node that joined the ring before (in.Joined) doesn't wait: where the usual choice would, it seeds from the
+// external seeds plus its own broadcast address, as a node seeding from its own datacenter does. It needs no seed to
+// rejoin its ring, and must not wait for a node that may never get an address, as after a full outage. When the
+// usual choice succeeds, it is kept.
 func ChooseSeeds(in SeedsInput) (Seeds, error) {
+	seeds, err := chooseSeeds(in)
+	if err == nil || !in.Joined || !errors.Is(err, ErrNotYetAvailable) {
+		return seeds, err
+	}
+	if in.BroadcastAddress == "" {
+		return Seeds{}, fmt.Errorf("the node joined the ring before, but needs its broadcast address to seed from instead of waiting: %w", err)
+	}
+	return Seeds{
+		Seeds:       append(slices.Clone(in.ExternalSeeds), in.BroadcastAddress),
+		LocalSeed:   in.MemberServiceName,
+		SkippedWait: err.Error(),
+	}, nil
+}
+
+func chooseSeeds(in SeedsInput) (Seeds, error) {
 	members := OrderMembers(in.MemberServiceName, in.Services, in.Pods)
 	if !slices.ContainsFunc(members, func(s *corev1.Service) bool { return s.Name == in.MemberServiceName }) {
 		return Seeds{}, fmt.Errorf("member Service %q is not among the datacenter's member Services", in.MemberServiceName)

@@ -42,6 +42,8 @@ func TestChooseSeeds(t *testing.T) {
 		services []*corev1.Service
 		pods     []*corev1.Pod
 		external []string
+		// joined: the node's volume records that it joined the ring.
+		joined   bool
 		want     Seeds
 		wantErr  string
 		waitable bool
@@ -186,6 +188,65 @@ func TestChooseSeeds(t *testing.T) {
 			services: []*corev1.Service{svc("a", at(0), "10.96.0.1")},
 			wantErr:  `member Service "z" is not among the datacenter's member Services`,
 		},
+		{
+			name:     "after a full outage a node that joined the ring seeds from itself instead of waiting for the first node's address",
+			self:     "c",
+			services: []*corev1.Service{svc("a", at(0), ""), svc("b", at(1), ""), svc("c", at(2), "")},
+			pods:     []*corev1.Pod{makePod("a", false), makePod("b", false, "10.0.0.2"), makePod("c", false, "10.0.0.99")},
+			joined:   true,
+			want: Seeds{Seeds: []string{"10.0.0.99"}, LocalSeed: "c",
+				SkippedWait: `no node of the datacenter is Ready, so the only safe local seed is its first node "a": Pod "ns/a" has no IP in its status: not available yet`},
+		},
+		{
+			name:     "a node that joined the ring seeds from the external seeds and itself when the first node's Pod is gone",
+			self:     "b",
+			services: []*corev1.Service{svc("a", at(0), ""), svc("b", at(1), "")},
+			external: []string{"x.example.com"},
+			joined:   true,
+			want: Seeds{Seeds: []string{"x.example.com", "10.0.0.99"}, LocalSeed: "b",
+				SkippedWait: `no node of the datacenter is Ready, so the only safe local seed is its first node "a": Pod "ns/a" doesn't exist: not available yet`},
+		},
+		{
+			name:     "a node that joined the ring seeds from itself when no Ready node has an address",
+			self:     "c",
+			services: []*corev1.Service{svc("a", at(0), ""), svc("b", at(1), ""), svc("c", at(2), "")},
+			pods:     []*corev1.Pod{makePod("a", false, "10.0.0.1"), makePod("b", true)},
+			joined:   true,
+			want: Seeds{Seeds: []string{"10.0.0.99"}, LocalSeed: "c",
+				SkippedWait: `no Ready node of the datacenter has an address to seed from (Pod "ns/b" has no IP in its status: not available yet): not available yet`},
+		},
+		{
+			name:     "a node that joined the ring still seeds from the unready first node when it has an address",
+			self:     "b",
+			services: []*corev1.Service{svc("a", at(0), ""), svc("b", at(1), "")},
+			pods:     []*corev1.Pod{makePod("a", false, "10.0.0.1")},
+			joined:   true,
+			want:     Seeds{Seeds: []string{"10.0.0.1"}, LocalSeed: "a"},
+		},
+		{
+			name:     "a node that joined the ring still seeds from a Ready node",
+			self:     "a",
+			services: []*corev1.Service{svc("a", at(0), "10.96.0.1"), svc("b", at(1), "10.96.0.2")},
+			pods:     []*corev1.Pod{makePod("b", true, "10.0.0.2")},
+			external: []string{"x.example.com"},
+			joined:   true,
+			want:     Seeds{Seeds: []string{"x.example.com", "10.96.0.2"}, LocalSeed: "b"},
+		},
+		{
+			name:     "the first node that joined the ring seeds as the first node",
+			self:     "a",
+			services: []*corev1.Service{svc("a", at(0), ""), svc("b", at(1), "")},
+			external: []string{"x.example.com"},
+			joined:   true,
+			want:     Seeds{Seeds: []string{"x.example.com"}, First: true},
+		},
+		{
+			name:     "a node that joined the ring still needs its own Service listed",
+			self:     "z",
+			services: []*corev1.Service{svc("a", at(0), "10.96.0.1")},
+			joined:   true,
+			wantErr:  `member Service "z" is not among the datacenter's member Services`,
+		},
 	}
 	for _, tc := range tt {
 		t.Run(tc.name, func(t *testing.T) {
@@ -197,6 +258,7 @@ func TestChooseSeeds(t *testing.T) {
 				ExternalSeeds:     tc.external,
 				BroadcastAddress:  "10.0.0.99",
 				IPFamily:          IPv4,
+				Joined:            tc.joined,
 			}
 			rev := in
 			rev.Services = slices.Clone(in.Services)
