@@ -2,6 +2,7 @@ package certs
 
 import (
 	"bytes"
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rsa"
@@ -106,11 +107,12 @@ func (p *Policy) Validate() error {
 // Reconcile returns the state that policy wants at now, starting from current (nil or partly empty on first use),
 // whether it differs from current, and when Reconcile must run again at the latest. Nothing still good is
 // regenerated:
-//   - the certificate is reissued when it is due for renewal, expired, no longer signed by a trusted CA, or no
-//     longer matches policy.Certificate, always by a CA that has been trusted for the trust propagation delay: the
+//   - the certificate is reissued when it is due for renewal, expired, no longer signed by a trusted CA of the
+//     policy's CA key algorithm, or no longer matches policy.Certificate, always by a CA that has been trusted for the trust propagation delay: the
 //     current CA if it has, even when it is itself due (it is replaced right after); otherwise the reissue waits for
 //     the new CA while the old certificate is still valid;
-//   - the CA is replaced when it is due for renewal; the replaced CA stays in the trust bundle;
+//   - the CA is replaced when it is due for renewal or its key is not of policy.CAKeyAlgorithm; the replaced CA
+//     stays in the trust bundle (a CA of another algorithm signs nothing more);
 //   - a replaced CA leaves the trust bundle once no certificate it signed has been served for the trust
 //     propagation delay, or once it expired.
 func Reconcile(current *State, policy *Policy, now time.Time) (*State, bool, time.Time, error) {
@@ -143,15 +145,21 @@ func Reconcile(current *State, policy *Policy, now time.Time) (*State, bool, tim
 		return nil
 	}
 
+	// A CA of another key algorithm than the policy's is replaced like a due one: a peer that can't use the old
+	// algorithm can't check its signatures either, so it issues nothing more.
+	caAlgorithmMatches := func(ca *KeyPair) bool {
+		return KeyAlgorithmOf(ca) == normalizeAlgorithm(policy.CAKeyAlgorithm)
+	}
+
 	// A certificate that needs reissuing is issued by a CA every peer trusts already, before that CA is replaced.
-	if ca := next.CA; ca != nil && !now.Before(trustedAt(ca)) && now.Before(ca.Certificate.NotAfter) &&
+	if ca := next.CA; ca != nil && caAlgorithmMatches(ca) && !now.Before(trustedAt(ca)) && now.Before(ca.Certificate.NotAfter) &&
 		!certificateIsCurrent(next.Certificate, policy, bundle(), now) {
 		if err := issue(); err != nil {
 			return nil, false, time.Time{}, err
 		}
 	}
 
-	if next.CA == nil || NeedsRenewal(next.CA.Certificate, now, policy.RefreshFraction) {
+	if next.CA == nil || NeedsRenewal(next.CA.Certificate, now, policy.RefreshFraction) || !caAlgorithmMatches(next.CA) {
 		if next.CA != nil && now.Before(next.CA.Certificate.NotAfter) {
 			previousCAs = append([]*x509.Certificate{next.CA.Certificate}, previousCAs...)
 		}
@@ -208,9 +216,12 @@ func certificateIsUsable(cert *KeyPair, cas []*x509.Certificate, now time.Time) 
 	return slices.ContainsFunc(cas, func(ca *x509.Certificate) bool { return IsSignedBy(cert.Certificate, ca) })
 }
 
-// certificateIsCurrent reports whether cert needs nothing: usable, not due for renewal and as policy describes it.
+// certificateIsCurrent reports whether cert needs nothing: usable, signed by a CA of the policy's key algorithm, not
+// due for renewal and as policy describes it.
 func certificateIsCurrent(cert *KeyPair, policy *Policy, trusted []*x509.Certificate, now time.Time) bool {
-	return certificateIsUsable(cert, trusted, now) &&
+	wantCA := normalizeAlgorithm(policy.CAKeyAlgorithm)
+	signers := slices.DeleteFunc(slices.Clone(trusted), func(ca *x509.Certificate) bool { return publicKeyAlgorithm(ca.PublicKey) != wantCA })
+	return certificateIsUsable(cert, signers, now) &&
 		!NeedsRenewal(cert.Certificate, now, policy.RefreshFraction) &&
 		Matches(cert, policy.Certificate)
 }
@@ -232,12 +243,17 @@ func Matches(kp *KeyPair, req CertificateRequest) bool {
 
 // KeyAlgorithmOf returns the algorithm of kp's key, or "" for one GenerateKey doesn't make.
 func KeyAlgorithmOf(kp *KeyPair) KeyAlgorithm {
-	switch k := kp.Key.(type) {
-	case *ecdsa.PrivateKey:
+	return publicKeyAlgorithm(kp.Key.Public())
+}
+
+// publicKeyAlgorithm returns the algorithm of pub, or "" for one GenerateKey doesn't make.
+func publicKeyAlgorithm(pub crypto.PublicKey) KeyAlgorithm {
+	switch k := pub.(type) {
+	case *ecdsa.PublicKey:
 		if k.Curve == elliptic.P256() {
 			return ECDSAP256
 		}
-	case *rsa.PrivateKey:
+	case *rsa.PublicKey:
 		switch k.N.BitLen() {
 		case 2048:
 			return RSA2048

@@ -276,3 +276,50 @@ func TestDecodeStatePEMRejectsAKeyOutsideTheBundle(t *testing.T) {
 		t.Error("a state whose CA key is the certificate's key was accepted")
 	}
 }
+
+// TestReconcileKeyAlgorithmChangeRollsTheCAOver: a peer that can't use ECDSA can't check an ECDSA CA's signature
+// either, so a new key algorithm replaces the CA too, with the same overlap of trust as a renewal.
+func TestReconcileKeyAlgorithmChangeRollsTheCAOver(t *testing.T) {
+	t.Parallel()
+	p := testPolicy()
+	s, _, _ := mustReconcile(t, nil, p, testNow)
+	oldBundle := s.TrustBundle
+	rsa := testPolicy()
+	rsa.CAKeyAlgorithm, rsa.Certificate.KeyAlgorithm = RSA2048, RSA2048
+
+	// 1: a new RSA CA joins the bundle; the ECDSA certificate is served until that CA is trusted everywhere.
+	at := testNow.Add(time.Hour)
+	s1, changed, recheck := mustReconcile(t, s, rsa, at)
+	if !changed || s1.CA == s.CA || KeyAlgorithmOf(s1.CA) != RSA2048 {
+		t.Fatalf("step 1: changed=%v newCA=%v CA key %q; want a new RSA-2048 CA", changed, s1.CA != s.CA, KeyAlgorithmOf(s1.CA))
+	}
+	if s1.Certificate != s.Certificate {
+		t.Error("step 1: the certificate was reissued before the new CA is trusted everywhere")
+	}
+	if len(s1.TrustBundle) != 2 || !bytes.Equal(s1.TrustBundle[1].Raw, s.CA.Certificate.Raw) {
+		t.Fatalf("step 1: trust bundle has %d CAs, want the new CA then the old one", len(s1.TrustBundle))
+	}
+	if err := Verify(s1.Certificate.Certificate, oldBundle, ServingUsage, "webhook", at); err != nil {
+		t.Errorf("step 1: a peer holding the old bundle refuses the served certificate: %v", err)
+	}
+	if caTrustedAt := s1.CA.Certificate.NotBefore.Add(Backdate + p.TrustPropagationDelay); !recheck.Equal(caTrustedAt) {
+		t.Errorf("step 1: recheck = %v, want when the new CA is trusted everywhere (%v)", recheck, caTrustedAt)
+	}
+
+	// 2: the new CA issues an RSA certificate; the old CA stays while it may still be served.
+	s2, changed, recheck := mustReconcile(t, s1, rsa, recheck)
+	if !changed || s2.CA != s1.CA || s2.Certificate == s1.Certificate || KeyAlgorithmOf(s2.Certificate) != RSA2048 ||
+		!IsSignedBy(s2.Certificate.Certificate, s1.CA.Certificate) || len(s2.TrustBundle) != 2 {
+		t.Fatalf("step 2: changed=%v, certificate key %q, bundle of %d; want an RSA certificate from the new CA and both CAs trusted",
+			changed, KeyAlgorithmOf(s2.Certificate), len(s2.TrustBundle))
+	}
+
+	// 3: the old CA leaves the bundle, and nothing changes after.
+	s3, changed, _ := mustReconcile(t, s2, rsa, recheck)
+	if !changed || len(s3.TrustBundle) != 1 || s3.CA != s2.CA || s3.Certificate != s2.Certificate {
+		t.Fatalf("step 3: changed=%v, bundle of %d; want only the new CA left", changed, len(s3.TrustBundle))
+	}
+	if _, changed, _ := mustReconcile(t, s3, rsa, recheck.Add(time.Hour)); changed {
+		t.Error("changed = true at rest after the rollover")
+	}
+}
