@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	scyllav1 "github.com/scyllakube/api/scylla/v1"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	corev1 "k8s.io/api/core/v1"
@@ -131,6 +132,55 @@ func TestValidateScyllaDBClusterRefuses(t *testing.T) {
 			want:   field.ErrorList{field.Invalid(spec.Child("scyllaDB", "externalSeeds").Index(0), "-seed", `"-seed" is neither an IP address nor a DNS name`)},
 		},
 	})
+}
+
+// TestNodeServiceOnAnUnknownVersionIsAccepted shows that only a version known to be older than 5.2 (2023.1) keeps a
+// node Service other than ClusterIP: an image pinned by digest, or tagged latest, says nothing about its version,
+// and the established operator accepted such manifests.
+func TestNodeServiceOnAnUnknownVersionIsAccepted(t *testing.T) {
+	t.Parallel()
+	const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	for _, tc := range []struct {
+		name     string
+		validate func(t testing.TB) field.ErrorList
+	}{
+		{name: "a ScyllaDBCluster pinned by digest with the default Headless node Service", validate: func(t testing.TB) field.ErrorList {
+			sc := newScyllaDBCluster(t)
+			sc.Spec.ScyllaDB.Image = "docker.io/scylladb/scylla@" + digest
+			sc.Spec.ExposeOptions = nil
+			return ValidateScyllaDBCluster(sc)
+		}},
+		{name: "a ScyllaDBCluster pinned by tag and digest", validate: func(t testing.TB) field.ErrorList {
+			sc := newScyllaDBCluster(t)
+			sc.Spec.ScyllaDB.Image = "docker.io/scylladb/scylla:2025.1.2@" + digest
+			return ValidateScyllaDBCluster(sc)
+		}},
+		{name: "a ScyllaDBDatacenter tagged latest with a LoadBalancer node Service", validate: func(t testing.TB) field.ErrorList {
+			sdc := newScyllaDBDatacenter(t)
+			sdc.Spec.ScyllaDB.Image = "scylladb/scylla:latest"
+			sdc.Spec.ExposeOptions.NodeService.Type = scyllav1alpha1.NodeServiceTypeLoadBalancer
+			return ValidateScyllaDBDatacenter(sdc)
+		}},
+		{name: "a ScyllaCluster whose version is pinned by digest with a Headless node Service", validate: func(t testing.TB) field.ErrorList {
+			sc := newScyllaCluster(t)
+			sc.Spec.Version = "2025.1.2@" + digest
+			sc.Spec.ExposeOptions = &scyllav1.ExposeOptions{
+				NodeService: &scyllav1.NodeServiceTemplate{Type: scyllav1.HeadlessServiceType},
+				BroadcastOptions: &scyllav1.NodeBroadcastOptions{
+					Nodes:   &scyllav1.BroadcastOptions{Type: scyllav1.PodIPBroadcastAddressType},
+					Clients: &scyllav1.BroadcastOptions{Type: scyllav1.PodIPBroadcastAddressType},
+				},
+			}
+			return ValidateScyllaCluster(sc)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if errs := tc.validate(t); len(errs) != 0 {
+				t.Errorf("unexpected errors: %v", errs.ToAggregate())
+			}
+		})
+	}
 }
 
 func TestValidateScyllaDBClusterUpdateRemovals(t *testing.T) {

@@ -40,13 +40,13 @@ func TestValidateScyllaDBDatacenterRefuses(t *testing.T) {
 			want: field.ErrorList{field.Invalid(spec.Child("enableParallelNodeOperations"), true, `needs ScyllaDB 2026.2 or later, but the tag of spec.scyllaDB.image is ""`)},
 		},
 		{
-			name: "a LoadBalancer node Service on an image tagged latest",
+			name: "a LoadBalancer node Service on an image tagged 5.1.9",
 			modify: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
-				sdc.Spec.ScyllaDB.Image = "scylladb/scylla:latest"
+				sdc.Spec.ScyllaDB.Image = "scylladb/scylla:5.1.9"
 				sdc.Spec.ExposeOptions.NodeService.Type = scyllav1alpha1.NodeServiceTypeLoadBalancer
 			},
 			want: field.ErrorList{field.Invalid(spec.Child("exposeOptions", "nodeService", "type"), "LoadBalancer",
-				`needs ScyllaDB 5.2 or later (2023.1 or later for enterprise versions) to replace nodes by host ID, but the tag of spec.scyllaDB.image is "latest"`)},
+				`needs ScyllaDB 5.2 or later (2023.1 or later for enterprise versions) to replace nodes by host ID, but the tag of spec.scyllaDB.image is "5.1.9"`)},
 		},
 		{
 			name:   "a rack whose merged settings have no storage",

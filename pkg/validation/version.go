@@ -80,14 +80,16 @@ func validateParallelNodeOperations(enabled *bool, version string, path *field.P
 }
 
 // validateNodeServiceVersion refuses node Service types other than ClusterIP for ScyllaDB versions that can't
-// replace nodes by host ID (expose-options.md): open source before 5.2, enterprise before 2023.1. A tag that isn't a
-// version counts as too old.
+// replace nodes by host ID (expose-options.md): open source before 5.2, enterprise before 2023.1. Only a version
+// known to be older is refused: a tag that isn't a version (latest, an image pinned by digest) says nothing about
+// the version, and the established operator, which had no such rule, accepted these (a ScyllaDBCluster's default
+// Headless Service included).
 func validateNodeServiceVersion(serviceType string, version string, path *field.Path, versionPath string) field.ErrorList {
 	if serviceType == "ClusterIP" {
 		return nil
 	}
 	v, ok := parseScyllaDBVersion(version)
-	if ok && ((v.major >= 2000 && v.atLeast(2023, 1)) || (v.major < 2000 && v.atLeast(5, 2))) {
+	if !ok || (v.major >= 2000 && v.atLeast(2023, 1)) || (v.major < 2000 && v.atLeast(5, 2)) {
 		return nil
 	}
 	return field.ErrorList{field.Invalid(path, serviceType, fmt.Sprintf("needs ScyllaDB 5.2 or later (2023.1 or later for enterprise versions) to replace nodes by host ID, but %s is %q", versionPath, version))}
