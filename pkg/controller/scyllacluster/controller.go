@@ -107,7 +107,9 @@ func NewController(
 		{"ScyllaCluster", scyllaClusterInformer.Informer(), c.handlers.ControllerHandlerFuncs()},
 		{"ScyllaDBDatacenter", scyllaDBDatacenterInformer.Informer(), c.handlers.OwnedHandlerFuncs()},
 		{"ScyllaDBDatacenter", scyllaDBDatacenterInformer.Informer(), c.blockingScyllaDBDatacenterHandlerFuncs()},
+		{"ScyllaDBDatacenter", scyllaDBDatacenterInformer.Informer(), c.previousScyllaClusterHandlerFuncs()},
 		{"ScyllaDBManagerTask", scyllaDBManagerTaskInformer.Informer(), c.handlers.OwnedHandlerFuncs()},
+		{"ScyllaDBManagerTask", scyllaDBManagerTaskInformer.Informer(), c.previousScyllaClusterHandlerFuncs()},
 	}
 	for _, r := range registrations {
 		if _, err := r.informer.AddEventHandler(r.handler); err != nil {
@@ -160,6 +162,48 @@ func (c *Controller) blockingScyllaDBDatacenterHandlerFuncs() cache.ResourceEven
 	}
 }
 
+// previousScyllaClusterHandlerFuncs enqueue the ScyllaCluster that an object's controller, a ScyllaCluster that was
+// deleted, was recreated as: same name, another UID. The objects of the deleted one block the new one's of the same
+// names until the garbage collector (and the finalizers of the ScyllaDB Manager integration) have removed them, and
+// the new one must be synced again when they change or go away. OwnedHandlerFuncs don't enqueue it: it does not own
+// them.
+func (c *Controller) previousScyllaClusterHandlerFuncs() cache.ResourceEventHandlerFuncs {
+	enqueue := func(obj any) {
+		if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tombstone.Obj
+		}
+		accessor, err := meta.Accessor(obj)
+		if err != nil {
+			utilruntime.HandleError(fmt.Errorf("can't read the metadata of %T: %w", obj, err))
+			return
+		}
+		ref := metav1.GetControllerOfNoCopy(accessor)
+		if ref == nil || ref.Kind != scyllaClusterGVK.Kind {
+			return
+		}
+		if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != scyllaClusterGVK.Group {
+			return
+		}
+		sc, err := c.getScyllaCluster(accessor.GetNamespace(), ref.Name)
+		if err != nil || sc.UID == ref.UID {
+			return
+		}
+		c.queue.Add(cache.NewObjectName(sc.Namespace, sc.Name).String())
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: enqueue,
+		UpdateFunc: func(oldObj, newObj any) {
+			oldAccessor, oldErr := meta.Accessor(oldObj)
+			newAccessor, newErr := meta.Accessor(newObj)
+			if oldErr == nil && newErr == nil && oldAccessor.GetResourceVersion() == newAccessor.GetResourceVersion() {
+				return
+			}
+			enqueue(newObj)
+		},
+		DeleteFunc: enqueue,
+	}
+}
+
 // Run waits for the informer caches, then syncs ScyllaClusters with workers workers until ctx is done. On shutdown
 // each worker finishes the item it is syncing and takes no other; Run returns once all have stopped.
 func (c *Controller) Run(ctx context.Context, workers int) {
@@ -171,6 +215,17 @@ func (c *Controller) Run(ctx context.Context, workers int) {
 		EventBroadcaster: c.eventBroadcaster,
 		KubeClient:       c.kubeClient,
 	})
+}
+
+// isOfPreviousScyllaCluster tells whether obj's controller is a ScyllaCluster named like sc that is not sc: one that
+// was deleted, whose objects the garbage collector removes.
+func isOfPreviousScyllaCluster(obj metav1.Object, sc *scyllav1.ScyllaCluster) bool {
+	ref := metav1.GetControllerOfNoCopy(obj)
+	if ref == nil || ref.Kind != scyllaClusterGVK.Kind || ref.Name != sc.Name || ref.UID == sc.UID {
+		return false
+	}
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	return err == nil && gv.Group == scyllaClusterGVK.Group
 }
 
 // isControlledBy tells whether obj's controller is sc (same UID, kind and group).

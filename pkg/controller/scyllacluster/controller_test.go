@@ -45,6 +45,11 @@ func TestHandlersEnqueueTheScyllaClusterAnObjectConcerns(t *testing.T) {
 	task.ResourceVersion = "3"
 	ofRecreatedScyllaCluster := task.DeepCopy()
 	ofRecreatedScyllaCluster.OwnerReferences[0].UID = "previous-uid"
+	datacenterOfRecreatedScyllaCluster := ours.DeepCopy()
+	datacenterOfRecreatedScyllaCluster.OwnerReferences[0].UID = "previous-uid"
+	deletedDatacenterOfRecreatedScyllaCluster := datacenterOfRecreatedScyllaCluster.DeepCopy()
+	deletedDatacenterOfRecreatedScyllaCluster.ResourceVersion = "4"
+	deletedDatacenterOfRecreatedScyllaCluster.DeletionTimestamp = new(metav1.NewTime(testNow.Time))
 
 	tt := []struct {
 		name     string
@@ -69,6 +74,38 @@ func TestHandlersEnqueueTheScyllaClusterAnObjectConcerns(t *testing.T) {
 		{
 			name:     "a ScyllaDBManagerTask of a ScyllaCluster that was deleted and recreated enqueues nothing",
 			deliver:  func(c *Controller) { c.handlers.OwnedHandlerFuncs().OnAdd(ofRecreatedScyllaCluster, false) },
+			wantKeys: nil,
+		},
+		{
+			name:     "a ScyllaDBManagerTask of a ScyllaCluster that was deleted and recreated enqueues the recreated one as it goes",
+			deliver:  func(c *Controller) { c.previousScyllaClusterHandlerFuncs().OnDelete(ofRecreatedScyllaCluster) },
+			wantKeys: []string{"scylla/basic"},
+		},
+		{
+			name: "a ScyllaDBDatacenter of a ScyllaCluster that was deleted and recreated enqueues the recreated one when marked for deletion",
+			deliver: func(c *Controller) {
+				c.previousScyllaClusterHandlerFuncs().OnUpdate(datacenterOfRecreatedScyllaCluster, deletedDatacenterOfRecreatedScyllaCluster)
+			},
+			wantKeys: []string{"scylla/basic"},
+		},
+		{
+			name: "the deletion of a ScyllaDBDatacenter of a ScyllaCluster that was deleted and recreated, seen as a tombstone, enqueues the recreated one",
+			deliver: func(c *Controller) {
+				c.previousScyllaClusterHandlerFuncs().OnDelete(cache.DeletedFinalStateUnknown{Key: "scylla/basic", Obj: deletedDatacenterOfRecreatedScyllaCluster})
+			},
+			wantKeys: []string{"scylla/basic"},
+		},
+		{
+			name: "objects of the current ScyllaCluster are not also enqueued as left over",
+			deliver: func(c *Controller) {
+				c.previousScyllaClusterHandlerFuncs().OnAdd(ours, false)
+				c.previousScyllaClusterHandlerFuncs().OnAdd(task, false)
+			},
+			wantKeys: nil,
+		},
+		{
+			name:     "an object of another controller is not enqueued as left over",
+			deliver:  func(c *Controller) { c.previousScyllaClusterHandlerFuncs().OnAdd(foreign, false) },
 			wantKeys: nil,
 		},
 		{

@@ -28,6 +28,13 @@ func (c *Controller) syncScyllaDBDatacenter(ctx context.Context, sc *scyllav1.Sc
 	case missing:
 	case err != nil:
 		return nil, fmt.Errorf("can't get ScyllaDBDatacenter %q: %w", klog.KObj(required), err)
+	case existing.DeletionTimestamp != nil && !isControlledBy(existing, sc):
+		// Its deletion syncs this ScyllaCluster again (blockingScyllaDBDatacenterHandlerFuncs,
+		// previousScyllaClusterHandlerFuncs); there is nothing for the user to sort out.
+		return []metav1.Condition{scyllaDBDatacenterBeingDeletedCondition(required)}, nil
+	case isOfPreviousScyllaCluster(existing, sc):
+		// sc was deleted and created again before the garbage collector got to the old one's objects.
+		return []metav1.Condition{leftOverCondition("ScyllaDBDatacenterLeftOver", "ScyllaDBDatacenter", existing)}, nil
 	case !isControlledBy(existing, sc):
 		// Apply would refuse too, but with an event on every sync; this is the user's to sort out, so it is
 		// reported once and not retried until the ScyllaDBDatacenter changes.
@@ -44,11 +51,7 @@ func (c *Controller) syncScyllaDBDatacenter(ctx context.Context, sc *scyllav1.Sc
 		AnnotationsIfAbsent: handOver,
 	})
 	if errors.Is(err, resourceapply.ErrObjectBeingDeleted) {
-		return []metav1.Condition{{
-			Type:    "ScyllaDBDatacenterBeingDeleted",
-			Reason:  waitingForDeletionReason,
-			Message: fmt.Sprintf("ScyllaDBDatacenter %q is being deleted; it is created again once it is gone", klog.KObj(required)),
-		}}, nil
+		return []metav1.Condition{scyllaDBDatacenterBeingDeletedCondition(required)}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -58,6 +61,27 @@ func (c *Controller) syncScyllaDBDatacenter(ctx context.Context, sc *scyllav1.Sc
 	state.sdcCurrent = true
 	state.sdcCreated = missing
 	return nil, nil
+}
+
+// scyllaDBDatacenterBeingDeletedCondition is the progressing condition of waiting for the deletion of the
+// ScyllaDBDatacenter named like required.
+func scyllaDBDatacenterBeingDeletedCondition(required metav1.Object) metav1.Condition {
+	return metav1.Condition{
+		Type:    "ScyllaDBDatacenterBeingDeleted",
+		Reason:  waitingForDeletionReason,
+		Message: fmt.Sprintf("ScyllaDBDatacenter %q is being deleted; it is created again once it is gone", klog.KObj(required)),
+	}
+}
+
+// leftOverCondition is the progressing condition, of type condType, of waiting for the garbage collector to delete
+// obj, an object of kind that a deleted ScyllaCluster of the same name controls (isOfPreviousScyllaCluster).
+func leftOverCondition(condType, kind string, obj metav1.Object) metav1.Condition {
+	return metav1.Condition{
+		Type:   condType,
+		Reason: waitingForDeletionReason,
+		Message: fmt.Sprintf("%s %q belongs to a deleted ScyllaCluster of the same name (UID %s) and is left to the garbage collector; it is created again once it is gone",
+			kind, klog.KObj(obj), metav1.GetControllerOfNoCopy(obj).UID),
+	}
 }
 
 // describeController says what controls obj, for messages.

@@ -55,14 +55,21 @@ func (c *Controller) syncScyllaDBManagerTasks(ctx context.Context, sc *scyllav1.
 			continue
 		}
 
+		if existing != nil && isOfPreviousScyllaCluster(existing, sc) {
+			// sc was deleted and created again before the garbage collector got to the old one's tasks. Its
+			// deletion syncs sc again (previousScyllaClusterHandlerFuncs).
+			if existing.DeletionTimestamp != nil {
+				progressing = append(progressing, scyllaDBManagerTaskBeingDeletedCondition(existing))
+			} else {
+				progressing = append(progressing, leftOverCondition("ScyllaDBManagerTaskLeftOver", "ScyllaDBManagerTask", existing))
+			}
+			continue
+		}
+
 		actual, _, err := resourceapply.Apply(ctx, client, lister, c.eventRecorder, t.task, resourceapply.ApplyOptions{})
 		switch {
 		case errors.Is(err, resourceapply.ErrObjectBeingDeleted):
-			progressing = append(progressing, metav1.Condition{
-				Type:    "ScyllaDBManagerTaskBeingDeleted",
-				Reason:  waitingForDeletionReason,
-				Message: fmt.Sprintf("ScyllaDBManagerTask %q is being deleted; it is created again once it is gone", klog.KObj(t.task)),
-			})
+			progressing = append(progressing, scyllaDBManagerTaskBeingDeletedCondition(t.task))
 		case errors.Is(err, resourceapply.ErrOwnershipConflict):
 			// Only whoever owns that object can resolve it: report it and don't retry in a hot loop.
 			state.taskErrors[t.name] = err
@@ -92,4 +99,14 @@ func (c *Controller) syncScyllaDBManagerTasks(ctx context.Context, sc *scyllav1.
 		return progressing, state.permanent(scyllaDBManagerTaskControllerName, invalidSpecReason, utilerrors.NewAggregate(permanentErrs))
 	}
 	return progressing, nil
+}
+
+// scyllaDBManagerTaskBeingDeletedCondition is the progressing condition of waiting for the deletion of the
+// ScyllaDBManagerTask named like task.
+func scyllaDBManagerTaskBeingDeletedCondition(task metav1.Object) metav1.Condition {
+	return metav1.Condition{
+		Type:    "ScyllaDBManagerTaskBeingDeleted",
+		Reason:  waitingForDeletionReason,
+		Message: fmt.Sprintf("ScyllaDBManagerTask %q is being deleted; it is created again once it is gone", klog.KObj(task)),
+	}
 }

@@ -525,11 +525,11 @@ func TestSyncRefusesAScyllaDBDatacenterControlledBySomeoneElse(t *testing.T) {
 		wantMessage     string
 	}{
 		{
-			name: "another ScyllaCluster of the same name",
+			name: "another ScyllaCluster of another name",
 			ownerReferences: []metav1.OwnerReference{{
-				APIVersion: "scylla.scylladb.com/v1", Kind: "ScyllaCluster", Name: "basic", UID: "previous-uid", Controller: new(true),
+				APIVersion: "scylla.scylladb.com/v1", Kind: "ScyllaCluster", Name: "other", UID: "other-uid", Controller: new(true),
 			}},
-			wantMessage: `ScyllaDBDatacenter "scylla/basic" already exists and is controlled by ScyllaCluster "basic" (UID previous-uid), not by this ScyllaCluster; delete it or give it a different name`,
+			wantMessage: `ScyllaDBDatacenter "scylla/basic" already exists and is controlled by ScyllaCluster "other" (UID other-uid), not by this ScyllaCluster; delete it or give it a different name`,
 		},
 		{
 			name:        "no controller at all",
@@ -581,6 +581,96 @@ func TestSyncRefusesAScyllaDBDatacenterControlledBySomeoneElse(t *testing.T) {
 				t.Errorf("the foreign ScyllaDBDatacenter was modified (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A ScyllaCluster deleted and created again (kubectl delete, then apply) finds the old one's ScyllaDBDatacenter and
+// tasks still there: the garbage collector, and the finalizers of the ScyllaDB Manager integration, take a while. The
+// new one waits for them without reporting a conflict or raising Warning events, and creates its own once they are
+// gone.
+func TestSyncWaitsForTheObjectsOfADeletedScyllaClusterOfTheSameName(t *testing.T) {
+	t.Parallel()
+
+	sc := newScyllaClusterWithTasks()
+	previous := sc.DeepCopy()
+	previous.UID = "previous-uid"
+	oldSDC, err := makeScyllaDBDatacenter(previous)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldSDC.Finalizers = []string{naming.ScyllaDBManagerClusterFinalizer}
+	oldDaily, err := makeBackupTask(previous, &previous.Spec.Backups[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldDaily.Finalizers = []string{naming.ScyllaDBManagerTaskFinalizer}
+	oldDaily.DeletionTimestamp = new(metav1.NewTime(testEarlier.Time))
+	oldWeekly, err := makeBackupTask(previous, &previous.Spec.Backups[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newSyncFixture(t, sc, oldSDC, oldDaily, oldWeekly)
+
+	if err := f.sync(t, sc); err != nil {
+		t.Fatalf("expected waiting for the garbage collector not to be an error, got %v", err)
+	}
+	wantWrites := []string{"create scylladbmanagertasks " + nightlyRepairTaskName, "update scyllaclusters/status basic"}
+	if diff := cmp.Diff(wantWrites, f.takeWrites()); diff != "" {
+		t.Errorf("unexpected writes (-want +got):\n%s", diff)
+	}
+	if events := f.takeEvents(); len(events) != 0 {
+		t.Errorf("expected no events, got %q", events)
+	}
+	status := f.getScyllaCluster(t, sc).Status
+	wantProgressing := map[string]string{
+		"ScyllaDBDatacenterControllerProgressing": `ScyllaDBDatacenter "scylla/basic" belongs to a deleted ScyllaCluster of the same name (UID previous-uid) and is left to the garbage collector; it is created again once it is gone`,
+		"ScyllaDBManagerTaskControllerProgressing": `ScyllaDBManagerTask "scylla/` + dailyBackupTaskName + `" is being deleted; it is created again once it is gone` +
+			"\n" + `ScyllaDBManagerTask "scylla/` + weeklyBackupTaskName + `" belongs to a deleted ScyllaCluster of the same name (UID previous-uid) and is left to the garbage collector; it is created again once it is gone`,
+	}
+	for condType, wantMessage := range wantProgressing {
+		c := meta.FindStatusCondition(status.Conditions, condType)
+		if c == nil || c.Status != metav1.ConditionTrue || c.Message != wantMessage {
+			t.Errorf("expected %s True with message %q, got %+v", condType, wantMessage, c)
+		}
+	}
+	for _, condType := range []string{"ScyllaDBDatacenterControllerDegraded", "ScyllaDBManagerTaskControllerDegraded"} {
+		if c := meta.FindStatusCondition(status.Conditions, condType); c == nil || c.Status != metav1.ConditionFalse {
+			t.Errorf("expected %s False, got %+v", condType, c)
+		}
+	}
+
+	// The garbage collector marks the datacenter for deletion, then it and the tasks are gone.
+	oldSDC = oldSDC.DeepCopy()
+	oldSDC.DeletionTimestamp = new(metav1.NewTime(testNow.Time))
+	f.update(t, oldSDC, "scylladbdatacenters", scyllav1alpha1.SchemeGroupVersion)
+	f.catchUpCaches(t)
+	if err := f.sync(t, f.getScyllaCluster(t, sc)); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if events := f.takeEvents(); len(events) != 0 {
+		t.Errorf("expected no events, got %q", events)
+	}
+	c := meta.FindStatusCondition(f.getScyllaCluster(t, sc).Status.Conditions, "ScyllaDBDatacenterControllerProgressing")
+	if want := `ScyllaDBDatacenter "scylla/basic" is being deleted; it is created again once it is gone`; c == nil || c.Message != want {
+		t.Errorf("expected ScyllaDBDatacenterControllerProgressing with message %q, got %+v", want, c)
+	}
+	f.takeWrites()
+
+	for _, o := range []struct{ resource, name string }{
+		{"scylladbdatacenters", "basic"}, {"scylladbmanagertasks", dailyBackupTaskName}, {"scylladbmanagertasks", weeklyBackupTaskName},
+	} {
+		if err := f.scyllaClient.Tracker().Delete(scyllav1alpha1.SchemeGroupVersion.WithResource(o.resource), testNamespace, o.name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.catchUpCaches(t)
+	f.syncCreatingScyllaDBDatacenter(t, f.getScyllaCluster(t, sc))
+	if err := f.sync(t, f.getScyllaCluster(t, sc)); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	wantWrites = []string{"create scylladbmanagertasks " + dailyBackupTaskName, "create scylladbmanagertasks " + weeklyBackupTaskName}
+	if diff := cmp.Diff(wantWrites, f.takeWrites()[:2]); diff != "" {
+		t.Errorf("unexpected writes (-want +got):\n%s", diff)
 	}
 }
 
