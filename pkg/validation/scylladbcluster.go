@@ -1,12 +1,14 @@
 package validation
 
 import (
+	"encoding/json"
 	"fmt"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/merge"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -119,9 +121,9 @@ func ValidateScyllaDBClusterUpdate(sc, old *scyllav1alpha1.ScyllaDBCluster) fiel
 	for i := range old.Status.Datacenters {
 		statuses[old.Status.Datacenters[i].Name] = &old.Status.Datacenters[i]
 	}
-	current := map[string]*scyllav1alpha1.ScyllaDBClusterDatacenter{}
+	current := map[string]int{}
 	for i := range sc.Spec.Datacenters {
-		current[sc.Spec.Datacenters[i].Name] = &sc.Spec.Datacenters[i]
+		current[sc.Spec.Datacenters[i].Name] = i
 	}
 	path := field.NewPath("spec", "datacenters")
 	for i := range old.Spec.Datacenters {
@@ -135,17 +137,21 @@ func ValidateScyllaDBClusterUpdate(sc, old *scyllav1alpha1.ScyllaDBCluster) fiel
 		}
 		oldTemplate := merge.ScyllaDBClusterDatacenterRackTemplate(old, oldDC)
 		oldRacks := merge.ScyllaDBClusterDatacenterRacks(old, oldDC)
-		newDC, kept := current[oldDC.Name]
+		newIndex, kept := current[oldDC.Name]
 		if !kept {
 			allErrs = append(allErrs, validateRemoval(fmt.Sprintf("datacenter %q", oldDC.Name), specNodes(oldTemplate, oldRacks), dcStatusNodes, dcFresh, path)...)
 			continue
 		}
-		keptRacks := map[string]bool{}
-		for _, r := range merge.ScyllaDBClusterDatacenterRacks(sc, newDC) {
-			keptRacks[r.Name] = true
+		newDC := &sc.Spec.Datacenters[newIndex]
+		newTemplate := merge.ScyllaDBClusterDatacenterRackTemplate(sc, newDC)
+		keptRacks := map[string]*scyllav1alpha1.RackSpec{}
+		newRacks := merge.ScyllaDBClusterDatacenterRacks(sc, newDC)
+		for i := range newRacks {
+			keptRacks[newRacks[i].Name] = &newRacks[i]
 		}
 		for _, r := range oldRacks {
-			if keptRacks[r.Name] {
+			if newRack, ok := keptRacks[r.Name]; ok {
+				allErrs = append(allErrs, validateStorageUnchanged(mergedStorage(oldTemplate, &r), mergedStorage(newTemplate, newRack), r.Name, oldDC.Name, path.Index(newIndex).Child("racks").Key(r.Name).Child("scyllaDB", "storage"))...)
 				continue
 			}
 			var rackStatusNodes *int32
@@ -162,6 +168,37 @@ func ValidateScyllaDBClusterUpdate(sc, old *scyllav1alpha1.ScyllaDBCluster) fiel
 		}
 	}
 	return allErrs
+}
+
+// mergedStorage returns the storage of rack merged over template, or nil when neither sets one.
+func mergedStorage(template *scyllav1alpha1.RackTemplate, rack *scyllav1alpha1.RackSpec) *scyllav1alpha1.StorageOptions {
+	if merged := merge.RackTemplates(template, &rack.RackTemplate); merged != nil && merged.ScyllaDB != nil {
+		return merged.ScyllaDB.Storage
+	}
+	return nil
+}
+
+// validateStorageUnchanged refuses a change of a kept rack's storage. The schema keeps each level's storage as it
+// was, but a rack added to, or removed from, spec.datacenterTemplate.racks or a datacenter's racks changes which
+// level a rack of the same name takes its storage from: the rack's volumes can't follow, and the datacenter's
+// ScyllaDBDatacenter would refuse the change. A rack that had no storage had no volumes and may get one.
+func validateStorageUnchanged(old, updated *scyllav1alpha1.StorageOptions, rackName, dcName string, path *field.Path) field.ErrorList {
+	if old == nil || equality.Semantic.DeepEqual(old, updated) {
+		return nil
+	}
+	return field.ErrorList{field.Forbidden(path, fmt.Sprintf("rack %q of datacenter %q can't change its storage from %s to %s: a rack's storage, merged from spec.datacenterTemplate, the datacenter and the rack, is immutable; keep the rack's storage as it was at every level", rackName, dcName, describeStorage(old), describeStorage(updated)))}
+}
+
+// describeStorage renders storage for a message, "none" when it is nil.
+func describeStorage(storage *scyllav1alpha1.StorageOptions) string {
+	if storage == nil {
+		return "none"
+	}
+	b, err := json.Marshal(storage)
+	if err != nil {
+		return fmt.Sprintf("%+v", *storage)
+	}
+	return string(b)
 }
 
 // specNodes returns the nodes racks ask for, each merged over template.

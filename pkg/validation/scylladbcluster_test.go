@@ -250,3 +250,71 @@ func TestValidateScyllaDBClusterUpdateRemovals(t *testing.T) {
 		})
 	}
 }
+
+func TestValidateScyllaDBClusterUpdateRackStorage(t *testing.T) {
+	t.Parallel()
+	storagePath := field.NewPath("spec", "datacenters").Index(0).Child("racks").Key("us-east-1a").Child("scyllaDB", "storage")
+	templateRack := func(capacity string) scyllav1alpha1.RackSpec {
+		return scyllav1alpha1.RackSpec{Name: "us-east-1a", RackTemplate: scyllav1alpha1.RackTemplate{ScyllaDB: &scyllav1alpha1.ScyllaDBTemplate{
+			Storage: &scyllav1alpha1.StorageOptions{Capacity: capacity, StorageClassName: new("scylladb-local-xfs")},
+		}}}
+	}
+	for _, tc := range []struct {
+		name   string
+		modify func(sc *scyllav1alpha1.ScyllaDBCluster)
+		want   field.ErrorList
+	}{
+		{
+			name: "a template rack of an existing rack's name with other storage",
+			modify: func(sc *scyllav1alpha1.ScyllaDBCluster) {
+				sc.Spec.DatacenterTemplate.Racks = []scyllav1alpha1.RackSpec{templateRack("2Ti")}
+			},
+			want: field.ErrorList{field.Forbidden(storagePath, `rack "us-east-1a" of datacenter "us-east-1" can't change its storage from {"capacity":"1Ti","storageClassName":"scylladb-local-xfs"} to {"capacity":"2Ti","storageClassName":"scylladb-local-xfs"}: a rack's storage, merged from spec.datacenterTemplate, the datacenter and the rack, is immutable; keep the rack's storage as it was at every level`)},
+		},
+		{
+			name: "a template rack of an existing rack's name with the same storage",
+			modify: func(sc *scyllav1alpha1.ScyllaDBCluster) {
+				sc.Spec.DatacenterTemplate.Racks = []scyllav1alpha1.RackSpec{templateRack("1Ti")}
+			},
+		},
+		{
+			name: "a new rack with its own storage",
+			modify: func(sc *scyllav1alpha1.ScyllaDBCluster) {
+				rack := templateRack("2Ti")
+				rack.Name = "us-east-1d"
+				sc.Spec.Datacenters[0].Racks = append(sc.Spec.Datacenters[0].Racks, rack)
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			old := newScyllaDBCluster(t)
+			sc := old.DeepCopy()
+			tc.modify(sc)
+			if diff := cmp.Diff(tc.want, ValidateScyllaDBClusterUpdate(sc, old), ignoreOrigin); diff != "" {
+				t.Errorf("errors differ (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestValidateScyllaDBClusterUpdateRackStorageFromRemovedTemplateRack(t *testing.T) {
+	t.Parallel()
+	// A rack every datacenter gets from the template, whose us-east-1 copy is also listed by the datacenter: removing
+	// it from the template leaves us-east-1a with the datacenter's rackTemplate storage.
+	old := newScyllaDBCluster(t)
+	old.Spec.DatacenterTemplate.Racks = []scyllav1alpha1.RackSpec{{Name: "us-east-1a", RackTemplate: scyllav1alpha1.RackTemplate{
+		Nodes:    new(int32(0)),
+		ScyllaDB: &scyllav1alpha1.ScyllaDBTemplate{Storage: &scyllav1alpha1.StorageOptions{Capacity: "2Ti"}},
+	}}}
+	old.Spec.Datacenters[0].Racks[0].Nodes = new(int32(3))
+	old.Generation = 2
+	old.Status.ObservedGeneration = new(int64(2))
+	sc := old.DeepCopy()
+	sc.Spec.DatacenterTemplate.Racks = nil
+	want := field.ErrorList{field.Forbidden(field.NewPath("spec", "datacenters").Index(0).Child("racks").Key("us-east-1a").Child("scyllaDB", "storage"),
+		`rack "us-east-1a" of datacenter "us-east-1" can't change its storage from {"capacity":"2Ti"} to {"capacity":"1Ti","storageClassName":"scylladb-local-xfs"}: a rack's storage, merged from spec.datacenterTemplate, the datacenter and the rack, is immutable; keep the rack's storage as it was at every level`)}
+	if diff := cmp.Diff(want, ValidateScyllaDBClusterUpdate(sc, old), ignoreOrigin); diff != "" {
+		t.Errorf("errors differ (-want +got):\n%s", diff)
+	}
+}
