@@ -86,7 +86,9 @@ func (o *certificateObjects) add(other certificateObjects) {
 
 // decodeCertificateSet returns what the set's existing objects hold, as far as they are readable: a CA whose Secret is
 // missing or unreadable is generated anew, and so is a missing or unreadable certificate; an unreadable trust bundle
-// is replaced by the CA alone. A lost certificate Secret therefore never replaces a CA that clients trust.
+// is replaced by the CA alone. A lost certificate Secret therefore never replaces a CA that clients trust, and with a
+// lost CA Secret the CAs of the published bundle stay trusted, so that the certificate one of them signed is served
+// until the new CA is trusted everywhere.
 func decodeCertificateSet(set *certificateSet, secrets map[string]*corev1.Secret, configMaps map[string]*corev1.ConfigMap) *certs.State {
 	state := &certs.State{}
 	if s, ok := secrets[set.caName]; ok {
@@ -99,14 +101,13 @@ func decodeCertificateSet(set *certificateSet, secrets map[string]*corev1.Secret
 			state.Certificate = cert
 		}
 	}
-	if state.CA == nil {
-		return state
+	if state.CA != nil {
+		state.TrustBundle = []*x509.Certificate{state.CA.Certificate}
 	}
-	state.TrustBundle = []*x509.Certificate{state.CA.Certificate}
 	if cm, ok := configMaps[set.caName]; ok {
 		if bundle, err := certs.DecodeCertificatesPEM([]byte(cm.Data[naming.CABundleKey])); err == nil {
 			for _, c := range bundle {
-				if c.IsCA && !bytes.Equal(c.Raw, state.CA.Certificate.Raw) {
+				if c.IsCA && (state.CA == nil || !bytes.Equal(c.Raw, state.CA.Certificate.Raw)) {
 					state.TrustBundle = append(state.TrustBundle, c)
 				}
 			}

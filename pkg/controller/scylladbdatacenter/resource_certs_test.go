@@ -349,6 +349,60 @@ func TestLostCertificateSecretKeepsTheTrustedCA(t *testing.T) {
 	}
 }
 
+// A CA Secret deleted or emptied by a user takes the CA's key with it: a new CA is unavoidable, but the old CA stays
+// in the bundle and the certificate it signed stays served (until it is due, as after a CA renewal), so that clients
+// holding the old bundle never see a certificate they don't trust.
+func TestLostCASecretKeepsTheOldCertificateServedUntilTheNewCAIsTrusted(t *testing.T) {
+	t.Parallel()
+	for name, lose := range map[string]func(store *certStore){
+		"deleted": func(store *certStore) { delete(store.secrets, "basic-local-serving-ca") },
+		"emptied": func(store *certStore) {
+			store.secrets["basic-local-serving-ca"].Data = map[string][]byte{corev1.TLSCertKey: nil, corev1.TLSPrivateKeyKey: nil}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			sdc := certTestDatacenter(nil)
+			store := newCertStore()
+			delay := testCertOptions().TrustPropagationDelay
+			first, _ := reconcileInto(t, store, sdc, servingSet(t, sdc, testNames), certTestNow)
+			oldBundle := bundleOf(t, store, "basic-local-serving-ca")
+			lose(store)
+
+			at := certTestNow.Add(time.Hour)
+			next, changed := reconcileInto(t, store, sdc, servingSet(t, sdc, testNames), at)
+			if !changed || next.CA.Certificate.Equal(first.CA.Certificate) {
+				t.Fatalf("changed %v, same CA %v; want a new CA", changed, next.CA.Certificate.Equal(first.CA.Certificate))
+			}
+			if !next.Certificate.Certificate.Equal(first.Certificate.Certificate) {
+				t.Error("the certificate was reissued by a CA no client trusts yet")
+			}
+			bundle := bundleOf(t, store, "basic-local-serving-ca")
+			if len(bundle) != 2 || !bundle[1].Equal(first.CA.Certificate) {
+				t.Errorf("bundle of %d CAs, want the new CA then the old one", len(bundle))
+			}
+			for desc, roots := range map[string][]*x509.Certificate{"old": oldBundle, "new": bundle} {
+				if err := certs.Verify(next.Certificate.Certificate, roots, certs.ServingUsage, "basic-client.ns.svc", at); err != nil {
+					t.Errorf("the served certificate does not verify against the %s bundle: %v", desc, err)
+				}
+			}
+
+			// As after a renewal of the CA, the old certificate is then kept until it is due, and the new CA renews it.
+			if _, changed := reconcileInto(t, store, sdc, servingSet(t, sdc, testNames), at.Add(certs.Backdate+delay+time.Second)); changed {
+				t.Error("changed once the new CA is trusted, want the old certificate kept until it is due")
+			}
+			due := certs.RenewalTime(first.Certificate.Certificate, testCertOptions().RefreshFraction)
+			renewed, changed := reconcileInto(t, store, sdc, servingSet(t, sdc, testNames), due)
+			if !changed || !certs.IsSignedBy(renewed.Certificate.Certificate, next.CA.Certificate) {
+				t.Errorf("changed %v; want the due certificate renewed by the new CA", changed)
+			}
+			if err := certs.Verify(renewed.Certificate.Certificate, bundle, certs.ServingUsage, "basic-client.ns.svc", due); err != nil {
+				t.Errorf("the renewed certificate does not verify against the bundle clients hold: %v", err)
+			}
+		})
+	}
+}
+
 func TestAlternatorServingCertificateAddsTheExtraNames(t *testing.T) {
 	t.Parallel()
 	sdc := certTestDatacenter(func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
