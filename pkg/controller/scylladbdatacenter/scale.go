@@ -114,15 +114,31 @@ func nodeGone(svc *corev1.Service, pvc *corev1.PersistentVolumeClaim) bool {
 	return svc.Labels[naming.DecommissionedLabel] == naming.DecommissionedLabelTrue || pvc == nil || pvc.DeletionTimestamp != nil
 }
 
+// neverServed tells whether the member Service of ordinal never served a node: the node has no pod and no data
+// claim, was never asked to decommission, and its sidecar never recorded a host ID. A scale-up creates the Services of
+// its new nodes before it raises the StatefulSet's replicas; when that write fails or waits, they are left like this,
+// and are the new nodes' to take.
+func (r *rackObjects) neverServed(ordinal int32) bool {
+	svc, ok := r.services[ordinal]
+	if !ok || r.pods[ordinal] != nil || r.pvcs[ordinal] != nil {
+		return false
+	}
+	_, decommission := svc.Labels[naming.DecommissionedLabel]
+	_, hostID := svc.Annotations[naming.HostIDAnnotation]
+	return !decommission && !hostID
+}
+
 // pendingRemovals lists, sorted, the names of what is left of nodes above the StatefulSet's replicas that are gone
 // for good (nodeGone): member Services not yet removed and data claims still being deleted. A node may only be added
 // again once they are gone, so that it never gets the Service or data of a decommissioned node. A node removed
-// without decommission keeps its Service and data, and comes back with them.
+// without decommission keeps its Service and data, and comes back with them. A Service that never served a node
+// (neverServed) is no removal to wait for: deleting it ahead of the scale-up that created it would only have that
+// scale-up create it again.
 func (r *rackObjects) pendingRemovals() []string {
 	replicas := r.currentReplicas()
 	var pending []string
 	for ordinal, svc := range r.services {
-		if ordinal >= replicas && nodeGone(svc, r.pvcs[ordinal]) {
+		if ordinal >= replicas && nodeGone(svc, r.pvcs[ordinal]) && !r.neverServed(ordinal) {
 			pending = append(pending, "Service "+svc.Name)
 		}
 	}

@@ -211,9 +211,18 @@ func TestPlanScale(t *testing.T) {
 		{
 			name: "a rack does not scale up while the Service of a removed node without data is there",
 			racks: func() []*rackObjects {
-				return []*rackObjects{testRack("a", new(int32(3)), settledStatefulSet("basic-dc1-a", 2), 3, "")}
+				r := testRack("a", new(int32(3)), settledStatefulSet("basic-dc1-a", 2), 3, "")
+				r.services[2].Annotations = map[string]string{naming.HostIDAnnotation: "2f1a5b5e-7a53-4a2b-9f0e-3c1a7e0b6c11"}
+				return []*rackObjects{r}
 			},
 			want: []wantPlan{{replicas: 2, decommissioned: map[int32]string{}, reasons: []string{waitingForNodeRemovalReason}}},
+		},
+		{
+			name: "a rack scales up over the Service a failed scale-up created for a node that never ran",
+			racks: func() []*rackObjects {
+				return []*rackObjects{testRack("a", new(int32(3)), settledStatefulSet("basic-dc1-a", 2), 3, "")}
+			},
+			want: []wantPlan{{replicas: 3, decommissioned: map[int32]string{}}},
 		},
 		{
 			name: "a rack does not scale up while a removed node's data claim is being deleted",

@@ -9,7 +9,10 @@ import (
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	clienttesting "k8s.io/client-go/testing"
 )
 
 // newSequentialSDC returns newBasicSDC with a third rack "c" and without parallel node operations, as for a ScyllaDB
@@ -147,4 +150,44 @@ func TestSyncScalesUpTheNextRackOnItsPredecessorsReadyPods(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkReplicas(t, "a pod of rack a not ready", f.world(), map[string]int32{"basic-dc1-a": 3})
+}
+
+// TestSyncKeepsTheServiceOfANodeAboutToBeAddedWhileItsStatefulSetCannotBeWritten checks that the member Service a
+// scale-up creates ahead of the StatefulSet write is kept when that write fails: it never served a node, and deleting
+// it would only have the next sync create it again, a write loop for as long as the StatefulSet can't be written.
+func TestSyncKeepsTheServiceOfANodeAboutToBeAddedWhileItsStatefulSetCannotBeWritten(t *testing.T) {
+	t.Parallel()
+
+	w := withNodes(convergedWorld(t))
+	w.sdc.Spec.Racks[0].Nodes = new(int32(4))
+	w.sdc.Generation++
+	failingStatefulSetUpdates := func(f *fixture) {
+		f.kubeClient.PrependReactor("update", "statefulsets", func(clienttesting.Action) (bool, runtime.Object, error) {
+			return true, nil, apierrors.NewServiceUnavailable("etcd is down")
+		})
+	}
+
+	for i, name := range []string{"scale-up requested", "retry", "retry again"} {
+		f := newFixture(t, w)
+		failingStatefulSetUpdates(f)
+		err := f.sync()
+		want := []string{"update statefulsets basic-dc1-a"}
+		if i == 0 {
+			want = append([]string{"create services basic-dc1-a-3"}, want...)
+		}
+		if diff := cmp.Diff(want, f.kubeWrites()); diff != "" {
+			t.Fatalf("%s: unexpected writes (-want +got):\n%s", name, diff)
+		}
+		if err == nil {
+			t.Fatalf("%s: expected the StatefulSet write to fail", name)
+		}
+		w = f.world()
+	}
+
+	// Once the API server takes the write, the rack grows with the Service created first.
+	w, f := step(t, "StatefulSet written", w, "update statefulsets basic-dc1-a")
+	if got := *f.written("statefulsets", "basic-dc1-a").(*appsv1.StatefulSet).Spec.Replicas; got != 4 {
+		t.Errorf("expected 4 replicas, got %d", got)
+	}
+	object[*corev1.Service](t, w, "basic-dc1-a-3")
 }
