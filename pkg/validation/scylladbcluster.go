@@ -112,8 +112,9 @@ func validateDatacenterTemplate(t *scyllav1alpha1.ScyllaDBClusterDatacenterTempl
 }
 
 // ValidateScyllaDBClusterUpdate returns the errors of ValidateScyllaDBCluster(sc) and those of changes from old that
-// aren't allowed: a datacenter, or a rack of one, may only be removed once it runs no nodes, as its status (which
-// must be current) shows.
+// aren't allowed: a datacenter, or a rack of one, may only be removed (a datacenter also moved to another
+// RemoteKubernetesCluster) once it runs no nodes, as its status (which must be current) shows, and a kept rack's
+// merged storage may not change.
 func ValidateScyllaDBClusterUpdate(sc, old *scyllav1alpha1.ScyllaDBCluster) field.ErrorList {
 	allErrs := ValidateScyllaDBCluster(sc)
 	fresh := old.Status.ObservedGeneration != nil && *old.Status.ObservedGeneration >= old.Generation
@@ -143,6 +144,12 @@ func ValidateScyllaDBClusterUpdate(sc, old *scyllav1alpha1.ScyllaDBCluster) fiel
 			continue
 		}
 		newDC := &sc.Spec.Datacenters[newIndex]
+		if from, to := oldDC.RemoteKubernetesClusterName, newDC.RemoteKubernetesClusterName; from != to {
+			// The datacenter is created anew in the other cluster: its nodes in the first must be gone, or two
+			// datacenters of one name would run.
+			what := fmt.Sprintf("datacenter %q (moving it from RemoteKubernetesCluster %q to %q removes it from %q)", oldDC.Name, from, to, from)
+			allErrs = append(allErrs, validateRemoval(what, specNodes(oldTemplate, oldRacks), dcStatusNodes, dcFresh, path.Index(newIndex).Child("remoteKubernetesClusterName"))...)
+		}
 		newTemplate := merge.ScyllaDBClusterDatacenterRackTemplate(sc, newDC)
 		keptRacks := map[string]*scyllav1alpha1.RackSpec{}
 		newRacks := merge.ScyllaDBClusterDatacenterRacks(sc, newDC)

@@ -227,6 +227,28 @@ func TestValidateScyllaDBClusterUpdateRemovals(t *testing.T) {
 			want:   field.ErrorList{field.Forbidden(path, `rack "us-east-1c" of datacenter "us-east-1" can't be removed while it still runs 2 nodes: wait for the scale-down to 0 to finish`)},
 		},
 		{
+			name: "a datacenter moved to another RemoteKubernetesCluster while it still runs nodes",
+			modify: func(old *scyllav1alpha1.ScyllaDBCluster) {
+				old.Spec.Datacenters[1].RemoteKubernetesClusterName = "dev-us-west-2-old"
+				old.Status.Datacenters[1].Nodes = new(int32(3))
+			},
+			want: field.ErrorList{field.Forbidden(path.Index(1).Child("remoteKubernetesClusterName"), `datacenter "us-west-2" (moving it from RemoteKubernetesCluster "dev-us-west-2-old" to "dev-us-west-2" removes it from "dev-us-west-2-old") can't be removed while it still runs 3 nodes: wait for the scale-down to 0 to finish`)},
+		},
+		{
+			name: "a datacenter moved to another RemoteKubernetesCluster that still asks for nodes",
+			modify: func(old *scyllav1alpha1.ScyllaDBCluster) {
+				old.Spec.Datacenters[1].RemoteKubernetesClusterName = "dev-us-west-2-old"
+				old.Spec.Datacenters[1].RackTemplate = &scyllav1alpha1.RackTemplate{Nodes: new(int32(1))}
+			},
+			want: field.ErrorList{field.Forbidden(path.Index(1).Child("remoteKubernetesClusterName"), `datacenter "us-west-2" (moving it from RemoteKubernetesCluster "dev-us-west-2-old" to "dev-us-west-2" removes it from "dev-us-west-2-old") can't be removed while its nodes are 3: scale it to 0 first`)},
+		},
+		{
+			name: "a datacenter moved to another RemoteKubernetesCluster once scaled to zero and observed",
+			modify: func(old *scyllav1alpha1.ScyllaDBCluster) {
+				old.Spec.Datacenters[1].RemoteKubernetesClusterName = "dev-us-west-2-old"
+			},
+		},
+		{
 			name:   "a stale datacenter status",
 			modify: func(old *scyllav1alpha1.ScyllaDBCluster) { old.Status.Datacenters[0].Stale = new(true) },
 			want:   field.ErrorList{field.Forbidden(path, `rack "us-east-1c" of datacenter "us-east-1" can't be removed until the status shows the current generation: wait for the operator to observe the scale-down to 0`)},
