@@ -110,6 +110,7 @@ func NewController(
 		{"ScyllaDBDatacenter", scyllaDBDatacenterInformer.Informer(), c.previousScyllaClusterHandlerFuncs()},
 		{"ScyllaDBManagerTask", scyllaDBManagerTaskInformer.Informer(), c.handlers.OwnedHandlerFuncs()},
 		{"ScyllaDBManagerTask", scyllaDBManagerTaskInformer.Informer(), c.previousScyllaClusterHandlerFuncs()},
+		{"ScyllaDBManagerTask", scyllaDBManagerTaskInformer.Informer(), c.blockingScyllaDBManagerTaskHandlerFuncs()},
 	}
 	for _, r := range registrations {
 		if _, err := r.informer.AddEventHandler(r.handler); err != nil {
@@ -147,6 +148,45 @@ func (c *Controller) blockingScyllaDBDatacenterHandlerFuncs() cache.ResourceEven
 			return
 		}
 		c.queue.Add(cache.NewObjectName(accessor.GetNamespace(), accessor.GetName()).String())
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: enqueue,
+		UpdateFunc: func(oldObj, newObj any) {
+			oldAccessor, oldErr := meta.Accessor(oldObj)
+			newAccessor, newErr := meta.Accessor(newObj)
+			if oldErr == nil && newErr == nil && oldAccessor.GetResourceVersion() == newAccessor.GetResourceVersion() {
+				return
+			}
+			enqueue(newObj)
+		},
+		DeleteFunc: enqueue,
+	}
+}
+
+// blockingScyllaDBManagerTaskHandlerFuncs enqueue the ScyllaCluster that a ScyllaDBManagerTask it does not control is
+// labelled with (naming.ClusterNameLabel, which every translated task carries): such a task, orphaned by a deletion
+// with --cascade=orphan or copied from another namespace's manifest, blocks the ScyllaCluster's task of the same name,
+// which is reported and not retried, and the ScyllaCluster must be synced again when it changes or goes away. Tasks
+// that ScyllaClusters control reach the queue through OwnedHandlerFuncs.
+func (c *Controller) blockingScyllaDBManagerTaskHandlerFuncs() cache.ResourceEventHandlerFuncs {
+	enqueue := func(obj any) {
+		if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tombstone.Obj
+		}
+		accessor, err := meta.Accessor(obj)
+		if err != nil {
+			utilruntime.HandleError(fmt.Errorf("can't read the metadata of %T: %w", obj, err))
+			return
+		}
+		name, ok := accessor.GetLabels()[naming.ClusterNameLabel]
+		if !ok {
+			return
+		}
+		sc, err := c.getScyllaCluster(accessor.GetNamespace(), name)
+		if err != nil || isControlledBy(accessor, sc) {
+			return
+		}
+		c.queue.Add(cache.NewObjectName(sc.Namespace, sc.Name).String())
 	}
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: enqueue,

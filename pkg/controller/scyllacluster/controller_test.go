@@ -50,6 +50,12 @@ func TestHandlersEnqueueTheScyllaClusterAnObjectConcerns(t *testing.T) {
 	deletedDatacenterOfRecreatedScyllaCluster := datacenterOfRecreatedScyllaCluster.DeepCopy()
 	deletedDatacenterOfRecreatedScyllaCluster.ResourceVersion = "4"
 	deletedDatacenterOfRecreatedScyllaCluster.DeletionTimestamp = new(metav1.NewTime(testNow.Time))
+	orphanedTask := task.DeepCopy()
+	orphanedTask.OwnerReferences = nil
+	foreignTask := task.DeepCopy()
+	foreignTask.OwnerReferences = foreign.OwnerReferences
+	unlabelledForeignTask := foreignTask.DeepCopy()
+	unlabelledForeignTask.Labels = nil
 
 	tt := []struct {
 		name     string
@@ -106,6 +112,28 @@ func TestHandlersEnqueueTheScyllaClusterAnObjectConcerns(t *testing.T) {
 		{
 			name:     "an object of another controller is not enqueued as left over",
 			deliver:  func(c *Controller) { c.previousScyllaClusterHandlerFuncs().OnAdd(foreign, false) },
+			wantKeys: nil,
+		},
+		{
+			name:     "the deletion of an orphaned ScyllaDBManagerTask enqueues the ScyllaCluster it is labelled with, whose task it blocked",
+			deliver:  func(c *Controller) { c.blockingScyllaDBManagerTaskHandlerFuncs().OnDelete(orphanedTask) },
+			wantKeys: []string{"scylla/basic"},
+		},
+		{
+			name: "the deletion of a ScyllaDBManagerTask of another controller, seen as a tombstone, enqueues the ScyllaCluster it is labelled with",
+			deliver: func(c *Controller) {
+				c.blockingScyllaDBManagerTaskHandlerFuncs().OnDelete(cache.DeletedFinalStateUnknown{Key: "scylla/" + foreignTask.Name, Obj: foreignTask})
+			},
+			wantKeys: []string{"scylla/basic"},
+		},
+		{
+			name:     "a ScyllaDBManagerTask the labelled ScyllaCluster controls is not also enqueued by label",
+			deliver:  func(c *Controller) { c.blockingScyllaDBManagerTaskHandlerFuncs().OnAdd(task, false) },
+			wantKeys: nil,
+		},
+		{
+			name:     "an unlabelled ScyllaDBManagerTask of another controller enqueues nothing",
+			deliver:  func(c *Controller) { c.blockingScyllaDBManagerTaskHandlerFuncs().OnAdd(unlabelledForeignTask, false) },
 			wantKeys: nil,
 		},
 		{
