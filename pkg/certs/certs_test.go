@@ -2,8 +2,10 @@ package certs
 
 import (
 	"bytes"
+	"crypto/ecdsa"
 	"crypto/rsa"
 	"crypto/x509"
+	"encoding/pem"
 	"net"
 	"strings"
 	"testing"
@@ -256,5 +258,33 @@ func TestNeedsRenewal(t *testing.T) {
 	}
 	if got, want := RenewalTime(short.Certificate, 0.2), testNow.Add(time.Minute); !got.Equal(want) {
 		t.Errorf("RenewalTime of a 5m certificate at 0.2 = %v, want %v", got, want)
+	}
+}
+
+// `openssl ecparam -genkey` writes the curve's parameters before the key, and OpenSSL, GnuTLS and Go's
+// tls.X509KeyPair all read such a file: so must a user's certificate Secret check.
+func TestPEMDecodingAcceptsTheECParametersOpenSSLWritesBeforeAKey(t *testing.T) {
+	t.Parallel()
+	ca := mustCA(t, time.Hour, testNow)
+	kp, err := ca.Sign(servingRequest(), testNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalECPrivateKey(kp.Key.(*ecdsa.PrivateKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The DER of the prime256v1 OID.
+	params := pem.EncodeToMemory(&pem.Block{Type: "EC PARAMETERS", Bytes: []byte{0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07}})
+	keyPEM := append(params, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der})...)
+	got, err := DecodeKeyPairPEM(EncodeCertificatesPEM(kp.Certificate), keyPEM)
+	if err != nil {
+		t.Fatalf("DecodeKeyPairPEM: %v", err)
+	}
+	if !bytes.Equal(got.Certificate.Raw, kp.Certificate.Raw) || KeyAlgorithmOf(got) != ECDSAP256 {
+		t.Error("decoded key pair differs from the encoded one")
+	}
+	if _, err := DecodePrivateKeyPEM(params); err == nil || !strings.Contains(err.Error(), "no PEM private key found") {
+		t.Errorf("EC parameters alone: err = %v, want no private key found", err)
 	}
 }

@@ -65,9 +65,13 @@ func EncodePrivateKeyPEM(key crypto.Signer) ([]byte, error) {
 }
 
 // DecodePrivateKeyPEM parses a single PEM private key: PKCS #8 ("PRIVATE KEY"), PKCS #1 ("RSA PRIVATE KEY") or
-// SEC 1 ("EC PRIVATE KEY").
+// SEC 1 ("EC PRIVATE KEY"). "EC PARAMETERS" blocks before it are skipped: `openssl ecparam -genkey` writes the
+// curve there, which the key names again.
 func DecodePrivateKeyPEM(data []byte) (crypto.Signer, error) {
 	block, rest := pem.Decode(data)
+	for block != nil && block.Type == "EC PARAMETERS" {
+		block, rest = pem.Decode(rest)
+	}
 	if block == nil {
 		return nil, errors.New("no PEM private key found")
 	}
