@@ -163,6 +163,8 @@ func validateScheduler(s *scyllav1.SchedulerTaskSpec, path *field.Path) field.Er
 	if s.Interval != nil {
 		allErrs = append(allErrs, validateManagerDuration(*s.Interval, path.Child("interval"))...)
 	}
+	// The ScyllaDBManagerTask the task is translated into refuses a count ScyllaDB Manager can't hold.
+	allErrs = append(allErrs, validateNumRetries(s.NumRetries, path.Child("numRetries"))...)
 	allErrs = append(allErrs, validateRetryWait(s.RetryWait, path.Child("retryWait"))...)
 	return allErrs
 }

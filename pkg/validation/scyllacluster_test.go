@@ -35,6 +35,12 @@ func TestValidateScyllaClusterRefuses(t *testing.T) {
 			want:   field.ErrorList{field.Required(field.NewPath("spec", "version"), "the ScyllaDB image tag is required, e.g. 2025.1.2")},
 		},
 		{
+			// The translated ScyllaDBManagerTask would be refused: ScyllaDB Manager holds 32-bit retry counts.
+			name:   "a retry count ScyllaDB Manager can't hold",
+			modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.Repairs[0].NumRetries = new(int64(1) << 31) },
+			want:   field.ErrorList{field.Invalid(repair0.Child("numRetries"), int64(1)<<31, "must be between 0 and 2147483647")},
+		},
+		{
 			name:   "a cron with a CRON_TZ prefix",
 			modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.Backups[0].Cron = new("CRON_TZ=UTC 0 2 * * *") },
 			want:   field.ErrorList{field.Invalid(backup0.Child("cron"), "CRON_TZ=UTC 0 2 * * *", "must not start with TZ= or CRON_TZ=: schedules are in UTC or in the task's timezone")},

@@ -45,11 +45,17 @@ func validateTaskSchedule(s *scyllav1alpha1.ScyllaDBManagerTaskSchedule, path *f
 	if s.Cron != nil {
 		allErrs = append(allErrs, validateCron(*s.Cron, path.Child("cron"))...)
 	}
-	if s.NumRetries != nil && (*s.NumRetries < 0 || *s.NumRetries > math.MaxInt32) {
-		allErrs = append(allErrs, field.Invalid(path.Child("numRetries"), *s.NumRetries, fmt.Sprintf("must be between 0 and %d", math.MaxInt32)))
-	}
+	allErrs = append(allErrs, validateNumRetries(s.NumRetries, path.Child("numRetries"))...)
 	allErrs = append(allErrs, validateRetryWait(s.RetryWait, path.Child("retryWait"))...)
 	return allErrs
+}
+
+// validateNumRetries checks that a retry count fits ScyllaDB Manager's 32-bit num_retries.
+func validateNumRetries(n *int64, path *field.Path) field.ErrorList {
+	if n != nil && (*n < 0 || *n > math.MaxInt32) {
+		return field.ErrorList{field.Invalid(path, *n, fmt.Sprintf("must be between 0 and %d", math.MaxInt32))}
+	}
+	return nil
 }
 
 // validateTaskAnnotations checks the override annotations the ScyllaCluster translator sets and the
