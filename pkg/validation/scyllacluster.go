@@ -2,6 +2,7 @@ package validation
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
 
 	scyllav1 "github.com/scyllakube/api/scylla/v1"
@@ -113,6 +114,9 @@ func validateScyllaClusterTasks(sc *scyllav1.ScyllaCluster) field.ErrorList {
 		allErrs = append(allErrs, validateScheduler(&r.SchedulerTaskSpec, p)...)
 		allErrs = append(allErrs, validateDCFilters(r.DC, p.Child("dc"))...)
 		allErrs = append(allErrs, validateKeyspaceFilters(r.Keyspace, p.Child("keyspace"))...)
+		if r.Host != nil {
+			allErrs = append(allErrs, validateRepairHost(*r.Host, p.Child("host"))...)
+		}
 		if len(r.SmallTableThreshold) != 0 {
 			if _, err := ParseSize(r.SmallTableThreshold); err != nil {
 				allErrs = append(allErrs, field.Invalid(p.Child("smallTableThreshold"), r.SmallTableThreshold, "must be a size such as 1GiB or 512MiB"))
@@ -131,6 +135,16 @@ func validateScyllaClusterTasks(sc *scyllav1.ScyllaCluster) field.ErrorList {
 	}
 	allErrs = append(allErrs, validateTaskNames([]taskNames{repairNames, backupNames})...)
 	return allErrs
+}
+
+// validateRepairHost checks a repair's host the way the ScyllaDBManagerTask schema (CEL isIP) and ScyllaDB Manager
+// do: an IP address, without a zone and not IPv4-mapped. ScyllaDB Manager refuses a name, and the task translated
+// from the ScyllaCluster would be refused before it got there.
+func validateRepairHost(host string, path *field.Path) field.ErrorList {
+	if addr, err := netip.ParseAddr(host); err != nil || len(addr.Zone()) != 0 || addr.Is4In6() {
+		return field.ErrorList{field.Invalid(path, host, "must be the IPv4 or IPv6 address of a node, e.g. 10.0.0.5: ScyllaDB Manager takes no host names")}
+	}
+	return nil
 }
 
 // validateBackupFields checks what backups of both APIs share.

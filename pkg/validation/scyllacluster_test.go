@@ -41,6 +41,13 @@ func TestValidateScyllaClusterRefuses(t *testing.T) {
 			want:   field.ErrorList{field.Invalid(repair0.Child("numRetries"), int64(1)<<31, "must be between 0 and 2147483647")},
 		},
 		{
+			// ScyllaDB Manager answers 400 "parse host IP address", and the translated task's schema refuses it.
+			name:   "a repair host that is a name",
+			modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.Repairs[0].Host = new("scylla-0.scylla.svc") },
+			want: field.ErrorList{field.Invalid(repair0.Child("host"), "scylla-0.scylla.svc",
+				"must be the IPv4 or IPv6 address of a node, e.g. 10.0.0.5: ScyllaDB Manager takes no host names")},
+		},
+		{
 			name:   "a cron with a CRON_TZ prefix",
 			modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.Backups[0].Cron = new("CRON_TZ=UTC 0 2 * * *") },
 			want:   field.ErrorList{field.Invalid(backup0.Child("cron"), "CRON_TZ=UTC 0 2 * * *", "must not start with TZ= or CRON_TZ=: schedules are in UTC or in the task's timezone")},
@@ -303,6 +310,8 @@ func TestValidateScyllaClusterAccepts(t *testing.T) {
 	}{
 		{name: "cron with seconds", modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.Backups[0].Cron = new("30 0 2 * * *") }},
 		{name: "@every", modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.Backups[0].Cron = new("@every 12h") }},
+		{name: "an IPv4 repair host", modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.Repairs[0].Host = new("10.0.0.5") }},
+		{name: "an IPv6 repair host", modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.Repairs[0].Host = new("fd00::5") }},
 		{name: "an RFC 3339 start date", modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.Backups[1].StartDate = new("2026-01-02T03:04:05Z") }},
 		{name: "parallel node operations on 2026.2", modify: func(sc *scyllav1.ScyllaCluster) {
 			sc.Spec.Version = "2026.2.0"
