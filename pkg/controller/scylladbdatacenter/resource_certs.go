@@ -452,6 +452,10 @@ func validateUserManagedServingSecret(secret *corev1.Secret, now time.Time) erro
 	if !now.Before(kp.Certificate.NotAfter) {
 		return newSpecError("the certificate of the Alternator serving certificate Secret %q expired at %s", secret.Name, kp.Certificate.NotAfter.UTC().Format(time.RFC3339))
 	}
+	// ScyllaDB serves it, but clients refuse it until then (or their clock is behind the issuer's).
+	if now.Before(kp.Certificate.NotBefore) {
+		return newSpecError("the certificate of the Alternator serving certificate Secret %q is not valid before %s", secret.Name, kp.Certificate.NotBefore.UTC().Format(time.RFC3339))
+	}
 	return nil
 }
 

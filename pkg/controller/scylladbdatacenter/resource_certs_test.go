@@ -506,6 +506,8 @@ func TestUserManagedAlternatorSecretIsChecked(t *testing.T) {
 			wantErr: `the Alternator serving certificate Secret "mine" is invalid: certificate: no PEM certificate found`},
 		{name: "an expired certificate", secret: secret(corev1.SecretTypeTLS, certPEM, keyPEM), at: certTestNow.Add(25 * time.Hour),
 			wantErr: `the certificate of the Alternator serving certificate Secret "mine" expired at 2026-03-02T12:00:00Z`},
+		{name: "a certificate not valid yet", secret: secret(corev1.SecretTypeTLS, certPEM, keyPEM), at: certTestNow.Add(-time.Hour),
+			wantErr: `the certificate of the Alternator serving certificate Secret "mine" is not valid before 2026-03-01T11:59:00Z`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
