@@ -62,7 +62,8 @@ func inFlux(r *rackObjects) (bool, string) {
 //   - done otherwise.
 //
 // The first active rack goes on rolling; a later one (after kubectl rollout restart, say) is held. The first pending
-// rack starts rolling (partition 0) once no rack is active and no other rack is in flux (inFlux). No rack rolls while
+// rack starts rolling (partition 0) once no rack is active, no other rack is in flux (inFlux) and no other rack's
+// replicas change in this sync (a rack scaling up or created now bootstraps nodes). No rack rolls while
 // a node operation (nodeOperation: a decommission or the removal of a decommissioned node) is in progress. A held
 // rack gets the new template with its pods kept at their current one (partition = replicas), so that a pod
 // restarting for another reason comes back as it was. It returns a progressing condition per held rack.
@@ -133,9 +134,14 @@ func planRollout(racks []*rackObjects, required []*appsv1.StatefulSet, nodeOpera
 		if len(waitingFor) == 0 && len(rolling) != 0 {
 			waitingFor = fmt.Sprintf("rack %q to finish rolling out", rolling)
 		}
-		for _, other := range racks {
+		for j, other := range racks {
 			if flux, what := inFlux(other); other != r && len(waitingFor) == 0 && flux {
 				waitingFor = what
+			}
+			// The cache shows the StatefulSets before this sync's writes: a rack this sync scales up (or creates)
+			// bootstraps nodes, which must not coincide with another rack's pods restarting.
+			if other != r && len(waitingFor) == 0 && required[j] != nil && *required[j].Spec.Replicas != other.currentReplicas() {
+				waitingFor = fmt.Sprintf("rack %q to scale from %d to %d nodes", other.name, other.currentReplicas(), *required[j].Spec.Replicas)
 			}
 		}
 		if len(waitingFor) != 0 {

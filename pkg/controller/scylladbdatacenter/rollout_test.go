@@ -37,12 +37,34 @@ func TestPlanRollout(t *testing.T) {
 	unavailable := func(sts *appsv1.StatefulSet) { sts.Status.AvailableReplicas = 2 }
 
 	tt := []struct {
-		name          string
-		racks         []*rackObjects
-		hashes        []string
+		name   string
+		racks  []*rackObjects
+		hashes []string
+		// replicas are the replicas this sync applies to each rack's StatefulSet; nil: 3 each.
+		replicas      []int32
 		nodeOperation string
 		want          []int32
 	}{
+		{
+			name:     "a template change waits while another rack scales up in the same sync",
+			racks:    []*rackObjects{rack("a", nil), rack("b", nil)},
+			hashes:   []string{"new", "old"},
+			replicas: []int32{3, 4},
+			want:     []int32{3, 0},
+		},
+		{
+			name:   "a template change waits while another rack is created with nodes in the same sync",
+			racks:  []*rackObjects{rack("a", nil), testRack("b", new(int32(3)), nil, 0, "")},
+			hashes: []string{"new", "new"},
+			want:   []int32{3, 0},
+		},
+		{
+			name:     "a rack scaling up in the same sync rolls itself: its StatefulSet adds the node before restarting any",
+			racks:    []*rackObjects{rack("a", nil), rack("b", nil)},
+			hashes:   []string{"new", "old"},
+			replicas: []int32{4, 3},
+			want:     []int32{0, 0},
+		},
 		{
 			name:   "a template change rolls the first rack and holds the others",
 			racks:  []*rackObjects{rack("a", nil), rack("b", nil), rack("c", nil)},
@@ -115,7 +137,9 @@ func TestPlanRollout(t *testing.T) {
 				rack("c", nil),
 			},
 			hashes: []string{"new", "new", "new"},
-			want:   []int32{0, 0, 3},
+			// Rack a is created at zero nodes: it bootstraps none.
+			replicas: []int32{0, 3, 3},
+			want:     []int32{0, 0, 3},
 		},
 	}
 	for _, tc := range tt {
@@ -123,9 +147,13 @@ func TestPlanRollout(t *testing.T) {
 			t.Parallel()
 			required := make([]*appsv1.StatefulSet, len(tc.racks))
 			for i, r := range tc.racks {
+				replicas := int32(3)
+				if tc.replicas != nil {
+					replicas = tc.replicas[i]
+				}
 				required[i] = &appsv1.StatefulSet{
 					ObjectMeta: metav1.ObjectMeta{Name: r.statefulSetName, Annotations: map[string]string{"scylla-operator.scylladb.com/pod-template-hash": tc.hashes[i]}},
-					Spec:       appsv1.StatefulSetSpec{Replicas: new(int32(3))},
+					Spec:       appsv1.StatefulSetSpec{Replicas: &replicas},
 				}
 			}
 			progressing := planRollout(tc.racks, required, tc.nodeOperation)
