@@ -3,6 +3,7 @@ package validation
 import (
 	"fmt"
 	"net/netip"
+	"regexp"
 	"strings"
 
 	scyllav1 "github.com/scyllakube/api/scylla/v1"
@@ -21,6 +22,16 @@ func ValidateScyllaCluster(sc *scyllav1.ScyllaCluster) field.ErrorList {
 	}
 	if len(spec.Version) == 0 {
 		allErrs = append(allErrs, field.Required(specPath.Child("version"), "the ScyllaDB image tag is required, e.g. 2025.1.2"))
+	}
+	for _, r := range []struct{ field, value, example string }{
+		{"repository", spec.Repository, "docker.io/scylladb/scylla"},
+		{"agentRepository", spec.AgentRepository, "docker.io/scylladb/scylla-manager-agent"},
+	} {
+		// The image is <repository>:<version>; a tag or digest here, or upper case in the path, makes a reference
+		// the translated ScyllaDBDatacenter's schema refuses.
+		if len(r.value) != 0 && !imageRepositoryPattern.MatchString(r.value) {
+			allErrs = append(allErrs, field.Invalid(specPath.Child(r.field), r.value, fmt.Sprintf("must be an image repository without a tag or digest, e.g. %s: the image is <%s>:<tag>", r.example, r.field)))
+		}
 	}
 	allErrs = append(allErrs, validateParallelNodeOperations(spec.EnableParallelNodeOperations, spec.Version, specPath.Child("enableParallelNodeOperations"), "spec.version")...)
 	allErrs = append(allErrs, validateDNSDomains(spec.DNSDomains, specPath.Child("dnsDomains"))...)
@@ -59,6 +70,10 @@ func ValidateScyllaCluster(sc *scyllav1.ScyllaCluster) field.ErrorList {
 	allErrs = append(allErrs, validateScyllaClusterTasks(sc)...)
 	return allErrs
 }
+
+// imageRepositoryPattern matches an image reference's name: an optional registry host (and port), then lower-case
+// path components, with no tag or digest.
+var imageRepositoryPattern = regexp.MustCompile(`^(?:(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)(?:[.](?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?))*(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$`)
 
 // validateSysctls checks that every sysctl is key=value with a key of dot- or slash-separated names.
 func validateSysctls(sysctls []string, path *field.Path) field.ErrorList {

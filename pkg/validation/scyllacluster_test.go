@@ -48,6 +48,18 @@ func TestValidateScyllaClusterRefuses(t *testing.T) {
 				"must be the IPv4 or IPv6 address of a node, e.g. 10.0.0.5: ScyllaDB Manager takes no host names")},
 		},
 		{
+			// The image would be docker.io/scylladb/scylla:6.2:2025.1.2, which the ScyllaDBDatacenter's schema refuses.
+			name: "repositories with a tag and with upper case",
+			modify: func(sc *scyllav1.ScyllaCluster) {
+				sc.Spec.Repository = "docker.io/scylladb/scylla:6.2"
+				sc.Spec.AgentRepository = "docker.io/ScyllaDB/scylla-manager-agent"
+			},
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("spec", "repository"), "docker.io/scylladb/scylla:6.2", "must be an image repository without a tag or digest, e.g. docker.io/scylladb/scylla: the image is <repository>:<tag>"),
+				field.Invalid(field.NewPath("spec", "agentRepository"), "docker.io/ScyllaDB/scylla-manager-agent", "must be an image repository without a tag or digest, e.g. docker.io/scylladb/scylla-manager-agent: the image is <agentRepository>:<tag>"),
+			},
+		},
+		{
 			name:   "a cron with a CRON_TZ prefix",
 			modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.Backups[0].Cron = new("CRON_TZ=UTC 0 2 * * *") },
 			want:   field.ErrorList{field.Invalid(backup0.Child("cron"), "CRON_TZ=UTC 0 2 * * *", "must not start with TZ= or CRON_TZ=: schedules are in UTC or in the task's timezone")},
@@ -310,6 +322,10 @@ func TestValidateScyllaClusterAccepts(t *testing.T) {
 	}{
 		{name: "cron with seconds", modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.Backups[0].Cron = new("30 0 2 * * *") }},
 		{name: "@every", modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.Backups[0].Cron = new("@every 12h") }},
+		{name: "repositories of a private registry with a port", modify: func(sc *scyllav1.ScyllaCluster) {
+			sc.Spec.Repository = "registry.example.com:5000/mirror/scylladb/scylla-enterprise"
+			sc.Spec.AgentRepository = "localhost:5000/scylla-manager-agent"
+		}},
 		{name: "an IPv4 repair host", modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.Repairs[0].Host = new("10.0.0.5") }},
 		{name: "an IPv6 repair host", modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.Repairs[0].Host = new("fd00::5") }},
 		{name: "an RFC 3339 start date", modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.Backups[1].StartDate = new("2026-01-02T03:04:05Z") }},
