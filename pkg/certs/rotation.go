@@ -151,8 +151,10 @@ func Reconcile(current *State, policy *Policy, now time.Time) (*State, bool, tim
 		return KeyAlgorithmOf(ca) == normalizeAlgorithm(policy.CAKeyAlgorithm)
 	}
 
-	// A certificate that needs reissuing is issued by a CA every peer trusts already, before that CA is replaced.
-	if ca := next.CA; ca != nil && caAlgorithmMatches(ca) && !now.Before(trustedAt(ca)) && now.Before(ca.Certificate.NotAfter) &&
+	// A certificate that needs reissuing is issued by a CA every peer trusts already, before that CA is replaced. A CA
+	// of another algorithm does so only when no usable certificate is left to serve until its successor is trusted.
+	if ca := next.CA; ca != nil && (caAlgorithmMatches(ca) || !certificateIsUsable(next.Certificate, bundle(), now)) &&
+		!now.Before(trustedAt(ca)) && now.Before(ca.Certificate.NotAfter) &&
 		!certificateIsCurrent(next.Certificate, policy, bundle(), now) {
 		if err := issue(); err != nil {
 			return nil, false, time.Time{}, err

@@ -323,3 +323,25 @@ func TestReconcileKeyAlgorithmChangeRollsTheCAOver(t *testing.T) {
 		t.Error("changed = true at rest after the rollover")
 	}
 }
+
+func TestReconcileKeyAlgorithmChangeWithoutACertificateIssuesFromTheTrustedCAFirst(t *testing.T) {
+	t.Parallel()
+	s, _, _ := mustReconcile(t, nil, testPolicy(), testNow)
+	oldBundle := s.TrustBundle
+	rsa := testPolicy()
+	rsa.CAKeyAlgorithm, rsa.Certificate.KeyAlgorithm = RSA2048, RSA2048
+
+	// The certificate is lost: the old CA, which every peer trusts, issues one to serve while its successor is not.
+	at := testNow.Add(time.Hour)
+	s1, _, recheck := mustReconcile(t, &State{CA: s.CA, TrustBundle: s.TrustBundle}, rsa, at)
+	if s1.Certificate == nil || KeyAlgorithmOf(s1.CA) != RSA2048 {
+		t.Fatalf("want a certificate and a new RSA CA")
+	}
+	if err := Verify(s1.Certificate.Certificate, oldBundle, ServingUsage, "webhook", at); err != nil {
+		t.Errorf("a peer holding the old bundle refuses the new certificate: %v", err)
+	}
+	s2, changed, _ := mustReconcile(t, s1, rsa, recheck)
+	if !changed || !IsSignedBy(s2.Certificate.Certificate, s1.CA.Certificate) {
+		t.Errorf("changed=%v; want the certificate reissued by the new CA once it is trusted", changed)
+	}
+}
