@@ -25,6 +25,10 @@ const (
 	// waitingForDeletionReason: an owned object being deleted must be gone before it is created again.
 	waitingForDeletionReason = "WaitingForDeletion"
 
+	// awaitingScyllaDBDatacenterReason: the ScyllaDBManagerTasks wait until the ScyllaDBDatacenter they are scheduled
+	// in is the ScyllaCluster's.
+	awaitingScyllaDBDatacenterReason = "AwaitingScyllaDBDatacenter"
+
 	// invalidSpecReason: the ScyllaCluster's spec can't be translated.
 	invalidSpecReason = "InvalidSpec"
 

@@ -39,6 +39,8 @@ type syncState struct {
 	sdcCurrent bool
 	// sdcCreated tells whether this sync created sdc.
 	sdcCreated bool
+	// sdcTaken tells whether the ScyllaDBDatacenter's name is taken by an object the ScyllaCluster does not control.
+	sdcTaken bool
 
 	// tasks holds, by object name, the ScyllaDBManagerTasks of the ScyllaCluster's backups and repairs that exist.
 	tasks map[string]*scyllav1alpha1.ScyllaDBManagerTask

@@ -28,21 +28,24 @@ func (c *Controller) syncScyllaDBDatacenter(ctx context.Context, sc *scyllav1.Sc
 	case missing:
 	case err != nil:
 		return nil, fmt.Errorf("can't get ScyllaDBDatacenter %q: %w", klog.KObj(required), err)
-	case existing.DeletionTimestamp != nil && !isControlledBy(existing, sc):
+	case isControlledBy(existing, sc):
+		// Until the apply below succeeds, the status is computed from what is there.
+		state.sdc = existing
+	case existing.DeletionTimestamp != nil:
 		// Its deletion syncs this ScyllaCluster again (blockingScyllaDBDatacenterHandlerFuncs,
 		// previousScyllaClusterHandlerFuncs); there is nothing for the user to sort out.
+		state.sdcTaken = true
 		return []metav1.Condition{scyllaDBDatacenterBeingDeletedCondition(required)}, nil
 	case isOfPreviousScyllaCluster(existing, sc):
 		// sc was deleted and created again before the garbage collector got to the old one's objects.
+		state.sdcTaken = true
 		return []metav1.Condition{leftOverCondition("ScyllaDBDatacenterLeftOver", "ScyllaDBDatacenter", existing)}, nil
-	case !isControlledBy(existing, sc):
+	default:
 		// Apply would refuse too, but with an event on every sync; this is the user's to sort out, so it is
 		// reported once and not retried until the ScyllaDBDatacenter changes.
+		state.sdcTaken = true
 		return nil, state.permanent(scyllaDBDatacenterControllerName, ownershipConflictReason,
 			fmt.Errorf("ScyllaDBDatacenter %q already exists and is %s, not by this ScyllaCluster; delete it or give it a different name", klog.KObj(existing), describeController(existing)))
-	default:
-		// Until the apply below succeeds, the status is computed from what is there.
-		state.sdc = existing
 	}
 
 	// An invalid managerId is not handed over; sync reports it when the status drops it.

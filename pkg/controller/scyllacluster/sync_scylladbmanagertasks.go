@@ -7,6 +7,7 @@ import (
 
 	scyllav1 "github.com/scyllakube/api/scylla/v1"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/resourceapply"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,6 +28,7 @@ func (c *Controller) syncScyllaDBManagerTasks(ctx context.Context, sc *scyllav1.
 
 	var progressing []metav1.Condition
 	var permanentErrs, transientErrs []error
+	awaitingScyllaDBDatacenter := false
 	// wanted names every task of the spec, also those that failed, so that their objects are not pruned.
 	wanted := make([]*scyllav1alpha1.ScyllaDBManagerTask, 0, len(tasks))
 	for _, t := range tasks {
@@ -66,6 +68,13 @@ func (c *Controller) syncScyllaDBManagerTasks(ctx context.Context, sc *scyllav1.
 			continue
 		}
 
+		if state.sdcTaken {
+			// The task names its ScyllaDBDatacenter, not sc: while the one of that name is another's (or a deleted
+			// ScyllaCluster's), ScyllaDB Manager integration would schedule the task in that one's cluster.
+			awaitingScyllaDBDatacenter = true
+			continue
+		}
+
 		actual, _, err := resourceapply.Apply(ctx, client, lister, c.eventRecorder, t.task, resourceapply.ApplyOptions{})
 		switch {
 		case errors.Is(err, resourceapply.ErrObjectBeingDeleted):
@@ -83,6 +92,15 @@ func (c *Controller) syncScyllaDBManagerTasks(ctx context.Context, sc *scyllav1.
 				c.createdTasks.recordCreate(key, t.name)
 			}
 		}
+	}
+
+	if awaitingScyllaDBDatacenter {
+		progressing = append(progressing, metav1.Condition{
+			Type:   "AwaitingScyllaDBDatacenter",
+			Reason: awaitingScyllaDBDatacenterReason,
+			Message: fmt.Sprintf("ScyllaDBManagerTasks are created and updated once ScyllaDBDatacenter %q, which they are scheduled in, is this ScyllaCluster's, not another's",
+				klog.KRef(sc.Namespace, naming.ScyllaDBDatacenterNameForScyllaCluster(sc.Name))),
+		})
 	}
 
 	existing, err := lister.List(labels.Everything())

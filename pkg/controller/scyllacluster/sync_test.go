@@ -614,7 +614,8 @@ func TestSyncWaitsForTheObjectsOfADeletedScyllaClusterOfTheSameName(t *testing.T
 	if err := f.sync(t, sc); err != nil {
 		t.Fatalf("expected waiting for the garbage collector not to be an error, got %v", err)
 	}
-	wantWrites := []string{"create scylladbmanagertasks " + nightlyRepairTaskName, "update scyllaclusters/status basic"}
+	// No task is created while the datacenter of their name is not this ScyllaCluster's.
+	wantWrites := []string{"update scyllaclusters/status basic"}
 	if diff := cmp.Diff(wantWrites, f.takeWrites()); diff != "" {
 		t.Errorf("unexpected writes (-want +got):\n%s", diff)
 	}
@@ -625,7 +626,8 @@ func TestSyncWaitsForTheObjectsOfADeletedScyllaClusterOfTheSameName(t *testing.T
 	wantProgressing := map[string]string{
 		"ScyllaDBDatacenterControllerProgressing": `ScyllaDBDatacenter "scylla/basic" belongs to a deleted ScyllaCluster of the same name (UID previous-uid) and is left to the garbage collector; it is created again once it is gone`,
 		"ScyllaDBManagerTaskControllerProgressing": `ScyllaDBManagerTask "scylla/` + dailyBackupTaskName + `" is being deleted; it is created again once it is gone` +
-			"\n" + `ScyllaDBManagerTask "scylla/` + weeklyBackupTaskName + `" belongs to a deleted ScyllaCluster of the same name (UID previous-uid) and is left to the garbage collector; it is created again once it is gone`,
+			"\n" + `ScyllaDBManagerTask "scylla/` + weeklyBackupTaskName + `" belongs to a deleted ScyllaCluster of the same name (UID previous-uid) and is left to the garbage collector; it is created again once it is gone` +
+			"\n" + `ScyllaDBManagerTasks are created and updated once ScyllaDBDatacenter "scylla/basic", which they are scheduled in, is this ScyllaCluster's, not another's`,
 	}
 	for condType, wantMessage := range wantProgressing {
 		c := meta.FindStatusCondition(status.Conditions, condType)
@@ -668,8 +670,56 @@ func TestSyncWaitsForTheObjectsOfADeletedScyllaClusterOfTheSameName(t *testing.T
 	if err := f.sync(t, f.getScyllaCluster(t, sc)); err != nil {
 		t.Fatalf("unexpected error: %v", err)
 	}
-	wantWrites = []string{"create scylladbmanagertasks " + dailyBackupTaskName, "create scylladbmanagertasks " + weeklyBackupTaskName}
-	if diff := cmp.Diff(wantWrites, f.takeWrites()[:2]); diff != "" {
+	if diff := cmp.Diff(append(slices.Clone(createTasks), "update scyllaclusters/status basic"), f.takeWrites()); diff != "" {
+		t.Errorf("unexpected writes (-want +got):\n%s", diff)
+	}
+}
+
+// The tasks name their ScyllaDBDatacenter, not the ScyllaCluster: while the datacenter of that name is another's,
+// ScyllaDB Manager integration would schedule the ScyllaCluster's backups and repairs in that one's cluster, so none
+// is created until the name is the ScyllaCluster's.
+func TestSyncCreatesNoTaskWhileTheScyllaDBDatacenterOfItsNameIsAnothers(t *testing.T) {
+	t.Parallel()
+
+	sc := newScyllaClusterWithTasks()
+	foreign := &scyllav1alpha1.ScyllaDBDatacenter{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:   testNamespace,
+			Name:        "basic",
+			UID:         "foreign-uid",
+			Labels:      map[string]string{naming.RegisterWithScyllaDBManagerLabel: naming.RegisterWithScyllaDBManagerLabelValue},
+			Annotations: map[string]string{naming.ScyllaDBManagerClusterIDAnnotation: "5f1c3b8e-2a47-4d6b-9c0e-7d8f9a1b2c3d"},
+		},
+		Spec: scyllav1alpha1.ScyllaDBDatacenterSpec{ScyllaDB: scyllav1alpha1.ScyllaDB{Image: "example.com/other:1"}},
+	}
+	f := newSyncFixture(t, sc, foreign)
+
+	if err := f.sync(t, sc); err != nil {
+		t.Fatalf("expected no error to requeue with, got %v", err)
+	}
+	if diff := cmp.Diff([]string{"update scyllaclusters/status basic"}, f.takeWrites()); diff != "" {
+		t.Errorf("unexpected writes (-want +got):\n%s", diff)
+	}
+	status := f.getScyllaCluster(t, sc).Status
+	want := `ScyllaDBManagerTasks are created and updated once ScyllaDBDatacenter "scylla/basic", which they are scheduled in, is this ScyllaCluster's, not another's`
+	if c := meta.FindStatusCondition(status.Conditions, "ScyllaDBManagerTaskControllerProgressing"); c == nil || c.Status != metav1.ConditionTrue || c.Reason != awaitingScyllaDBDatacenterReason || c.Message != want {
+		t.Errorf("expected ScyllaDBManagerTaskControllerProgressing True with reason %s and message %q, got %+v", awaitingScyllaDBDatacenterReason, want, c)
+	}
+	if events := f.takeEvents(); len(events) != 1 || !strings.Contains(events[0], "OwnershipConflict") {
+		t.Errorf("expected only the datacenter's ownership conflict, got %q", events)
+	}
+	f.expectQuietResync(t, sc)
+
+	// Once the other datacenter is gone, the ScyllaCluster's own is created, and then its tasks.
+	if err := f.scyllaClient.Tracker().Delete(scyllav1alpha1.SchemeGroupVersion.WithResource("scylladbdatacenters"), testNamespace, "basic"); err != nil {
+		t.Fatal(err)
+	}
+	f.catchUpCaches(t)
+	f.syncCreatingScyllaDBDatacenter(t, f.getScyllaCluster(t, sc))
+	if err := f.sync(t, f.getScyllaCluster(t, sc)); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if diff := cmp.Diff(append(slices.Clone(createTasks), "update scyllaclusters/status basic"), f.takeWrites()); diff != "" {
 		t.Errorf("unexpected writes (-want +got):\n%s", diff)
 	}
 }
