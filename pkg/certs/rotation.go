@@ -69,7 +69,8 @@ func (p *Policy) Validate() error {
 	if len(p.CACommonNamePrefix) == 0 {
 		errs = append(errs, errors.New("CA common name prefix must not be empty"))
 	}
-	if p.RefreshFraction <= 0 || p.RefreshFraction >= 1 {
+	// Written so that NaN (which --tls-refresh-fraction parses) fails too.
+	if !(p.RefreshFraction > 0 && p.RefreshFraction < 1) {
 		errs = append(errs, fmt.Errorf("refresh fraction must be greater than 0 and less than 1, got %v", p.RefreshFraction))
 	}
 	if p.CAValidity <= 0 {

@@ -2,6 +2,7 @@ package certs
 
 import (
 	"bytes"
+	"math"
 	"net"
 	"strings"
 	"testing"
@@ -239,6 +240,7 @@ func TestPolicyValidationRejectsPoliciesThatCantKeepACertificateServed(t *testin
 	}{
 		{desc: "refresh fraction 0", mutate: func(p *Policy) { p.RefreshFraction = 0 }, wantErr: "refresh fraction must be greater than 0 and less than 1, got 0"},
 		{desc: "refresh fraction 1", mutate: func(p *Policy) { p.RefreshFraction = 1 }, wantErr: "less than 1, got 1"},
+		{desc: "refresh fraction NaN", mutate: func(p *Policy) { p.RefreshFraction = math.NaN() }, wantErr: "less than 1, got NaN"},
 		{desc: "no CA validity", mutate: func(p *Policy) { p.CAValidity = 0 }, wantErr: "CA validity must be positive"},
 		{desc: "no certificate validity", mutate: func(p *Policy) { p.Certificate.Validity = 0 }, wantErr: "certificate validity must be positive"},
 		{desc: "no CA name", mutate: func(p *Policy) { p.CACommonNamePrefix = "" }, wantErr: "CA common name prefix must not be empty"},
