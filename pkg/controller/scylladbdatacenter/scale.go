@@ -162,6 +162,8 @@ type rackPlan struct {
 	// no pod may be restarted meanwhile (planRollout).
 	nodeOperation string
 	progressing   []metav1.Condition
+	// err is a problem with the rack's objects only a person can solve (specError), nil when there is none.
+	err error
 }
 
 // nodeOperation describes the node operation the plan of r, whose node ordinal current-1 is its last, is part of.
@@ -348,6 +350,12 @@ func planScale(dcName string, parallelNodeOperations bool, racks []*rackObjects,
 			delete(plan.decommissioned, current-1)
 			plan.progressing = append(plan.progressing, rackCondition(r.name, removingDecommissionedReason,
 				"node %s is decommissioned; removing it", last))
+
+		case state != naming.DecommissionedLabelFalse && len(state) != 0:
+			// No sidecar acts on it, and nothing tells what was meant: the node stays, and so does every other node.
+			plan.err = newSpecError("member Service %s has label %s=%q, which is neither %q (the operator's decommission request) nor %q "+
+				"(the sidecar's report that the node is decommissioned): no node of datacenter %q is added, removed or restarted until it is fixed",
+				last, naming.DecommissionedLabel, state, naming.DecommissionedLabelFalse, naming.DecommissionedLabelTrue, dcName)
 
 		case len(state) != 0:
 			plan.progressing = append(plan.progressing, rackCondition(r.name, waitingForDecommissionReason,

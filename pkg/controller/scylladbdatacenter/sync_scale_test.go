@@ -183,3 +183,27 @@ func TestSyncKeepsTheServiceOfANodeWhoseDataIsKept(t *testing.T) {
 	}
 	object[*corev1.Service](t, w, "basic-dc1-a-2")
 }
+
+func TestSyncReportsADecommissionLabelNoSidecarActsOn(t *testing.T) {
+	t.Parallel()
+
+	// Someone labelled the last node of rack a with a value neither the operator nor the sidecar writes, and asked
+	// for a scale-down of rack b: no sidecar will ever report the node decommissioned, so waiting for it would hold
+	// every node operation of the datacenter for good without saying why.
+	w := withNodes(convergedWorld(t))
+	object[*corev1.Service](t, w, "basic-dc1-a-2").Labels["scylla/decommissioned"] = "yes"
+	w.sdc.Spec.Racks[1].Nodes = new(int32(2))
+	w.sdc.Generation++
+
+	// The first sync records the label in the Service's managed hash; none asks rack b's last node to decommission.
+	want := `StatefulSetControllerDegraded: member Service basic-dc1-a-2 has label scylla/decommissioned="yes", ` +
+		`which is neither "false" (the operator's decommission request) nor "true" (the sidecar's report that the node is decommissioned): ` +
+		`no node of datacenter "dc1" is added, removed or restarted until it is fixed`
+	f := syncSpecError(t, w, want)
+	if diff := cmp.Diff([]string{"update services basic-dc1-a-2"}, f.kubeWrites()); diff != "" {
+		t.Errorf("unexpected writes (-want +got):\n%s", diff)
+	}
+	// At rest: nothing more is written, nor retried.
+	f = newFixture(t, f.world())
+	f.syncWriting("at rest")
+}

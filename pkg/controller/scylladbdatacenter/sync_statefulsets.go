@@ -43,6 +43,9 @@ func (c *Controller) syncStatefulSets(ctx context.Context, sdc *scyllav1alpha1.S
 		}
 
 		progressing = append(progressing, plans[i].progressing...)
+		if plans[i].err != nil {
+			errs = append(errs, plans[i].err)
+		}
 		if r.statefulSet == nil && plans[i].replicas == 0 && rackNodes(r.rack) != 0 {
 			// A rack waiting for its turn to grow gets its StatefulSet when it does, with its nodes: created at zero
 			// and scaled up later, it would cost a write and a round of the StatefulSet controller more.
