@@ -125,10 +125,10 @@ func (c *Controller) getScyllaCluster(namespace, name string) (*scyllav1.ScyllaC
 	return c.scyllaClusterLister.ScyllaClusters(namespace).Get(name)
 }
 
-// blockingScyllaDBDatacenterHandlerFuncs enqueue the ScyllaCluster of the same name as a ScyllaDBDatacenter that no
-// ScyllaCluster controls: such an object blocks the ScyllaCluster from creating its own, and the ScyllaCluster must
-// be synced again when it changes or goes away. Objects that ScyllaClusters control reach the queue through
-// OwnedHandlerFuncs.
+// blockingScyllaDBDatacenterHandlerFuncs enqueue the ScyllaCluster of the same name as a ScyllaDBDatacenter it does
+// not control (another controller's, an orphan, another ScyllaCluster's): such an object blocks the ScyllaCluster
+// from creating its own, and the ScyllaCluster must be synced again when it changes or goes away. Objects that
+// ScyllaClusters control reach their controller through OwnedHandlerFuncs.
 func (c *Controller) blockingScyllaDBDatacenterHandlerFuncs() cache.ResourceEventHandlerFuncs {
 	enqueue := func(obj any) {
 		if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -139,12 +139,8 @@ func (c *Controller) blockingScyllaDBDatacenterHandlerFuncs() cache.ResourceEven
 			utilruntime.HandleError(fmt.Errorf("can't read the metadata of %T: %w", obj, err))
 			return
 		}
-		if ref := metav1.GetControllerOfNoCopy(accessor); ref != nil && ref.Kind == scyllaClusterGVK.Kind {
-			if gv, err := schema.ParseGroupVersion(ref.APIVersion); err == nil && gv.Group == scyllaClusterGVK.Group {
-				return
-			}
-		}
-		if _, err := c.getScyllaCluster(accessor.GetNamespace(), accessor.GetName()); err != nil {
+		sc, err := c.getScyllaCluster(accessor.GetNamespace(), accessor.GetName())
+		if err != nil || isControlledBy(accessor, sc) {
 			return
 		}
 		c.queue.Add(cache.NewObjectName(accessor.GetNamespace(), accessor.GetName()).String())

@@ -36,6 +36,8 @@ func TestHandlersEnqueueTheScyllaClusterAnObjectConcerns(t *testing.T) {
 	ours.ResourceVersion = "2"
 	foreign := ours.DeepCopy()
 	foreign.OwnerReferences = []metav1.OwnerReference{{APIVersion: "example.com/v1", Kind: "Other", Name: "x", UID: "x-uid", Controller: new(true)}}
+	ofOtherScyllaCluster := ours.DeepCopy()
+	ofOtherScyllaCluster.OwnerReferences = []metav1.OwnerReference{{APIVersion: "scylla.scylladb.com/v1", Kind: "ScyllaCluster", Name: "other", UID: "other-uid", Controller: new(true)}}
 	unrelated := foreign.DeepCopy()
 	unrelated.Name = "other"
 	task, err := makeBackupTask(sc, &sc.Spec.Backups[0])
@@ -144,6 +146,11 @@ func TestHandlersEnqueueTheScyllaClusterAnObjectConcerns(t *testing.T) {
 		{
 			name:     "a ScyllaDBDatacenter of another controller enqueues the ScyllaCluster it blocks",
 			deliver:  func(c *Controller) { c.blockingScyllaDBDatacenterHandlerFuncs().OnAdd(foreign, false) },
+			wantKeys: []string{"scylla/basic"},
+		},
+		{
+			name:     "a ScyllaDBDatacenter of a ScyllaCluster of another name enqueues the ScyllaCluster it blocks",
+			deliver:  func(c *Controller) { c.blockingScyllaDBDatacenterHandlerFuncs().OnDelete(ofOtherScyllaCluster) },
 			wantKeys: []string{"scylla/basic"},
 		},
 		{
