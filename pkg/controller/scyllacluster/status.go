@@ -69,7 +69,7 @@ func calculateStatus(sc *scyllav1.ScyllaCluster, state *syncState, subSyncCondit
 	}
 
 	sdc := state.sdc
-	staleness := scyllaDBDatacenterStaleness(naming.ScyllaDBDatacenterNameForScyllaCluster(sc.Name), sdc, state.sdcCurrent)
+	staleness := scyllaDBDatacenterStaleness(naming.ScyllaDBDatacenterNameForScyllaCluster(sc.Name), sdc, state.sdcCurrent, state.sdcTaken)
 	if len(staleness) == 0 {
 		// The ScyllaDBDatacenter's status describes the current spec, so this status describes the ScyllaCluster's.
 		status.ObservedGeneration = new(sc.Generation)
@@ -125,9 +125,12 @@ func managerIDStatus(sc *scyllav1.ScyllaCluster, sdc *scyllav1alpha1.ScyllaDBDat
 }
 
 // scyllaDBDatacenterStaleness says why sdc, the ScyllaDBDatacenter named name, does not have a status describing the
-// ScyllaCluster's current spec, or returns "" when it has.
-func scyllaDBDatacenterStaleness(name string, sdc *scyllav1alpha1.ScyllaDBDatacenter, sdcCurrent bool) string {
+// ScyllaCluster's current spec, or returns "" when it has. sdcTaken tells whether an object the ScyllaCluster does not
+// control has the name.
+func scyllaDBDatacenterStaleness(name string, sdc *scyllav1alpha1.ScyllaDBDatacenter, sdcCurrent, sdcTaken bool) string {
 	switch {
+	case sdc == nil && sdcTaken:
+		return fmt.Sprintf("ScyllaDBDatacenter %q is not this ScyllaCluster's: the name is taken by an object it does not control", name)
 	case sdc == nil:
 		return fmt.Sprintf("ScyllaDBDatacenter %q does not exist yet", name)
 	case !sdcCurrent:

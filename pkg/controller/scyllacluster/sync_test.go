@@ -708,6 +708,10 @@ func TestSyncCreatesNoTaskWhileTheScyllaDBDatacenterOfItsNameIsAnothers(t *testi
 	if events := f.takeEvents(); len(events) != 1 || !strings.Contains(events[0], "OwnershipConflict") {
 		t.Errorf("expected only the datacenter's ownership conflict, got %q", events)
 	}
+	wantMessage := `ScyllaDBDatacenter "basic" is not this ScyllaCluster's: the name is taken by an object it does not control`
+	if c := meta.FindStatusCondition(status.Conditions, "ScyllaDBDatacenterProgressing"); c == nil || c.Message != wantMessage {
+		t.Errorf("expected ScyllaDBDatacenterProgressing with message %q, got %+v", wantMessage, c)
+	}
 	f.expectQuietResync(t, sc)
 
 	// Once the other datacenter is gone, the ScyllaCluster's own is created, and then its tasks.
