@@ -115,9 +115,9 @@ func nodeGone(svc *corev1.Service, pvc *corev1.PersistentVolumeClaim) bool {
 }
 
 // neverServed tells whether the member Service of ordinal never served a node: the node has no pod and no data
-// claim, was never asked to decommission, and its sidecar never recorded a host ID. A scale-up creates the Services of
-// its new nodes before it raises the StatefulSet's replicas; when that write fails or waits, they are left like this,
-// and are the new nodes' to take.
+// claim, was never asked to decommission, and no sidecar recorded its address or host ID. A scale-up creates the
+// Services of its new nodes before it raises the StatefulSet's replicas; when that write fails or waits, they are
+// left like this, and are the new nodes' to take.
 func (r *rackObjects) neverServed(ordinal int32) bool {
 	svc, ok := r.services[ordinal]
 	if !ok || r.pods[ordinal] != nil || r.pvcs[ordinal] != nil {
@@ -125,7 +125,8 @@ func (r *rackObjects) neverServed(ordinal int32) bool {
 	}
 	_, decommission := svc.Labels[naming.DecommissionedLabel]
 	_, hostID := svc.Annotations[naming.HostIDAnnotation]
-	return !decommission && !hostID
+	_, address := svc.Annotations[naming.BroadcastAddressAnnotation]
+	return !decommission && !hostID && !address
 }
 
 // pendingRemovals lists, sorted, the names of what is left of nodes above the StatefulSet's replicas that are gone

@@ -218,6 +218,15 @@ func TestPlanScale(t *testing.T) {
 			want: []wantPlan{{replicas: 2, decommissioned: map[int32]string{}, reasons: []string{waitingForNodeRemovalReason}}},
 		},
 		{
+			name: "a rack does not scale up while the Service of a removed node that recorded its address is there",
+			racks: func() []*rackObjects {
+				r := testRack("a", new(int32(3)), settledStatefulSet("basic-dc1-a", 2), 3, "")
+				r.services[2].Annotations = map[string]string{naming.BroadcastAddressAnnotation: "10.0.0.7"}
+				return []*rackObjects{r}
+			},
+			want: []wantPlan{{replicas: 2, decommissioned: map[int32]string{}, reasons: []string{waitingForNodeRemovalReason}}},
+		},
+		{
 			name: "a rack scales up over the Service a failed scale-up created for a node that never ran",
 			racks: func() []*rackObjects {
 				return []*rackObjects{testRack("a", new(int32(3)), settledStatefulSet("basic-dc1-a", 2), 3, "")}
