@@ -25,6 +25,21 @@ func validateMetadata(labels, annotations map[string]string, path *field.Path) f
 	return allErrs
 }
 
+// validateNameIsDNSLabel checks that the name of an object that runs nodes is a DNS label: it is the value of the
+// scylla/cluster label of every object made for it (at most 63 characters), and part of the names of its nodes'
+// Services and Pods' host names, which are DNS labels (no '.'). An empty name (generateName) is left to the API
+// server.
+func validateNameIsDNSLabel(name string) field.ErrorList {
+	var allErrs field.ErrorList
+	if len(name) == 0 {
+		return nil
+	}
+	for _, msg := range validation.IsDNS1123Label(name) {
+		allErrs = append(allErrs, field.Invalid(field.NewPath("metadata", "name"), name, msg+": the name labels the objects made for it and is part of its nodes' Service and host names"))
+	}
+	return allErrs
+}
+
 // validateReadinessGates checks that every gate's condition type is a qualified name, as a Pod's must be.
 func validateReadinessGates(gates []corev1.PodReadinessGate, path *field.Path) field.ErrorList {
 	var allErrs field.ErrorList

@@ -17,6 +17,7 @@ func ValidateScyllaCluster(sc *scyllav1.ScyllaCluster) field.ErrorList {
 	spec := &sc.Spec
 	specPath := field.NewPath("spec")
 
+	allErrs = append(allErrs, validateNameIsDNSLabel(sc.Name)...)
 	if spec.PodMetadata != nil {
 		allErrs = append(allErrs, validateMetadata(spec.PodMetadata.Labels, spec.PodMetadata.Annotations, specPath.Child("podMetadata"))...)
 	}

@@ -41,6 +41,13 @@ func TestValidateScyllaClusterRefuses(t *testing.T) {
 			want:   field.ErrorList{field.Invalid(repair0.Child("numRetries"), int64(1)<<31, "must be between 0 and 2147483647")},
 		},
 		{
+			// The client Service would be scylla.prod-client and the pods' host names scylla.prod-dc1-a-0.
+			name:   "a name with a dot",
+			modify: func(sc *scyllav1.ScyllaCluster) { sc.Name = "scylla.prod" },
+			want: field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), "scylla.prod",
+				"must not contain dots: the name labels the objects made for it and is part of its nodes' Service and host names")},
+		},
+		{
 			// ScyllaDB Manager answers 400 "parse host IP address", and the translated task's schema refuses it.
 			name:   "a repair host that is a name",
 			modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.Repairs[0].Host = new("scylla-0.scylla.svc") },

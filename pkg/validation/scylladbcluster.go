@@ -36,6 +36,10 @@ func ValidateScyllaDBCluster(sc *scyllav1alpha1.ScyllaDBCluster) field.ErrorList
 			allErrs = append(allErrs, field.Invalid(f.path, f.value, msg))
 		}
 	}
+	if len(validation.IsValidLabelValue(sc.Name)) == 0 {
+		// Its datacenters' ScyllaDBDatacenters are named <name>-<datacenter>; a name too long is reported above.
+		allErrs = append(allErrs, validateNameIsDNSLabel(sc.Name)...)
+	}
 	allErrs = append(allErrs, validateManagerClusterIDAnnotation(sc.Annotations, naming.ScyllaDBManagerClusterIDAnnotation)...)
 	if spec.Metadata != nil {
 		allErrs = append(allErrs, validateMetadata(spec.Metadata.Labels, spec.Metadata.Annotations, specPath.Child("metadata"))...)

@@ -28,6 +28,13 @@ func TestValidateScyllaDBClusterRefuses(t *testing.T) {
 			want:   field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), strings.Repeat("a", 64), "must be no more than 63 bytes")},
 		},
 		{
+			// Its ScyllaDBDatacenters would be named dev.eu-us-east-1, whose nodes' Service names can't have a dot.
+			name:   "a name with a dot",
+			modify: func(sc *scyllav1alpha1.ScyllaDBCluster) { sc.Name = "dev.eu" },
+			want: field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), "dev.eu",
+				"must not contain dots: the name labels the objects made for it and is part of its nodes' Service and host names")},
+		},
+		{
 			name: "a ScyllaDB Manager cluster ID annotation that is not a UUID",
 			modify: func(sc *scyllav1alpha1.ScyllaDBCluster) {
 				sc.Annotations = map[string]string{naming.ScyllaDBManagerClusterIDAnnotation: "dev"}

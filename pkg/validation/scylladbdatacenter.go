@@ -20,6 +20,7 @@ func ValidateScyllaDBDatacenter(sdc *scyllav1alpha1.ScyllaDBDatacenter) field.Er
 	spec := &sdc.Spec
 	specPath := field.NewPath("spec")
 
+	allErrs = append(allErrs, validateNameIsDNSLabel(sdc.Name)...)
 	allErrs = append(allErrs, validateTranslatedAnnotations(sdc.Annotations)...)
 	if spec.Metadata != nil {
 		allErrs = append(allErrs, validateMetadata(spec.Metadata.Labels, spec.Metadata.Annotations, specPath.Child("metadata"))...)

@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -30,6 +31,13 @@ func TestValidateScyllaDBDatacenterRefuses(t *testing.T) {
 				field.Required(spec.Child("scyllaDB", "image"), "the ScyllaDB image is required, e.g. docker.io/scylladb/scylla:2025.1.2"),
 				field.Required(spec.Child("scyllaDBManagerAgent", "image"), "the ScyllaDB Manager Agent image is required, e.g. docker.io/scylladb/scylla-manager-agent:3.5.0"),
 			},
+		},
+		{
+			// scylla/cluster=<name> labels every object made for it, and a label value has at most 63 characters.
+			name:   "a name too long for a label value",
+			modify: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) { sdc.Name = strings.Repeat("a", 64) },
+			want: field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), strings.Repeat("a", 64),
+				"must be no more than 63 characters: the name labels the objects made for it and is part of its nodes' Service and host names")},
 		},
 		{
 			name: "parallel node operations on an image pinned by digest",
