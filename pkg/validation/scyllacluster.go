@@ -128,8 +128,8 @@ func validateScyllaClusterTasks(sc *scyllav1.ScyllaCluster) field.ErrorList {
 		p := specPath.Child("repairs").Index(i)
 		repairNames.names = append(repairNames.names, r.Name)
 		allErrs = append(allErrs, validateScheduler(&r.SchedulerTaskSpec, p)...)
-		allErrs = append(allErrs, validateDCFilters(r.DC, p.Child("dc"))...)
-		allErrs = append(allErrs, validateKeyspaceFilters(r.Keyspace, p.Child("keyspace"))...)
+		allErrs = append(allErrs, validateCommaSeparatedFilters(r.DC, p.Child("dc"), checkDCFilter)...)
+		allErrs = append(allErrs, validateCommaSeparatedFilters(r.Keyspace, p.Child("keyspace"), checkKeyspaceFilter)...)
 		if r.Host != nil {
 			allErrs = append(allErrs, validateRepairHost(*r.Host, p.Child("host"))...)
 		}
@@ -144,7 +144,9 @@ func validateScyllaClusterTasks(sc *scyllav1.ScyllaCluster) field.ErrorList {
 		p := specPath.Child("backups").Index(i)
 		backupNames.names = append(backupNames.names, b.Name)
 		allErrs = append(allErrs, validateScheduler(&b.SchedulerTaskSpec, p)...)
-		allErrs = append(allErrs, validateBackupFields(b.DC, b.Keyspace, b.Location, b.RateLimit, b.SnapshotParallel, b.UploadParallel, p)...)
+		allErrs = append(allErrs, validateCommaSeparatedFilters(b.DC, p.Child("dc"), checkDCFilter)...)
+		allErrs = append(allErrs, validateCommaSeparatedFilters(b.Keyspace, p.Child("keyspace"), checkKeyspaceFilter)...)
+		allErrs = append(allErrs, validateBackupFields(nil, nil, b.Location, b.RateLimit, b.SnapshotParallel, b.UploadParallel, p)...)
 		if len(b.Location) == 0 {
 			allErrs = append(allErrs, field.Required(p.Child("location"), "a backup needs at least one location, e.g. s3:backups"))
 		}

@@ -119,15 +119,17 @@ func TestValidateScyllaClusterRefuses(t *testing.T) {
 			},
 		},
 		{
-			name: "keyspace filters with too many dots, an empty table, commas and an unbalanced brace",
+			// Commas separate patterns, as the established operator accepted: each pattern is checked.
+			name: "keyspace filters with too many dots, an empty table, a bad pattern after a comma and an unbalanced brace",
 			modify: func(sc *scyllav1.ScyllaCluster) {
-				sc.Spec.Backups[0].Keyspace = []string{"a.b.c", "ks.", "a,b", "ks.{t1"}
+				sc.Spec.Backups[0].Keyspace = []string{"a.b.c", "ks.", "a, b.c.d", "ks.{t1", " , "}
 			},
 			want: field.ErrorList{
 				field.Invalid(backup0.Child("keyspace").Index(0), "a.b.c", "must be <keyspace glob> or <keyspace glob>.<table glob>, e.g. ks1, ks1.table_* or !system*"),
 				field.Invalid(backup0.Child("keyspace").Index(1), "ks.", "must be <keyspace glob> or <keyspace glob>.<table glob>, e.g. ks1, ks1.table_* or !system*"),
-				field.Invalid(backup0.Child("keyspace").Index(2), "a,b", "must be a single glob pattern without commas; put every pattern in its own entry"),
+				field.Invalid(backup0.Child("keyspace").Index(2), "a, b.c.d", `pattern "b.c.d": must be <keyspace glob> or <keyspace glob>.<table glob>, e.g. ks1, ks1.table_* or !system*`),
 				field.Invalid(backup0.Child("keyspace").Index(3), "ks.{t1", "glob pattern has a '{' without a closing '}'"),
+				field.Invalid(backup0.Child("keyspace").Index(4), " , ", "must be <keyspace glob> or <keyspace glob>.<table glob>, e.g. ks1, ks1.table_* or !system*"),
 			},
 		},
 		{
@@ -332,6 +334,12 @@ func TestValidateScyllaClusterAccepts(t *testing.T) {
 		{name: "repositories of a private registry with a port", modify: func(sc *scyllav1.ScyllaCluster) {
 			sc.Spec.Repository = "registry.example.com:5000/mirror/scylladb/scylla-enterprise"
 			sc.Spec.AgentRepository = "localhost:5000/scylla-manager-agent"
+		}},
+		{name: "comma-separated filters, as the established operator accepted", modify: func(sc *scyllav1.ScyllaCluster) {
+			sc.Spec.Repairs[0].DC = []string{"dc1,!dc2*"}
+			sc.Spec.Repairs[0].Keyspace = []string{"ks1, !ks1.skip", "ks2"}
+			sc.Spec.Backups[0].DC = []string{"dc1, dc2"}
+			sc.Spec.Backups[0].Keyspace = []string{"ks1,ks2.t*"}
 		}},
 		{name: "an IPv4 repair host", modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.Repairs[0].Host = new("10.0.0.5") }},
 		{name: "an IPv6 repair host", modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.Repairs[0].Host = new("fd00::5") }},

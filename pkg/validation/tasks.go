@@ -51,48 +51,88 @@ func checkGlob(pattern string) string {
 
 // validateDCFilters checks datacenter filters: one glob per entry, optionally negated with '!'.
 func validateDCFilters(filters []string, path *field.Path) field.ErrorList {
+	return validateFilters(filters, path, checkDCFilter)
+}
+
+// validateKeyspaceFilters checks keyspace filters: a keyspace glob, optionally followed by '.' and a table glob, the
+// whole optionally negated with '!'.
+func validateKeyspaceFilters(filters []string, path *field.Path) field.ErrorList {
+	return validateFilters(filters, path, checkKeyspaceFilter)
+}
+
+func validateFilters(filters []string, path *field.Path, check func(string) string) field.ErrorList {
 	var allErrs field.ErrorList
 	for i, f := range filters {
-		p := path.Index(i)
-		pattern := strings.TrimPrefix(f, "!")
-		switch {
-		case len(strings.TrimSpace(pattern)) == 0:
-			allErrs = append(allErrs, field.Invalid(p, f, "must be a datacenter glob pattern such as dc1 or !dc2*"))
-		case strings.Contains(f, ","):
-			allErrs = append(allErrs, field.Invalid(p, f, "must be a single glob pattern without commas; put every pattern in its own entry"))
-		default:
-			if msg := checkGlob(pattern); len(msg) != 0 {
-				allErrs = append(allErrs, field.Invalid(p, f, "glob pattern "+msg))
+		if msg := check(f); len(msg) != 0 {
+			allErrs = append(allErrs, field.Invalid(path.Index(i), f, msg))
+		}
+	}
+	return allErrs
+}
+
+// validateCommaSeparatedFilters checks filters of the ScyllaCluster API, whose entries may hold several patterns
+// separated by commas, as the established operator accepted them; the translation splits them into one entry each.
+// Every pattern is checked as check does.
+func validateCommaSeparatedFilters(filters []string, path *field.Path, check func(string) string) field.ErrorList {
+	var allErrs field.ErrorList
+	for i, f := range filters {
+		if !strings.Contains(f, ",") {
+			if msg := check(f); len(msg) != 0 {
+				allErrs = append(allErrs, field.Invalid(path.Index(i), f, msg))
+			}
+			continue
+		}
+		var patterns []string
+		for pattern := range strings.SplitSeq(f, ",") {
+			if pattern = strings.TrimSpace(pattern); len(pattern) != 0 {
+				patterns = append(patterns, pattern)
+			}
+		}
+		if len(patterns) == 0 {
+			allErrs = append(allErrs, field.Invalid(path.Index(i), f, check("")))
+			continue
+		}
+		for _, pattern := range patterns {
+			if msg := check(pattern); len(msg) != 0 {
+				allErrs = append(allErrs, field.Invalid(path.Index(i), f, fmt.Sprintf("pattern %q: %s", pattern, msg)))
+				break
 			}
 		}
 	}
 	return allErrs
 }
 
-// validateKeyspaceFilters checks keyspace filters: a keyspace glob, optionally followed by '.' and a table glob, the
-// whole optionally negated with '!'.
-func validateKeyspaceFilters(filters []string, path *field.Path) field.ErrorList {
-	var allErrs field.ErrorList
-	for i, f := range filters {
-		p := path.Index(i)
-		pattern := strings.TrimPrefix(f, "!")
-		if strings.Contains(f, ",") {
-			allErrs = append(allErrs, field.Invalid(p, f, "must be a single glob pattern without commas; put every pattern in its own entry"))
-			continue
-		}
-		parts := strings.Split(pattern, ".")
-		if len(parts) > 2 || slices.ContainsFunc(parts, isBlank) {
-			allErrs = append(allErrs, field.Invalid(p, f, "must be <keyspace glob> or <keyspace glob>.<table glob>, e.g. ks1, ks1.table_* or !system*"))
-			continue
-		}
-		for _, part := range parts {
-			if msg := checkGlob(part); len(msg) != 0 {
-				allErrs = append(allErrs, field.Invalid(p, f, "glob pattern "+msg))
-				break
-			}
+// checkDCFilter returns what is wrong with a datacenter filter, or "".
+func checkDCFilter(f string) string {
+	pattern := strings.TrimPrefix(f, "!")
+	switch {
+	case len(strings.TrimSpace(pattern)) == 0:
+		return "must be a datacenter glob pattern such as dc1 or !dc2*"
+	case strings.Contains(f, ","):
+		return "must be a single glob pattern without commas; put every pattern in its own entry"
+	}
+	if msg := checkGlob(pattern); len(msg) != 0 {
+		return "glob pattern " + msg
+	}
+	return ""
+}
+
+// checkKeyspaceFilter returns what is wrong with a keyspace filter, or "".
+func checkKeyspaceFilter(f string) string {
+	pattern := strings.TrimPrefix(f, "!")
+	if strings.Contains(f, ",") {
+		return "must be a single glob pattern without commas; put every pattern in its own entry"
+	}
+	parts := strings.Split(pattern, ".")
+	if len(parts) > 2 || slices.ContainsFunc(parts, isBlank) {
+		return "must be <keyspace glob> or <keyspace glob>.<table glob>, e.g. ks1, ks1.table_* or !system*"
+	}
+	for _, part := range parts {
+		if msg := checkGlob(part); len(msg) != 0 {
+			return "glob pattern " + msg
 		}
 	}
-	return allErrs
+	return ""
 }
 
 // locationPattern is ScyllaDB Manager's location syntax: [<dc>:]<provider>:<bucket>, the bucket without a path.
