@@ -207,3 +207,39 @@ func TestSyncReportsADecommissionLabelNoSidecarActsOn(t *testing.T) {
 	f = newFixture(t, f.world())
 	f.syncWriting("at rest")
 }
+
+func TestSyncWaitsForTheLastPodOfARemovedRackWithoutReportingASpecError(t *testing.T) {
+	t.Parallel()
+
+	// Rack b was scaled to 0 and the operator observed it, so the webhook let the rack be removed; the pod of its
+	// last, decommissioned node is still stopping.
+	w := withNodes(convergedWorld(t))
+	sts := object[*appsv1.StatefulSet](t, w, "basic-dc1-b")
+	sts.Spec.Replicas = new(int32(0))
+	sts.Generation++
+	settle(sts)
+	sts.Status.Replicas = 1
+	for _, name := range []string{"basic-dc1-b-1", "basic-dc1-b-2"} {
+		w = without[*corev1.Pod](w, name)
+		w = without[*corev1.Service](w, name)
+		w = without[*corev1.PersistentVolumeClaim](w, "data-"+name)
+	}
+	object[*corev1.Service](t, w, "basic-dc1-b-0").Labels["scylla/decommissioned"] = "true"
+	object[*corev1.Pod](t, w, "basic-dc1-b-0").DeletionTimestamp = new(testNow)
+	w.sdc.Spec.Racks = w.sdc.Spec.Racks[:1]
+	w.sdc.Generation++
+
+	w, f := step(t, "last pod stopping", w, "update configmaps basic-managed-config")
+	f.checkDegraded("")
+	f.checkProgressingMessage("last pod stopping", `rack "b": waiting for 1 pods of StatefulSet basic-dc1-b to stop before deleting it`)
+
+	// The pod is gone: the StatefulSet, the node's data and its Service go.
+	settle(object[*appsv1.StatefulSet](t, w, "basic-dc1-b"))
+	w = without[*corev1.Pod](w, "basic-dc1-b-0")
+	_, f = step(t, "pod gone", w,
+		"delete persistentvolumeclaims data-basic-dc1-b-0",
+		"delete services basic-dc1-b-0",
+		"delete statefulsets basic-dc1-b",
+	)
+	f.checkDegraded("")
+}

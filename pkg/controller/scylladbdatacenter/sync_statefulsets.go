@@ -17,9 +17,9 @@ import (
 
 // syncStatefulSets applies the StatefulSet of every rack of the spec with the replicas its plan says (a rack that has
 // none yet and waits for its turn to grow gets it when it grows), and deletes
-// the StatefulSet of a rack removed from the spec once it runs no node. A removed rack that still runs nodes is a
-// spec error: its nodes must be decommissioned first, by scaling the rack to 0. The StatefulSets the API server
-// returned are put into applied, by name.
+// the StatefulSet of a rack removed from the spec once it runs no node and no pod of it is left. A removed rack that
+// still counts nodes is a spec error: its nodes must be decommissioned first, by scaling the rack to 0. The
+// StatefulSets the API server returned are put into applied, by name.
 func (c *Controller) syncStatefulSets(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, owned *ownedObjects, racks []*rackObjects, plans []rackPlan, managedConfig *corev1.ConfigMap, in statefulSetInputs, applied map[string]*appsv1.StatefulSet) ([]metav1.Condition, error) {
 	var required []*appsv1.StatefulSet
 	var progressing []metav1.Condition
@@ -33,9 +33,16 @@ func (c *Controller) syncStatefulSets(ctx context.Context, sdc *scyllav1alpha1.S
 			continue
 		}
 		if r.rack == nil {
-			if replicas := r.currentReplicas(); replicas != 0 || r.statefulSet.Status.Replicas != 0 {
+			if replicas := r.currentReplicas(); replicas != 0 {
 				errs = append(errs, newSpecError("rack %q was removed from spec.racks while its StatefulSet %q still runs %d nodes: "+
 					"add the rack back with nodes: 0, wait until its nodes are decommissioned, then remove it", r.name, r.statefulSetName, max(replicas, r.statefulSet.Status.Replicas)))
+				continue
+			}
+			if running := r.statefulSet.Status.Replicas; running != 0 {
+				// Scaled to 0, as the webhook requires before a removal, with the pod of its last, decommissioned node
+				// still stopping: nothing for a person to do.
+				progressing = append(progressing, rackCondition(r.name, waitingForStatefulSetReason,
+					"waiting for %d pods of StatefulSet %s to stop before deleting it", running, r.statefulSetName))
 				continue
 			}
 			removed[r.statefulSetName] = r.statefulSet
