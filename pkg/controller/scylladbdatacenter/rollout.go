@@ -62,8 +62,9 @@ func inFlux(r *rackObjects) (bool, string) {
 //   - done otherwise.
 //
 // The first active rack goes on rolling; a later one (after kubectl rollout restart, say) is held. The first pending
-// rack starts rolling (partition 0) once no rack is active, no other rack is in flux (inFlux) and no other rack's
-// replicas change in this sync (a rack scaling up or created now bootstraps nodes). No rack rolls while
+// rack starts rolling (partition 0) once no rack is active, no node of the datacenter is in maintenance
+// (naming.NodeMaintenanceLabel), no other rack is in flux (inFlux) and no other rack's replicas change in this sync
+// (a rack scaling up or created now bootstraps nodes). No rack rolls while
 // a node operation (nodeOperation: a decommission or the removal of a decommissioned node) is in progress. A held
 // rack gets the new template with its pods kept at their current one (partition = replicas), so that a pod
 // restarting for another reason comes back as it was. It returns a progressing condition per held rack.
@@ -133,6 +134,13 @@ func planRollout(racks []*rackObjects, required []*appsv1.StatefulSet, nodeOpera
 		waitingFor := nodeOperation
 		if len(waitingFor) == 0 && len(rolling) != 0 {
 			waitingFor = fmt.Sprintf("rack %q to finish rolling out", rolling)
+		}
+		// A node in maintenance reports ready whatever ScyllaDB's state: it may be down while every StatefulSet
+		// looks settled.
+		for _, other := range racks {
+			if name := other.inMaintenance(); len(waitingFor) == 0 && len(name) != 0 {
+				waitingFor = fmt.Sprintf("node %s to leave maintenance", name)
+			}
 		}
 		for j, other := range racks {
 			if flux, what := inFlux(other); other != r && len(waitingFor) == 0 && flux {

@@ -59,6 +59,26 @@ func TestPlanRollout(t *testing.T) {
 			want:   []int32{3, 0},
 		},
 		{
+			name: "a template change waits while a node of another rack is in maintenance, which makes it look ready",
+			racks: []*rackObjects{rack("a", nil), func() *rackObjects {
+				r := rack("b", nil)
+				r.services[1].Labels["scylla/node-maintenance"] = ""
+				return r
+			}()},
+			hashes: []string{"new", "old"},
+			want:   []int32{3, 0},
+		},
+		{
+			name: "a template change waits while a node of its own rack is in maintenance",
+			racks: []*rackObjects{func() *rackObjects {
+				r := rack("a", nil)
+				r.services[0].Labels["scylla/node-maintenance"] = ""
+				return r
+			}()},
+			hashes: []string{"new"},
+			want:   []int32{3},
+		},
+		{
 			name:     "a rack scaling up in the same sync rolls itself: its StatefulSet adds the node before restarting any",
 			racks:    []*rackObjects{rack("a", nil), rack("b", nil)},
 			hashes:   []string{"new", "old"},
