@@ -29,6 +29,10 @@ func ValidateScyllaDBDatacenter(sdc *scyllav1alpha1.ScyllaDBDatacenter) field.Er
 	version := imageTag(spec.ScyllaDB.Image)
 	allErrs = append(allErrs, validateParallelNodeOperations(spec.EnableParallelNodeOperations, version, specPath.Child("enableParallelNodeOperations"), "the tag of spec.scyllaDB.image")...)
 	allErrs = append(allErrs, validateScyllaDB(&spec.ScyllaDB, primaryFamily(spec.IPFamilies), specPath.Child("scyllaDB"))...)
+	if p := spec.DNSPolicy; p != nil && *p == corev1.DNSNone {
+		// Kubernetes refuses a Pod with dnsPolicy None and no dnsConfig.
+		allErrs = append(allErrs, field.Invalid(specPath.Child("dnsPolicy"), string(*p), "must be ClusterFirstWithHostNet, ClusterFirst or Default: None needs a dnsConfig, which a ScyllaDBDatacenter can't set, and Kubernetes refuses such Pods"))
+	}
 	allErrs = append(allErrs, validateDNSDomains(spec.DNSDomains, specPath.Child("dnsDomains"))...)
 	allErrs = append(allErrs, validateReadinessGates(spec.ReadinessGates, specPath.Child("readinessGates"))...)
 

@@ -40,6 +40,13 @@ func TestValidateScyllaDBDatacenterRefuses(t *testing.T) {
 				"must be no more than 63 characters: the name labels the objects made for it and is part of its nodes' Service and host names")},
 		},
 		{
+			// The Pods would need a dnsConfig, which a ScyllaDBDatacenter has no field for: Kubernetes refuses them.
+			name:   "dnsPolicy None",
+			modify: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) { sdc.Spec.DNSPolicy = new(corev1.DNSNone) },
+			want: field.ErrorList{field.Invalid(spec.Child("dnsPolicy"), "None",
+				"must be ClusterFirstWithHostNet, ClusterFirst or Default: None needs a dnsConfig, which a ScyllaDBDatacenter can't set, and Kubernetes refuses such Pods")},
+		},
+		{
 			name: "parallel node operations on an image pinned by digest",
 			modify: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
 				sdc.Spec.ScyllaDB.Image = "docker.io/scylladb/scylla@sha256:" + "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
