@@ -8,6 +8,12 @@ const (
 	// ScyllaDBDatacenter translated from a ScyllaCluster: every ScyllaCluster stays registered with ScyllaDB Manager.
 	RegisterWithScyllaDBManagerLabelValue = "true"
 
+	// DisableGlobalScyllaDBManagerIntegrationAnnotation, set to "true" on a ScyllaCluster, keeps its
+	// ScyllaDBDatacenter out of ScyllaDB Manager: the datacenter is not labelled RegisterWithScyllaDBManagerLabel (as
+	// the established operator's ScyllaCluster API opts out of its global ScyllaDB Manager). "false", or no
+	// annotation, registers it; other values are refused.
+	DisableGlobalScyllaDBManagerIntegrationAnnotation = "scylla-operator.scylladb.com/disable-global-scylladb-manager-integration"
+
 	// InternalAnnotationTrue and InternalAnnotationFalse are the values of the boolean internal annotations
 	// (HostNetworkingAnnotation, AlternatorInsecureEnableHTTPAnnotation,
 	// AlternatorInsecureDisableAuthorizationAnnotation).

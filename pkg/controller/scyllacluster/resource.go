@@ -72,7 +72,13 @@ func makeScyllaDBDatacenter(sc *scyllav1.ScyllaCluster) (*scyllav1alpha1.ScyllaD
 
 	labels := make(map[string]string, len(sc.Labels)+1)
 	maps.Copy(labels, sc.Labels)
-	labels[naming.RegisterWithScyllaDBManagerLabel] = naming.RegisterWithScyllaDBManagerLabelValue
+	if sc.Annotations[naming.DisableGlobalScyllaDBManagerIntegrationAnnotation] == naming.InternalAnnotationTrue {
+		// Opted out: a label copied from the ScyllaCluster would register it all the same. A datacenter labelled
+		// before loses the label, and the manager-controller removes it from ScyllaDB Manager.
+		delete(labels, naming.RegisterWithScyllaDBManagerLabel)
+	} else {
+		labels[naming.RegisterWithScyllaDBManagerLabel] = naming.RegisterWithScyllaDBManagerLabelValue
+	}
 
 	dnsPolicy := spec.Network.DNSPolicy
 	if len(dnsPolicy) == 0 {

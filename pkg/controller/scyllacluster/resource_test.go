@@ -217,6 +217,29 @@ func TestMakeScyllaDBDatacenter(t *testing.T) {
 			want: expectedBasicScyllaDBDatacenter(),
 		},
 		{
+			name: "the established operator's opt-out annotation keeps the datacenter out of ScyllaDB Manager, even with the label copied from the ScyllaCluster",
+			sc: func() *scyllav1.ScyllaCluster {
+				sc := newBasicScyllaCluster()
+				metav1.SetMetaDataAnnotation(&sc.ObjectMeta, naming.DisableGlobalScyllaDBManagerIntegrationAnnotation, "true")
+				metav1.SetMetaDataLabel(&sc.ObjectMeta, naming.RegisterWithScyllaDBManagerLabel, "true")
+				return sc
+			}(),
+			want: func() *scyllav1alpha1.ScyllaDBDatacenter {
+				sdc := expectedBasicScyllaDBDatacenter()
+				delete(sdc.Labels, naming.RegisterWithScyllaDBManagerLabel)
+				return sdc
+			}(),
+		},
+		{
+			name: "the opt-out annotation at false registers the datacenter",
+			sc: func() *scyllav1.ScyllaCluster {
+				sc := newBasicScyllaCluster()
+				metav1.SetMetaDataAnnotation(&sc.ObjectMeta, naming.DisableGlobalScyllaDBManagerIntegrationAnnotation, "false")
+				return sc
+			}(),
+			want: expectedBasicScyllaDBDatacenter(),
+		},
+		{
 			name: "empty repositories and agent version get the ScyllaCluster API defaults",
 			sc: func() *scyllav1.ScyllaCluster {
 				sc := newBasicScyllaCluster()

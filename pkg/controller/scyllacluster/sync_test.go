@@ -1008,3 +1008,44 @@ func TestSyncReportsATaskTakenBySomeoneElseWithoutRetrying(t *testing.T) {
 		t.Errorf("the other controller's task was changed: %+v", got)
 	}
 }
+
+// The established operator's opt-out annotation, added to a running ScyllaCluster, takes the registration label off
+// its ScyllaDBDatacenter (the manager-controller then removes the cluster from ScyllaDB Manager); removed again, the
+// label comes back.
+func TestSyncOptOutOfScyllaDBManagerRemovesAndRestoresTheRegistrationLabel(t *testing.T) {
+	t.Parallel()
+
+	sc := newBasicScyllaCluster()
+	f := newSyncFixture(t, sc)
+	f.syncCreated(t, sc)
+	if got := f.getScyllaDBDatacenter(t).Labels[naming.RegisterWithScyllaDBManagerLabel]; got != "true" {
+		t.Fatalf("expected the ScyllaDBDatacenter to be labelled for registration, got %q", got)
+	}
+
+	sc = f.getScyllaCluster(t, sc)
+	metav1.SetMetaDataAnnotation(&sc.ObjectMeta, naming.DisableGlobalScyllaDBManagerIntegrationAnnotation, "true")
+	f.update(t, sc, "scyllaclusters", scyllav1.SchemeGroupVersion)
+	f.catchUpCaches(t)
+	if err := f.sync(t, sc); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if diff := cmp.Diff([]string{"update scylladbdatacenters basic"}, f.takeWrites()); diff != "" {
+		t.Errorf("unexpected writes after opting out (-want +got):\n%s", diff)
+	}
+	f.takeEvents()
+	if got, ok := f.getScyllaDBDatacenter(t).Labels[naming.RegisterWithScyllaDBManagerLabel]; ok {
+		t.Errorf("expected the opted-out ScyllaDBDatacenter to lose its registration label, got %q", got)
+	}
+	f.expectQuietResync(t, sc)
+
+	sc = f.getScyllaCluster(t, sc)
+	delete(sc.Annotations, naming.DisableGlobalScyllaDBManagerIntegrationAnnotation)
+	f.update(t, sc, "scyllaclusters", scyllav1.SchemeGroupVersion)
+	f.catchUpCaches(t)
+	if err := f.sync(t, sc); err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if got := f.getScyllaDBDatacenter(t).Labels[naming.RegisterWithScyllaDBManagerLabel]; got != "true" {
+		t.Errorf("expected the registration label back once the opt-out is gone, got %q", got)
+	}
+}
