@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	scyllav1 "github.com/scyllakube/api/scylla/v1"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -18,6 +19,11 @@ func ValidateScyllaCluster(sc *scyllav1.ScyllaCluster) field.ErrorList {
 	specPath := field.NewPath("spec")
 
 	allErrs = append(allErrs, validateNameIsDNSLabel(sc.Name)...)
+	// The translator opts out only at "true", as the established operator did; anything else but "false" would
+	// register the cluster with ScyllaDB Manager although its author likely meant to opt out.
+	if v, ok := sc.Annotations[naming.DisableGlobalScyllaDBManagerIntegrationAnnotation]; ok && v != "true" && v != "false" {
+		allErrs = append(allErrs, field.Invalid(field.NewPath("metadata", "annotations").Key(naming.DisableGlobalScyllaDBManagerIntegrationAnnotation), v, `must be "true" or "false"`))
+	}
 	if spec.PodMetadata != nil {
 		allErrs = append(allErrs, validateMetadata(spec.PodMetadata.Labels, spec.PodMetadata.Annotations, specPath.Child("podMetadata"))...)
 	}

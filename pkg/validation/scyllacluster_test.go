@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	scyllav1 "github.com/scyllakube/api/scylla/v1"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,6 +40,14 @@ func TestValidateScyllaClusterRefuses(t *testing.T) {
 			name:   "a retry count ScyllaDB Manager can't hold",
 			modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.Repairs[0].NumRetries = new(int64(1) << 31) },
 			want:   field.ErrorList{field.Invalid(repair0.Child("numRetries"), int64(1)<<31, "must be between 0 and 2147483647")},
+		},
+		{
+			// Taken for "false" by the translator, which opts out only at "true".
+			name: "an opt-out of ScyllaDB Manager that is neither true nor false",
+			modify: func(sc *scyllav1.ScyllaCluster) {
+				metav1.SetMetaDataAnnotation(&sc.ObjectMeta, naming.DisableGlobalScyllaDBManagerIntegrationAnnotation, "yes")
+			},
+			want: field.ErrorList{field.Invalid(field.NewPath("metadata", "annotations").Key(naming.DisableGlobalScyllaDBManagerIntegrationAnnotation), "yes", `must be "true" or "false"`)},
 		},
 		{
 			// The client Service would be scylla.prod-client and the pods' host names scylla.prod-dc1-a-0.
@@ -340,6 +349,12 @@ func TestValidateScyllaClusterAccepts(t *testing.T) {
 			sc.Spec.Repairs[0].Keyspace = []string{"ks1, !ks1.skip", "ks2"}
 			sc.Spec.Backups[0].DC = []string{"dc1, dc2"}
 			sc.Spec.Backups[0].Keyspace = []string{"ks1,ks2.t*"}
+		}},
+		{name: "the established operator's opt-out of ScyllaDB Manager", modify: func(sc *scyllav1.ScyllaCluster) {
+			metav1.SetMetaDataAnnotation(&sc.ObjectMeta, naming.DisableGlobalScyllaDBManagerIntegrationAnnotation, "true")
+		}},
+		{name: "the opt-out of ScyllaDB Manager turned off", modify: func(sc *scyllav1.ScyllaCluster) {
+			metav1.SetMetaDataAnnotation(&sc.ObjectMeta, naming.DisableGlobalScyllaDBManagerIntegrationAnnotation, "false")
 		}},
 		{name: "an IPv4 repair host", modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.Repairs[0].Host = new("10.0.0.5") }},
 		{name: "an IPv6 repair host", modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.Repairs[0].Host = new("fd00::5") }},
