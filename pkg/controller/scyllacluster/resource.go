@@ -40,10 +40,6 @@ var (
 	// startDateNowPattern matches the relative start dates of the ScyllaCluster API ("now", "now+1d2h"), which
 	// ScyllaDBManagerTask has no field for.
 	startDateNowPattern = regexp.MustCompile(`^now([+]([0-9]+(d|h|m|s))+)?$`)
-
-	// sizePattern matches the sizes ScyllaDB Manager accepts for smallTableThreshold: a number and a binary unit.
-	sizePattern = regexp.MustCompile(`^([0-9]+)(B|KiB|MiB|GiB|TiB|PiB)?$`)
-	sizeUnits   = map[string]int64{"": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40, "PiB": 1 << 50}
 )
 
 // makeScyllaDBDatacenter translates sc into the ScyllaDBDatacenter that runs it: same name and namespace, controlled
@@ -547,19 +543,15 @@ func splitPatterns(patterns []string) []string {
 	return out
 }
 
-// parseSize converts a ScyllaDB Manager size such as 1GiB to a Quantity, or returns nil when it is not one: the
-// override annotation still carries the string, and ScyllaDB Manager judges it.
+// parseSize converts a ScyllaDB Manager size such as 1GiB to a Quantity, or returns nil when it is not one or is
+// zero, which the ScyllaDBManagerTask API refuses: the override annotation still carries the string, the
+// ScyllaDBManagerTask controller prefers it, and ScyllaDB Manager judges it.
 func parseSize(size string) *resource.Quantity {
-	m := sizePattern.FindStringSubmatch(size)
-	if m == nil {
+	bytes, err := validation.ParseSize(size)
+	if err != nil || bytes == 0 {
 		return nil
 	}
-	n, err := strconv.ParseInt(m[1], 10, 64)
-	unit := sizeUnits[m[2]]
-	if err != nil || n > math.MaxInt64/unit {
-		return nil
-	}
-	return resource.NewQuantity(n*unit, resource.BinarySI)
+	return resource.NewQuantity(bytes, resource.BinarySI)
 }
 
 func image(repository, tag string) string {

@@ -529,6 +529,18 @@ func TestMakeRepairTask(t *testing.T) {
 			want:   defaultRepairTask(),
 		},
 		{
+			// The ScyllaDBManagerTask API takes only a positive threshold; the annotation, which the task controller
+			// prefers, carries the 0 to ScyllaDB Manager as the established operator sent it.
+			name:   "a zero small table threshold travels in the annotation only",
+			repair: scyllav1.RepairTaskSpec{TaskSpec: scyllav1.TaskSpec{Name: "weekly"}, SmallTableThreshold: "0"},
+			want: func() *scyllav1alpha1.ScyllaDBManagerTask {
+				task := defaultRepairTask()
+				task.Annotations["internal.scylla-operator.scylladb.com/scylladb-manager-task-repair-small-table-threshold-override"] = "0"
+				task.Spec.Repair.SmallTableThreshold = nil
+				return task
+			}(),
+		},
+		{
 			name: "failFast means no retries whatever numRetries says",
 			repair: scyllav1.RepairTaskSpec{
 				TaskSpec: scyllav1.TaskSpec{Name: "weekly", SchedulerTaskSpec: scyllav1.SchedulerTaskSpec{NumRetries: new(int64(5))}},
