@@ -176,6 +176,39 @@ func (h *Handlers[T]) OwnedHandlerFuncs() cache.ResourceEventHandlerFuncs {
 	}
 }
 
+// RelatedHandlerFuncs handle events of objects tied to a T otherwise than by their controllerRef (a name they share,
+// a label naming it): each enqueues the T that relatedTo names for the object (a tombstone's object on delete), if
+// any. Resyncs (updates with an unchanged resourceVersion) enqueue nothing: the controller kind's own resync already
+// covers every T.
+func (h *Handlers[T]) RelatedHandlerFuncs(relatedTo func(obj metav1.Object) (cache.ObjectName, bool)) cache.ResourceEventHandlerFuncs {
+	enqueue := func(obj any) {
+		if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tombstone.Obj
+		}
+		accessor, err := meta.Accessor(obj)
+		if err != nil {
+			h.logger.Error(err, "Can't read the metadata of an object", "type", fmt.Sprintf("%T", obj))
+			return
+		}
+		if key, ok := relatedTo(accessor); ok {
+			h.logger.V(5).Info("Enqueuing an object related to another", "object", klog.KObj(accessor), "key", key.String())
+			h.queue.Add(key.String())
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: enqueue,
+		UpdateFunc: func(oldObj, newObj any) {
+			oldAccessor, oldErr := meta.Accessor(oldObj)
+			newAccessor, newErr := meta.Accessor(newObj)
+			if oldErr == nil && newErr == nil && oldAccessor.GetResourceVersion() == newAccessor.GetResourceVersion() {
+				return
+			}
+			enqueue(newObj)
+		},
+		DeleteFunc: enqueue,
+	}
+}
+
 // IgnoringStatusUpdates returns funcs whose UpdateFunc skips updates that changed only the status of an object
 // whose metadata.generation counts its spec changes: same generation, labels, annotations, owner references,
 // finalizers and deletion timestamp. It is for the objects of a kind whose status the controller never reads, or

@@ -16,10 +16,8 @@ import (
 	scyllav1alpha1listers "github.com/scyllakube/client/scylla/listers/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -130,33 +128,13 @@ func (c *Controller) getScyllaCluster(namespace, name string) (*scyllav1.ScyllaC
 // from creating its own, and the ScyllaCluster must be synced again when it changes or goes away. Objects that
 // ScyllaClusters control reach their controller through OwnedHandlerFuncs.
 func (c *Controller) blockingScyllaDBDatacenterHandlerFuncs() cache.ResourceEventHandlerFuncs {
-	enqueue := func(obj any) {
-		if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = tombstone.Obj
+	return c.handlers.RelatedHandlerFuncs(func(obj metav1.Object) (cache.ObjectName, bool) {
+		sc, err := c.getScyllaCluster(obj.GetNamespace(), obj.GetName())
+		if err != nil || isControlledBy(obj, sc) {
+			return cache.ObjectName{}, false
 		}
-		accessor, err := meta.Accessor(obj)
-		if err != nil {
-			utilruntime.HandleError(fmt.Errorf("can't read the metadata of %T: %w", obj, err))
-			return
-		}
-		sc, err := c.getScyllaCluster(accessor.GetNamespace(), accessor.GetName())
-		if err != nil || isControlledBy(accessor, sc) {
-			return
-		}
-		c.queue.Add(cache.NewObjectName(accessor.GetNamespace(), accessor.GetName()).String())
-	}
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc: enqueue,
-		UpdateFunc: func(oldObj, newObj any) {
-			oldAccessor, oldErr := meta.Accessor(oldObj)
-			newAccessor, newErr := meta.Accessor(newObj)
-			if oldErr == nil && newErr == nil && oldAccessor.GetResourceVersion() == newAccessor.GetResourceVersion() {
-				return
-			}
-			enqueue(newObj)
-		},
-		DeleteFunc: enqueue,
-	}
+		return cache.MetaObjectToName(sc), true
+	})
 }
 
 // blockingScyllaDBManagerTaskHandlerFuncs enqueue the ScyllaCluster that a ScyllaDBManagerTask it does not control is
@@ -165,37 +143,17 @@ func (c *Controller) blockingScyllaDBDatacenterHandlerFuncs() cache.ResourceEven
 // which is reported and not retried, and the ScyllaCluster must be synced again when it changes or goes away. Tasks
 // that ScyllaClusters control reach the queue through OwnedHandlerFuncs.
 func (c *Controller) blockingScyllaDBManagerTaskHandlerFuncs() cache.ResourceEventHandlerFuncs {
-	enqueue := func(obj any) {
-		if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = tombstone.Obj
-		}
-		accessor, err := meta.Accessor(obj)
-		if err != nil {
-			utilruntime.HandleError(fmt.Errorf("can't read the metadata of %T: %w", obj, err))
-			return
-		}
-		name, ok := accessor.GetLabels()[naming.ClusterNameLabel]
+	return c.handlers.RelatedHandlerFuncs(func(obj metav1.Object) (cache.ObjectName, bool) {
+		name, ok := obj.GetLabels()[naming.ClusterNameLabel]
 		if !ok {
-			return
+			return cache.ObjectName{}, false
 		}
-		sc, err := c.getScyllaCluster(accessor.GetNamespace(), name)
-		if err != nil || isControlledBy(accessor, sc) {
-			return
+		sc, err := c.getScyllaCluster(obj.GetNamespace(), name)
+		if err != nil || isControlledBy(obj, sc) {
+			return cache.ObjectName{}, false
 		}
-		c.queue.Add(cache.NewObjectName(sc.Namespace, sc.Name).String())
-	}
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc: enqueue,
-		UpdateFunc: func(oldObj, newObj any) {
-			oldAccessor, oldErr := meta.Accessor(oldObj)
-			newAccessor, newErr := meta.Accessor(newObj)
-			if oldErr == nil && newErr == nil && oldAccessor.GetResourceVersion() == newAccessor.GetResourceVersion() {
-				return
-			}
-			enqueue(newObj)
-		},
-		DeleteFunc: enqueue,
-	}
+		return cache.MetaObjectToName(sc), true
+	})
 }
 
 // previousScyllaClusterHandlerFuncs enqueue the ScyllaCluster that an object's controller, a ScyllaCluster that was
@@ -204,40 +162,20 @@ func (c *Controller) blockingScyllaDBManagerTaskHandlerFuncs() cache.ResourceEve
 // the new one must be synced again when they change or go away. OwnedHandlerFuncs don't enqueue it: it does not own
 // them.
 func (c *Controller) previousScyllaClusterHandlerFuncs() cache.ResourceEventHandlerFuncs {
-	enqueue := func(obj any) {
-		if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = tombstone.Obj
-		}
-		accessor, err := meta.Accessor(obj)
-		if err != nil {
-			utilruntime.HandleError(fmt.Errorf("can't read the metadata of %T: %w", obj, err))
-			return
-		}
-		ref := metav1.GetControllerOfNoCopy(accessor)
+	return c.handlers.RelatedHandlerFuncs(func(obj metav1.Object) (cache.ObjectName, bool) {
+		ref := metav1.GetControllerOfNoCopy(obj)
 		if ref == nil || ref.Kind != scyllaClusterGVK.Kind {
-			return
+			return cache.ObjectName{}, false
 		}
 		if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != scyllaClusterGVK.Group {
-			return
+			return cache.ObjectName{}, false
 		}
-		sc, err := c.getScyllaCluster(accessor.GetNamespace(), ref.Name)
+		sc, err := c.getScyllaCluster(obj.GetNamespace(), ref.Name)
 		if err != nil || sc.UID == ref.UID {
-			return
+			return cache.ObjectName{}, false
 		}
-		c.queue.Add(cache.NewObjectName(sc.Namespace, sc.Name).String())
-	}
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc: enqueue,
-		UpdateFunc: func(oldObj, newObj any) {
-			oldAccessor, oldErr := meta.Accessor(oldObj)
-			newAccessor, newErr := meta.Accessor(newObj)
-			if oldErr == nil && newErr == nil && oldAccessor.GetResourceVersion() == newAccessor.GetResourceVersion() {
-				return
-			}
-			enqueue(newObj)
-		},
-		DeleteFunc: enqueue,
-	}
+		return cache.MetaObjectToName(sc), true
+	})
 }
 
 // Run waits for the informer caches, then syncs ScyllaClusters with workers workers until ctx is done. On shutdown
