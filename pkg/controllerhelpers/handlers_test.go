@@ -383,3 +383,62 @@ func TestAddIndexerIfAbsentAddsAnIndexOnce(t *testing.T) {
 		t.Errorf("want the pod indexed once by one index, got %d pods, %d index calls, error %v", len(pods), calls, err)
 	}
 }
+
+// RelatedHandlerFuncs enqueue what relatedTo names, for adds, updates and deletes (tombstones too), but not for
+// resyncs or objects relatedTo names nothing for.
+func TestRelatedHandlersEnqueueWhatTheObjectNames(t *testing.T) {
+	t.Parallel()
+
+	// A pod names the StatefulSet of its "rack" label.
+	relatedTo := func(obj metav1.Object) (cache.ObjectName, bool) {
+		name, ok := obj.GetLabels()["rack"]
+		return cache.NewObjectName(obj.GetNamespace(), name), ok
+	}
+	labelled := func(resourceVersion string) *corev1.Pod {
+		pod := newPod("pod", resourceVersion, nil)
+		pod.Labels = map[string]string{"rack": "rack-a"}
+		return pod
+	}
+
+	tt := []struct {
+		name     string
+		event    func(h cache.ResourceEventHandlerFuncs)
+		wantKeys []string
+	}{
+		{name: "add", event: func(h cache.ResourceEventHandlerFuncs) { h.OnAdd(labelled("1"), false) }, wantKeys: []string{"scylla/rack-a"}},
+		{name: "add of an object naming nothing", event: func(h cache.ResourceEventHandlerFuncs) { h.OnAdd(newPod("pod", "1", nil), false) }},
+		{name: "update", event: func(h cache.ResourceEventHandlerFuncs) { h.OnUpdate(labelled("1"), labelled("2")) }, wantKeys: []string{"scylla/rack-a"}},
+		{name: "resync", event: func(h cache.ResourceEventHandlerFuncs) { h.OnUpdate(labelled("1"), labelled("1")) }},
+		{name: "delete", event: func(h cache.ResourceEventHandlerFuncs) { h.OnDelete(labelled("1")) }, wantKeys: []string{"scylla/rack-a"}},
+		{
+			name: "delete seen only as a tombstone",
+			event: func(h cache.ResourceEventHandlerFuncs) {
+				h.OnDelete(cache.DeletedFinalStateUnknown{Key: "scylla/pod", Obj: labelled("1")})
+			},
+			wantKeys: []string{"scylla/rack-a"},
+		},
+		{
+			name: "tombstone of something that is not an object",
+			event: func(h cache.ResourceEventHandlerFuncs) {
+				h.OnDelete(cache.DeletedFinalStateUnknown{Key: "scylla/pod", Obj: "not an object"})
+			},
+		},
+	}
+
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+
+			queue := workqueue.NewTyped[string]()
+			defer queue.ShutDown()
+			logger, _ := ktesting.NewTestContext(t)
+			h := NewHandlers(logger, queue, statefulSetGVK, getFromMap())
+
+			tc.event(h.RelatedHandlerFuncs(relatedTo))
+
+			if diff := cmp.Diff(tc.wantKeys, drain(queue)); diff != "" {
+				t.Errorf("unexpected keys (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
