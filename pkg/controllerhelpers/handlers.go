@@ -111,15 +111,22 @@ func (h *Handlers[T]) Enqueue(obj any) {
 
 // EnqueueController adds the key of the T controlling obj, any object or a tombstone of one, when obj has one.
 func (h *Handlers[T]) EnqueueController(obj any) {
+	if accessor, ok := h.metadataOf(obj); ok {
+		h.enqueueControllerOf(accessor)
+	}
+}
+
+// metadataOf returns the metadata of obj, any object or a tombstone of one; an obj without any is logged.
+func (h *Handlers[T]) metadataOf(obj any) (metav1.Object, bool) {
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
 	}
 	accessor, err := meta.Accessor(obj)
 	if err != nil {
 		h.logger.Error(err, "Can't read the metadata of an object", "type", fmt.Sprintf("%T", obj))
-		return
+		return nil, false
 	}
-	h.enqueueControllerOf(accessor)
+	return accessor, true
 }
 
 func (h *Handlers[T]) enqueueControllerOf(obj metav1.Object) {
@@ -182,12 +189,8 @@ func (h *Handlers[T]) OwnedHandlerFuncs() cache.ResourceEventHandlerFuncs {
 // covers every T.
 func (h *Handlers[T]) RelatedHandlerFuncs(relatedTo func(obj metav1.Object) (cache.ObjectName, bool)) cache.ResourceEventHandlerFuncs {
 	enqueue := func(obj any) {
-		if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = tombstone.Obj
-		}
-		accessor, err := meta.Accessor(obj)
-		if err != nil {
-			h.logger.Error(err, "Can't read the metadata of an object", "type", fmt.Sprintf("%T", obj))
+		accessor, ok := h.metadataOf(obj)
+		if !ok {
 			return
 		}
 		if key, ok := relatedTo(accessor); ok {
