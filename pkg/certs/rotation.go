@@ -6,7 +6,9 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rsa"
+	"crypto/sha256"
 	"crypto/x509"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -40,7 +42,23 @@ type State struct {
 	TrustBundle []*x509.Certificate
 	// Certificate is the issued certificate.
 	Certificate *KeyPair
+	// PublishedAt says, by CAFingerprint, since when the trust bundle peers read holds each CA: a CA may sign only
+	// once that is TrustPropagationDelay ago. A zero time stands for a CA the bundle holds without a record of when
+	// it was published (a bundle written before records were kept): it counts as published at its NotBefore. A CA
+	// missing from a non-nil PublishedAt is not published yet and signs nothing while a usable certificate is left.
+	// Nil when the caller does not track publication: every CA counts as published at its NotBefore. Reconcile
+	// carries it over unchanged; recording the publication of a new CA is the caller's.
+	PublishedAt map[string]time.Time
 }
+
+// CAFingerprint returns the key of ca in State.PublishedAt: the hex SHA-256 of its DER encoding.
+func CAFingerprint(ca *x509.Certificate) string {
+	sum := sha256.Sum256(ca.Raw)
+	return hex.EncodeToString(sum[:])
+}
+
+// notTrustedYet is the trust time of a CA the published bundle does not hold: later than any recheck.
+var notTrustedYet = time.Date(9999, time.January, 1, 0, 0, 0, 0, time.UTC)
 
 // Policy says what Reconcile keeps: how long the CA and the certificate are valid, when they are renewed, and what
 // the certificate is for.
@@ -109,9 +127,9 @@ func (p *Policy) Validate() error {
 // whether it differs from current, and when Reconcile must run again at the latest. Nothing still good is
 // regenerated:
 //   - the certificate is reissued when it is due for renewal, expired, no longer signed by a trusted CA of the
-//     policy's CA key algorithm, or no longer matches policy.Certificate, always by a CA that has been trusted for the trust propagation delay: the
-//     current CA if it has, even when it is itself due (it is replaced right after); otherwise the reissue waits for
-//     the new CA while the old certificate is still valid;
+//     policy's CA key algorithm, or no longer matches policy.Certificate, always by a CA that has been published
+//     (State.PublishedAt) for the trust propagation delay: the current CA if it has, even when it is itself due (it
+//     is replaced right after); otherwise the reissue waits for the new CA while the old certificate is still valid;
 //   - the CA is replaced when it is due for renewal or its key is not of policy.CAKeyAlgorithm; the replaced CA
 //     stays in the trust bundle (a CA of another algorithm signs nothing more);
 //   - a replaced CA leaves the trust bundle once no certificate it signed has been served for the trust
@@ -123,7 +141,7 @@ func Reconcile(current *State, policy *Policy, now time.Time) (*State, bool, tim
 	if current == nil {
 		current = &State{}
 	}
-	next := &State{CA: current.CA, Certificate: current.Certificate}
+	next := &State{CA: current.CA, Certificate: current.Certificate, PublishedAt: current.PublishedAt}
 	var previousCAs []*x509.Certificate
 	for _, c := range current.TrustBundle {
 		if now.Before(c.NotAfter) && (next.CA == nil || !bytes.Equal(c.Raw, next.CA.Certificate.Raw)) {
@@ -131,8 +149,20 @@ func Reconcile(current *State, policy *Policy, now time.Time) (*State, bool, tim
 		}
 	}
 
+	// A CA is trusted everywhere once the bundle peers read has held it for the trust propagation delay: the
+	// Secret holding a new CA may be written before that bundle (a failed write, a restart in between).
 	trustedAt := func(ca *KeyPair) time.Time {
-		return ca.Certificate.NotBefore.Add(Backdate + policy.TrustPropagationDelay)
+		published := ca.Certificate.NotBefore.Add(Backdate)
+		if current.PublishedAt != nil {
+			at, ok := current.PublishedAt[CAFingerprint(ca.Certificate)]
+			if !ok {
+				return notTrustedYet
+			}
+			if at.After(published) {
+				published = at
+			}
+		}
+		return published.Add(policy.TrustPropagationDelay)
 	}
 	bundle := func() []*x509.Certificate {
 		return append([]*x509.Certificate{next.CA.Certificate}, previousCAs...)

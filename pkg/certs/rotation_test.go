@@ -347,3 +347,57 @@ func TestReconcileKeyAlgorithmChangeWithoutACertificateIssuesFromTheTrustedCAFir
 		t.Errorf("changed=%v; want the certificate reissued by the new CA once it is trusted", changed)
 	}
 }
+
+// A new CA signs once the bundle peers read has held it for the trust propagation delay, however long after its
+// NotBefore that bundle was published; a CA the bundle holds without a record counts as published at its NotBefore.
+func TestReconcileNewCASignsOnlyOnceItsBundleWasPublishedForTheDelay(t *testing.T) {
+	t.Parallel()
+	p := testPolicy()
+	s, _, _ := mustReconcile(t, nil, p, testNow)
+	oldCA := s.CA
+	rolled, _, _ := mustReconcile(t, s, p, RenewalTime(oldCA.Certificate, p.RefreshFraction))
+	if rolled.CA == oldCA {
+		t.Fatal("the CA was not rolled over")
+	}
+	newCA := rolled.CA.Certificate
+	oldFingerprint, newFingerprint := CAFingerprint(oldCA.Certificate), CAFingerprint(newCA)
+	// The certificate must change (a new name), which only a CA every peer trusts may do.
+	p.Certificate.DNSNames = append(p.Certificate.DNSNames, "new.ns.svc")
+	sinceNotBefore := newCA.NotBefore.Add(Backdate + p.TrustPropagationDelay)
+	published := sinceNotBefore.Add(time.Hour)
+
+	tests := []struct {
+		name        string
+		publishedAt map[string]time.Time
+		at          time.Time
+		wantSigned  bool
+		wantRecheck time.Time
+	}{
+		{name: "not tracked, at NotBefore plus the delay", publishedAt: nil, at: sinceNotBefore, wantSigned: true},
+		{name: "not in the published bundle", publishedAt: map[string]time.Time{oldFingerprint: {}}, at: published.Add(24 * time.Hour), wantSigned: false},
+		{name: "published later, before the delay passed", publishedAt: map[string]time.Time{oldFingerprint: {}, newFingerprint: published},
+			at: published.Add(p.TrustPropagationDelay - time.Second), wantSigned: false, wantRecheck: published.Add(p.TrustPropagationDelay)},
+		{name: "published later, once the delay passed", publishedAt: map[string]time.Time{oldFingerprint: {}, newFingerprint: published},
+			at: published.Add(p.TrustPropagationDelay), wantSigned: true},
+		{name: "in the bundle without a record, at NotBefore plus the delay", publishedAt: map[string]time.Time{oldFingerprint: {}, newFingerprint: {}},
+			at: sinceNotBefore, wantSigned: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			current := *rolled
+			current.PublishedAt = tc.publishedAt
+			next, _, recheck := mustReconcile(t, &current, p, tc.at)
+			signed := next.Certificate != rolled.Certificate && IsSignedBy(next.Certificate.Certificate, newCA)
+			if signed != tc.wantSigned {
+				t.Errorf("the new CA signed = %v, want %v", signed, tc.wantSigned)
+			}
+			if !signed && next.Certificate != rolled.Certificate {
+				t.Error("the certificate was reissued by another CA than the new one")
+			}
+			if !tc.wantRecheck.IsZero() && !recheck.Equal(tc.wantRecheck) {
+				t.Errorf("recheck = %v, want %v", recheck, tc.wantRecheck)
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package scylladbdatacenter
 import (
 	"bytes"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -89,6 +90,12 @@ func (o *certificateObjects) add(other certificateObjects) {
 // is replaced by the CA alone. A lost certificate Secret therefore never replaces a CA that clients trust, and with a
 // lost CA Secret the CAs of the published bundle stay trusted, so that the certificate one of them signed is served
 // until the new CA is trusted everywhere.
+//
+// The state's PublishedAt holds the CAs of the published bundle, with their publication records
+// (naming.CABundlePublishedAnnotation). A CA the ConfigMap does not hold, such as a new CA whose Secret was written
+// but not the bundle yet, is not published: it signs nothing while a usable certificate is left. With an unreadable
+// record, no CA of the bundle counts as published, and the bundle is written again with a record of now: a new CA
+// then waits longer than needed, never less.
 func decodeCertificateSet(set *certificateSet, secrets map[string]*corev1.Secret, configMaps map[string]*corev1.ConfigMap) *certs.State {
 	state := &certs.State{}
 	if s, ok := secrets[set.caName]; ok {
@@ -104,9 +111,15 @@ func decodeCertificateSet(set *certificateSet, secrets map[string]*corev1.Secret
 	if state.CA != nil {
 		state.TrustBundle = []*x509.Certificate{state.CA.Certificate}
 	}
+	state.PublishedAt = map[string]time.Time{}
 	if cm, ok := configMaps[set.caName]; ok {
+		records, recordsErr := decodeCABundlePublication(cm)
 		if bundle, err := certs.DecodeCertificatesPEM([]byte(cm.Data[naming.CABundleKey])); err == nil {
 			for _, c := range bundle {
+				if c.IsCA && recordsErr == nil {
+					// A CA without a record was published by an earlier version: zero, published at its NotBefore.
+					state.PublishedAt[certs.CAFingerprint(c)] = records[certs.CAFingerprint(c)]
+				}
 				if c.IsCA && (state.CA == nil || !bytes.Equal(c.Raw, state.CA.Certificate.Raw)) {
 					state.TrustBundle = append(state.TrustBundle, c)
 				}
@@ -124,20 +137,73 @@ func reconcileCertificateSet(sdc *scyllav1alpha1.ScyllaDBDatacenter, set *certif
 	if err != nil {
 		return certificateObjects{}, nil, false, time.Time{}, fmt.Errorf("can't reconcile the certificates of %q: %w", set.certName, err)
 	}
-	objects, err := makeCertificateSetObjects(sdc, set, next)
+	objects, err := makeCertificateSetObjects(sdc, set, next, now)
 	if err != nil {
 		return certificateObjects{}, nil, false, time.Time{}, err
 	}
 	return objects, next, changed, recheck, nil
 }
 
-// makeCertificateSetObjects returns the objects that store state.
-func makeCertificateSetObjects(sdc *scyllav1alpha1.ScyllaDBDatacenter, set *certificateSet, state *certs.State) (certificateObjects, error) {
+// makeCertificateSetObjects returns the objects that store state, whose bundle ConfigMap is written at now.
+func makeCertificateSetObjects(sdc *scyllav1alpha1.ScyllaDBDatacenter, set *certificateSet, state *certs.State, now time.Time) (certificateObjects, error) {
 	bundlePEM, caKeyPEM, certPEM, keyPEM, err := certs.EncodeStatePEM(state)
 	if err != nil {
 		return certificateObjects{}, fmt.Errorf("can't encode the certificates of %q: %w", set.certName, err)
 	}
-	return makeCertificateSetObjectsFromPEM(sdc, set, certs.EncodeCertificatesPEM(state.CA.Certificate), caKeyPEM, certPEM, keyPEM, string(bundlePEM)), nil
+	published, err := encodeCABundlePublication(state, now)
+	if err != nil {
+		return certificateObjects{}, fmt.Errorf("can't record the publication of the CAs of %q: %w", set.caName, err)
+	}
+	return makeCertificateSetObjectsFromPEM(sdc, set, certs.EncodeCertificatesPEM(state.CA.Certificate), caKeyPEM, certPEM, keyPEM, string(bundlePEM), published), nil
+}
+
+// encodeCABundlePublication returns the naming.CABundlePublishedAnnotation of the bundle ConfigMap holding
+// state.TrustBundle, written at now: the recorded publication of each CA the published bundle holds already (none
+// for one it holds without a record), and now for each CA it adds, so that the record travels in the very write that
+// publishes the CA. It returns "" when there is nothing to record, which keeps a bundle of an earlier version as it is.
+func encodeCABundlePublication(state *certs.State, now time.Time) (string, error) {
+	// Rounded up to the second the record keeps, so that it is never earlier than the write.
+	written := now.Add(time.Second - 1).Truncate(time.Second)
+	records := map[string]string{}
+	for _, c := range state.TrustBundle {
+		fingerprint := certs.CAFingerprint(c)
+		switch at, ok := state.PublishedAt[fingerprint]; {
+		case !ok:
+			records[fingerprint] = written.UTC().Format(time.RFC3339)
+		case !at.IsZero():
+			records[fingerprint] = at.UTC().Format(time.RFC3339)
+		}
+	}
+	if len(records) == 0 {
+		return "", nil
+	}
+	value, err := json.Marshal(records)
+	if err != nil {
+		return "", err
+	}
+	return string(value), nil
+}
+
+// decodeCABundlePublication returns the publication records of cm's naming.CABundlePublishedAnnotation by CA
+// fingerprint; none when it has no such annotation.
+func decodeCABundlePublication(cm *corev1.ConfigMap) (map[string]time.Time, error) {
+	value, ok := cm.Annotations[naming.CABundlePublishedAnnotation]
+	if !ok {
+		return nil, nil
+	}
+	var records map[string]string
+	if err := json.Unmarshal([]byte(value), &records); err != nil {
+		return nil, fmt.Errorf("can't decode annotation %q of ConfigMap %q: %w", naming.CABundlePublishedAnnotation, cm.Name, err)
+	}
+	out := make(map[string]time.Time, len(records))
+	for fingerprint, s := range records {
+		at, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			return nil, fmt.Errorf("can't decode annotation %q of ConfigMap %q: CA %s: %w", naming.CABundlePublishedAnnotation, cm.Name, fingerprint, err)
+		}
+		out[fingerprint] = at
+	}
+	return out, nil
 }
 
 // existingCertificateSetObjects returns the objects of the set that hold the data of the existing ones.
@@ -149,30 +215,36 @@ func existingCertificateSetObjects(sdc *scyllav1alpha1.ScyllaDBDatacenter, set *
 	if s, ok := secrets[set.certName]; ok {
 		certData = s.Data
 	}
-	var bundlePEM string
+	var bundlePEM, published string
 	if cm, ok := configMaps[set.caName]; ok {
 		bundlePEM = cm.Data[naming.CABundleKey]
+		published = cm.Annotations[naming.CABundlePublishedAnnotation]
 	}
 	return makeCertificateSetObjectsFromPEM(sdc, set, caData[corev1.TLSCertKey], caData[corev1.TLSPrivateKeyKey],
-		certData[corev1.TLSCertKey], certData[corev1.TLSPrivateKeyKey], bundlePEM)
+		certData[corev1.TLSCertKey], certData[corev1.TLSPrivateKeyKey], bundlePEM, published)
 }
 
 // makeCertificateSetObjectsFromPEM returns the objects of the set holding the given PEM data: the CA's key pair, the
-// certificate's key pair and the trust bundle.
-func makeCertificateSetObjectsFromPEM(sdc *scyllav1alpha1.ScyllaDBDatacenter, set *certificateSet, caCertPEM, caKeyPEM, certPEM, keyPEM []byte, bundlePEM string) certificateObjects {
+// certificate's key pair and the trust bundle, with published as its naming.CABundlePublishedAnnotation (none if "").
+func makeCertificateSetObjectsFromPEM(sdc *scyllav1alpha1.ScyllaDBDatacenter, set *certificateSet, caCertPEM, caKeyPEM, certPEM, keyPEM []byte, bundlePEM, published string) certificateObjects {
+	bundleMeta := objectMeta(sdc, set.caName, naming.ClusterLabels(sdc.Name))
+	if len(published) != 0 {
+		bundleMeta.Annotations = map[string]string{naming.CABundlePublishedAnnotation: published}
+	}
 	return certificateObjects{
 		secrets: []*corev1.Secret{
 			makeTLSSecret(sdc, set.caName, caCertPEM, caKeyPEM),
 			makeTLSSecret(sdc, set.certName, certPEM, keyPEM),
 		},
 		configMaps: []*corev1.ConfigMap{{
-			ObjectMeta: objectMeta(sdc, set.caName, naming.ClusterLabels(sdc.Name)),
+			ObjectMeta: bundleMeta,
 			Data:       map[string]string{naming.CABundleKey: bundlePEM},
 		}},
 	}
 }
 
-// holdDataOf tells whether every one of the objects exists in secrets or configMaps with the same data.
+// holdDataOf tells whether every one of the objects exists in secrets or configMaps with the same data (and, for a
+// ConfigMap, the same publication records).
 func (o *certificateObjects) holdDataOf(secrets map[string]*corev1.Secret, configMaps map[string]*corev1.ConfigMap) bool {
 	for _, s := range o.secrets {
 		existing, ok := secrets[s.Name]
@@ -182,7 +254,8 @@ func (o *certificateObjects) holdDataOf(secrets map[string]*corev1.Secret, confi
 	}
 	for _, cm := range o.configMaps {
 		existing, ok := configMaps[cm.Name]
-		if !ok || !maps.Equal(cm.Data, existing.Data) {
+		if !ok || !maps.Equal(cm.Data, existing.Data) ||
+			cm.Annotations[naming.CABundlePublishedAnnotation] != existing.Annotations[naming.CABundlePublishedAnnotation] {
 			return false
 		}
 	}

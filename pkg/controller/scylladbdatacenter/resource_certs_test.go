@@ -696,3 +696,145 @@ func TestPodsMountTheTLSFilesTheSidecarIsGiven(t *testing.T) {
 }
 
 var cmpEmptyIsNil = cmp.Comparer(func(a, b []string) bool { return slices.Equal(a, b) })
+
+// A new CA whose Secret was written without its bundle (the bundle write failed, or the operator restarted in
+// between) signs only once the bundle clients read has held it for the trust propagation delay, however long after
+// the CA's notBefore that bundle was published: until then, clients holding the published bundle would reject what it
+// signed.
+func TestNewCASignsOnlyOnceItsBundleWasPublishedForTheDelay(t *testing.T) {
+	t.Parallel()
+	delay := testCertOptions().TrustPropagationDelay
+	tests := []struct {
+		name string
+		// publishAfter is how long after the CA Secret's write the bundle is written.
+		publishAfter time.Duration
+	}{
+		{name: "the bundle write failed once, retried after an outage", publishAfter: 2 * time.Hour},
+		{name: "a restart between the Secret and the bundle write", publishAfter: delay / 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			sdc := certTestDatacenter(nil)
+			store := newCertStore()
+			rollover := certTestNow.Add(80*24*time.Hour + time.Minute)
+			reconcileInto(t, store, sdc, servingSet(t, sdc, testNames), certTestNow)
+			reconcileInto(t, store, sdc, servingSet(t, sdc, testNames), rollover.Add(-2*24*time.Hour))
+			oldBundle := bundleOf(t, store, "basic-local-serving-ca")
+
+			// The rollover's Secrets are written, its bundle is not.
+			objects, rolled, changed, _, err := reconcileCertificateSet(sdc, servingSet(t, sdc, testNames), store.secrets, store.configMaps, rollover)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !changed || rolled.CA.Certificate.Equal(oldBundle[0]) {
+				t.Fatal("the CA was not rolled over")
+			}
+			store.put(certificateObjects{secrets: objects.secrets})
+			newCA := rolled.CA.Certificate
+
+			// A new address makes the certificate due for reissuing, which only a CA every client trusts may do.
+			moreNames := servingNames{dnsNames: append(slices.Clone(testNames.dnsNames), "more.ns.svc"), ipAddresses: testNames.ipAddresses}
+			published := rollover.Add(tc.publishAfter)
+			steps := []struct {
+				at         time.Time
+				wantNewCA  bool
+				wantBundle int
+			}{
+				{at: published, wantNewCA: false, wantBundle: 2},
+				{at: published.Add(delay - time.Second), wantNewCA: false, wantBundle: 2},
+				{at: published.Add(delay + time.Second), wantNewCA: true, wantBundle: 2},
+			}
+			for i, step := range steps {
+				state, _ := reconcileInto(t, store, sdc, servingSet(t, sdc, moreNames), step.at)
+				signedByNewCA := certs.IsSignedBy(state.Certificate.Certificate, newCA)
+				bundle := bundleOf(t, store, "basic-local-serving-ca")
+				if signedByNewCA != step.wantNewCA || len(bundle) != step.wantBundle {
+					t.Errorf("step %d: signed by the new CA %v, bundle of %d; want %v, %d", i, signedByNewCA, len(bundle), step.wantNewCA, step.wantBundle)
+				}
+				// Every client holds at least the bundle published before this step.
+				roots := oldBundle
+				if i > 0 {
+					roots = bundle
+				}
+				if err := certs.Verify(state.Certificate.Certificate, roots, certs.ServingUsage, "basic-client.ns.svc", step.at); err != nil {
+					t.Errorf("step %d: the served certificate does not verify against the bundle clients hold: %v", i, err)
+				}
+			}
+		})
+	}
+}
+
+// Bundles written by an earlier version hold no publication records: their CAs count as published at their
+// notBefore, so an upgrade neither writes the bundle nor delays a renewal.
+func TestBundleWithoutPublicationRecordsIsKeptAndItsCASignsAsBefore(t *testing.T) {
+	t.Parallel()
+	sdc := certTestDatacenter(nil)
+	store := newCertStore()
+	first, _ := reconcileInto(t, store, sdc, servingSet(t, sdc, testNames), certTestNow)
+	for _, cm := range store.configMaps {
+		cm.Annotations = nil
+	}
+
+	objects, _, changed, _, err := reconcileCertificateSet(sdc, servingSet(t, sdc, testNames), store.secrets, store.configMaps, certTestNow.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changed || !objects.holdDataOf(store.secrets, store.configMaps) {
+		t.Errorf("changed %v, holds the existing data %v; want the bundle of the earlier version kept as it is", changed, objects.holdDataOf(store.secrets, store.configMaps))
+	}
+
+	due := certs.RenewalTime(first.Certificate.Certificate, testCertOptions().RefreshFraction)
+	renewed, changed := reconcileInto(t, store, sdc, servingSet(t, sdc, testNames), due)
+	if !changed || renewed.Certificate == first.Certificate || !certs.IsSignedBy(renewed.Certificate.Certificate, first.CA.Certificate) {
+		t.Errorf("changed %v; want the due certificate renewed at once by the unrecorded CA", changed)
+	}
+	if a := store.configMaps["basic-local-serving-ca"].Annotations; len(a) != 0 {
+		t.Errorf("the bundle got annotations %v, want none while it holds no new CA", a)
+	}
+}
+
+// The bundle records the publication of its CA in the write that creates it, and a later sync at rest computes the
+// very objects the API server holds: nothing is written again.
+func TestPublicationRecordsAreWrittenWithTheBundleAndKeptAtRest(t *testing.T) {
+	t.Parallel()
+	sdc := certTestDatacenter(nil)
+	store := newCertStore()
+	first, _ := reconcileInto(t, store, sdc, servingSet(t, sdc, testNames), certTestNow)
+	records, err := decodeCABundlePublication(store.configMaps["basic-local-serving-ca"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]time.Time{certs.CAFingerprint(first.CA.Certificate): certTestNow}, records); diff != "" {
+		t.Errorf("publication records (-want +got):\n%s", diff)
+	}
+	objects, _, changed, _, err := reconcileCertificateSet(sdc, servingSet(t, sdc, testNames), store.secrets, store.configMaps, certTestNow.Add(24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changed || !objects.holdDataOf(store.secrets, store.configMaps) {
+		t.Errorf("changed %v, holds the existing data %v; want nothing to write at rest", changed, objects.holdDataOf(store.secrets, store.configMaps))
+	}
+}
+
+// An unreadable publication record is replaced, in the bundle's next write, by a record of now: the bundle's CAs then
+// wait as if just published, never less.
+func TestUnreadablePublicationRecordIsRewrittenAsPublishedNow(t *testing.T) {
+	t.Parallel()
+	sdc := certTestDatacenter(nil)
+	store := newCertStore()
+	first, _ := reconcileInto(t, store, sdc, servingSet(t, sdc, testNames), certTestNow)
+	store.configMaps["basic-local-serving-ca"].Annotations = map[string]string{naming.CABundlePublishedAnnotation: "not json"}
+	if _, err := decodeCABundlePublication(store.configMaps["basic-local-serving-ca"]); err == nil || !strings.Contains(err.Error(), naming.CABundlePublishedAnnotation) {
+		t.Errorf("decoding error %v, want one naming the annotation", err)
+	}
+	at := certTestNow.Add(time.Hour)
+	reconcileInto(t, store, sdc, servingSet(t, sdc, testNames), at)
+	records, err := decodeCABundlePublication(store.configMaps["basic-local-serving-ca"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]time.Time{certs.CAFingerprint(first.CA.Certificate): at}, records); diff != "" {
+		t.Errorf("publication records (-want +got):\n%s", diff)
+	}
+}

@@ -418,7 +418,7 @@ func (d *certificateDecisions) forget(namespace, name string) {
 }
 
 // certificateSetFingerprint hashes everything reconcileCertificateSet reads: the datacenter's identity (the objects'
-// metadata), the set's policy and the data of its existing objects. Every sync of every datacenter computes it, so
+// metadata), the set's policy and the data of its existing objects, with the bundle's publication records. Every sync of every datacenter computes it, so
 // it is written into one buffer, each value prefixed with its length (no two inputs encode alike), and hashed once.
 func certificateSetFingerprint(sdc *scyllav1alpha1.ScyllaDBDatacenter, set *certificateSet, secrets map[string]*corev1.Secret, configMaps map[string]*corev1.ConfigMap) [sha256.Size]byte {
 	p := set.policy
@@ -477,6 +477,7 @@ func certificateSetFingerprint(sdc *scyllav1alpha1.ScyllaDBDatacenter, set *cert
 	if hasBundle {
 		b = append(b, 1)
 		b = appendString(b, bundle.Data[naming.CABundleKey])
+		b = appendString(b, bundle.Annotations[naming.CABundlePublishedAnnotation])
 	} else {
 		b = append(b, 0)
 	}

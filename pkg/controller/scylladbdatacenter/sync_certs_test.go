@@ -2,6 +2,7 @@ package scylladbdatacenter
 
 import (
 	"crypto/sha256"
+	"crypto/x509"
 	"fmt"
 	"maps"
 	"net"
@@ -606,6 +607,11 @@ func TestCertificateSetFingerprintCoversEveryInput(t *testing.T) {
 			in.store.configMaps[in.set.caName] = cm
 		}},
 		{name: "the trust bundle missing", mutate: func(in inputs) { delete(in.store.configMaps, in.set.caName) }},
+		{name: "the bundle's publication records", mutate: func(in inputs) {
+			cm := in.store.configMaps[in.set.caName].DeepCopy()
+			cm.Annotations[naming.CABundlePublishedAnnotation] += " "
+			in.store.configMaps[in.set.caName] = cm
+		}},
 	}
 	for _, tc := range tt {
 		t.Run(tc.name, func(t *testing.T) {
@@ -682,5 +688,86 @@ func TestAppliedVersionsAreRememberedOnlyForTheRememberedDecision(t *testing.T) 
 				t.Errorf("versions %v are known", partial)
 			}
 		}
+	}
+}
+
+// A CA rollover whose bundle write fails: the new CA is in its Secret but not in the bundle clients read, and it signs
+// nothing until the retried write has published it for the trust propagation delay, however long the outage was.
+func TestCARolloverWhoseBundleWriteFailsSignsOnlyOnceTheBundleWasPublished(t *testing.T) {
+	t.Parallel()
+	delay := testCertOptions().TrustPropagationDelay
+	f := newTLSFixture(t, world{sdc: newBasicSDC()})
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	syncAt := func(w world, at time.Time, failBundleWrite bool) (*fixture, error) {
+		next := newTLSFixture(t, w)
+		next.controller.now = func() metav1.Time { return metav1.NewTime(at) }
+		if failBundleWrite {
+			next.kubeClient.PrependReactor("update", "configmaps", func(action clienttesting.Action) (bool, runtime.Object, error) {
+				if objectName(action.(clienttesting.UpdateAction).GetObject()) == "basic-local-serving-ca" {
+					return true, nil, fmt.Errorf("the API server is unavailable")
+				}
+				return false, nil, nil
+			})
+		}
+		return next, next.sync()
+	}
+	servedCA := func(t *testing.T, w world) (*x509.Certificate, []*x509.Certificate) {
+		t.Helper()
+		cert, err := certs.DecodeCertificatesPEM(object[*corev1.Secret](t, w, "basic-local-serving-certs").Data[corev1.TLSCertKey])
+		if err != nil {
+			t.Fatal(err)
+		}
+		bundle, err := certs.DecodeCertificatesPEM([]byte(object[*corev1.ConfigMap](t, w, "basic-local-serving-ca").Data[naming.CABundleKey]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cert[0], bundle
+	}
+
+	rollover := testNow.Add(80*24*time.Hour + time.Minute)
+	failed, err := syncAt(f.world(), rollover, true)
+	if err == nil {
+		t.Fatal("the sync whose bundle write failed returned no error")
+	}
+	w := failed.world()
+	caCert, err := certs.DecodeCertificatesPEM(object[*corev1.Secret](t, w, "basic-local-serving-ca").Data[corev1.TLSCertKey])
+	if err != nil {
+		t.Fatal(err)
+	}
+	newCA := caCert[0]
+	if _, bundle := servedCA(t, w); slices.ContainsFunc(bundle, newCA.Equal) {
+		t.Fatal("the rollover's new CA is in the bundle although its write failed")
+	}
+
+	// After the outage, an address appears: the serving certificate must be reissued, by a CA every client trusts.
+	published := rollover.Add(2 * time.Hour)
+	object[*corev1.Service](t, w, "basic-dc1-a-0").Spec.ClusterIPs = []string{"10.96.0.42"}
+	retried, err := syncAt(w, published, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"update configmaps basic-local-serving-ca"}, certWrites(retried)); diff != "" {
+		t.Errorf("TLS writes of the retried sync differ (-want +got):\n%s", diff)
+	}
+	w = retried.world()
+	if cert, bundle := servedCA(t, w); certs.IsSignedBy(cert, newCA) || !slices.ContainsFunc(bundle, newCA.Equal) {
+		t.Fatalf("signed by the new CA %v, new CA in the bundle %v; want the bundle published first", certs.IsSignedBy(cert, newCA), slices.ContainsFunc(bundle, newCA.Equal))
+	}
+
+	early, err := syncAt(w, published.Add(delay-time.Second), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if writes := certWrites(early); len(writes) != 0 {
+		t.Errorf("a sync before the new CA's bundle was published for the delay wrote %q", writes)
+	}
+	signing, err := syncAt(early.world(), published.Add(delay+time.Second), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cert, _ := servedCA(t, signing.world()); !certs.IsSignedBy(cert, newCA) {
+		t.Error("the new CA did not sign once its bundle was published for the delay")
 	}
 }
