@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
-	"k8s.io/klog/v2"
 )
 
 // Bucket credentials in the agent configuration (backup-storage.md, "Credentials"): a datacenter whose backup tasks
@@ -118,39 +117,11 @@ func (c *Controller) makeBackupS3Config(ctx context.Context, sdc *scyllav1alpha1
 	if err != nil {
 		return backupS3Config{}, err
 	}
-	if len(errs) != 0 && c.customConfigSetsS3(ctx, sdc) {
-		return backupS3Config{s3: s3, readsCredentials: true}, nil
-	}
 	specErrs := make([]error, 0, len(errs))
 	for _, e := range errs {
 		specErrs = append(specErrs, newSpecError("%w", e))
 	}
 	return backupS3Config{s3: s3, readsCredentials: true}, utilerrors.NewAggregate(specErrs)
-}
-
-// customConfigSetsS3 tells whether a custom agent config of one of sdc's racks sets s3. Then the operator adds no s3
-// section (makeAuthTokenSecret), so what the buckets ask for is not used, and their problems (buckets that disagree,
-// a missing credentials Secret) are no one's: the conflict messages even advise it. It is asked only when there is a
-// problem to report. A custom config that can't be read or parsed counts as not setting s3: the problems are
-// reported, and makeAuthTokenSecret reports the custom config's own.
-func (c *Controller) customConfigSetsS3(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter) bool {
-	read := map[string]bool{}
-	for _, rack := range effectiveRacks(sdc) {
-		ref := agentCustomConfigSecretRef(&rack)
-		if len(ref) == 0 || read[ref] {
-			continue
-		}
-		read[ref] = true
-		secret, err := c.getSecret(ctx, sdc.Namespace, ref)
-		if err != nil {
-			continue
-		}
-		if sets, err := scyllaagent.ConfigSetsS3(secret.Data[naming.ScyllaDBManagerAgentConfigKey]); err == nil && sets {
-			klog.FromContext(ctx).V(2).Info("Not reporting the backup buckets' s3 problems: a custom agent config sets s3", "secret", ref)
-			return true
-		}
-	}
-	return false
 }
 
 // overrideS3ConfigBeside returns overrideS3Config's s3 section for a datacenter whose own backup tasks use buckets,
@@ -161,9 +132,6 @@ func (c *Controller) overrideS3ConfigBeside(ctx context.Context, sdc *scyllav1al
 	override, err := c.overrideS3Config(ctx, sdc)
 	if err != nil || override.s3 == nil || len(buckets) == 0 {
 		return override, err
-	}
-	if c.customConfigSetsS3(ctx, sdc) {
-		return backupS3Config{readsCredentials: true}, nil
 	}
 	return backupS3Config{readsCredentials: true}, newSpecError("ScyllaDBBackupBucket %q, used by this datacenter's backup tasks, has no credentialsSecretRef "+
 		"(it uses the agents' own role), and the s3 settings of the ScyllaDBCluster's backup buckets, in the agent auth-token Secret %q named by "+

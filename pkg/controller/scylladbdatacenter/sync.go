@@ -118,7 +118,13 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		// The s3 section is unknown: the agent configuration stays as it is.
 		tokenErr, backupErr = backupErr, nil
 	} else {
-		authTokenSecret, tokenErr = c.makeAuthTokenSecret(ctx, sdc, specRacks, owned, backupS3.s3)
+		var customSetsS3 bool
+		authTokenSecret, customSetsS3, tokenErr = c.makeAuthTokenSecret(ctx, sdc, specRacks, owned, backupS3.s3, backupErr != nil)
+		if customSetsS3 {
+			// The buckets' settings are not used: their problems are no one's (the conflict messages even advise a
+			// custom s3 section).
+			backupErr = nil
+		}
 	}
 	var authTokenHash string
 	if tokenErr == nil {

@@ -20,34 +20,38 @@ import (
 // (makeBackupS3Config), unless a custom agent config sets s3 itself: the user's wins. Sources are read only as far as
 // needed; the user's Secrets are outside the informer caches (readsUserObjects) and read from the API server.
 // Errors never include Secret data.
-func (c *Controller) makeAuthTokenSecret(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, racks []scyllav1alpha1.RackSpec, owned *ownedObjects, s3 *scyllaagent.S3Config) (*corev1.Secret, error) {
+//
+// askS3 says whether it matters that a custom agent config sets s3: the buckets gave an s3 section, or could not
+// (makeBackupS3Config's spec errors, which a custom s3 section makes moot). customSetsS3 reports it; every custom
+// config is read then, else only until one gives a token.
+func (c *Controller) makeAuthTokenSecret(ctx context.Context, sdc *scyllav1alpha1.ScyllaDBDatacenter, racks []scyllav1alpha1.RackSpec, owned *ownedObjects, s3 *scyllaagent.S3Config, askS3 bool) (_ *corev1.Secret, customSetsS3 bool, _ error) {
 	var sources authTokenSources
+	askS3 = askS3 || s3 != nil
 
 	read := map[string]bool{}
-	customSetsS3 := false
 	for i := range racks {
 		rack := &racks[i]
 		ref := agentCustomConfigSecretRef(rack)
 		if len(ref) == 0 || read[ref] {
 			continue
 		}
-		if len(sources.customConfig) != 0 && s3 == nil {
+		if len(sources.customConfig) != 0 && (!askS3 || customSetsS3) {
 			break
 		}
 		read[ref] = true
 		secret, err := c.kubeClient.CoreV1().Secrets(sdc.Namespace).Get(ctx, ref, metav1.GetOptions{})
 		if err != nil {
-			return nil, fmt.Errorf("can't get the custom agent config Secret %q of rack %q: %w", ref, rack.Name, err)
+			return nil, false, fmt.Errorf("can't get the custom agent config Secret %q of rack %q: %w", ref, rack.Name, err)
 		}
 		config := secret.Data[naming.ScyllaDBManagerAgentConfigKey]
 		token, err := scyllaagent.AuthTokenFromConfig(config)
 		if err != nil {
-			return nil, newSpecError("can't read key %q of the custom agent config Secret %q: %w", naming.ScyllaDBManagerAgentConfigKey, ref, err)
+			return nil, false, newSpecError("can't read key %q of the custom agent config Secret %q: %w", naming.ScyllaDBManagerAgentConfigKey, ref, err)
 		}
 		if len(token) != 0 && len(sources.customConfig) == 0 {
 			sources.customConfig = token
 		}
-		if s3 != nil {
+		if askS3 {
 			// AuthTokenFromConfig parsed the same file.
 			sets, _ := scyllaagent.ConfigSetsS3(config)
 			customSetsS3 = customSetsS3 || sets
@@ -61,14 +65,14 @@ func (c *Controller) makeAuthTokenSecret(ctx context.Context, sdc *scyllav1alpha
 	if ref, ok := sdc.Annotations[naming.ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot]; ok && len(sources.customConfig) == 0 {
 		secret, err := c.kubeClient.CoreV1().Secrets(sdc.Namespace).Get(ctx, ref, metav1.GetOptions{})
 		if err != nil {
-			return nil, fmt.Errorf("can't get the agent auth-token Secret %q named by annotation %q: %w", ref, naming.ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot, err)
+			return nil, false, fmt.Errorf("can't get the agent auth-token Secret %q named by annotation %q: %w", ref, naming.ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot, err)
 		}
 		token, err := scyllaagent.AuthTokenFromConfig(secret.Data[naming.ScyllaDBManagerAgentAuthTokenKey])
 		if err != nil {
-			return nil, fmt.Errorf("can't read key %q of the agent auth-token Secret %q: %w", naming.ScyllaDBManagerAgentAuthTokenKey, ref, err)
+			return nil, false, fmt.Errorf("can't read key %q of the agent auth-token Secret %q: %w", naming.ScyllaDBManagerAgentAuthTokenKey, ref, err)
 		}
 		if len(token) == 0 {
-			return nil, fmt.Errorf("can't read the agent auth token from Secret %q named by annotation %q: key %q sets no auth_token", ref, naming.ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot, naming.ScyllaDBManagerAgentAuthTokenKey)
+			return nil, false, fmt.Errorf("can't read the agent auth token from Secret %q named by annotation %q: key %q sets no auth_token", ref, naming.ScyllaDBManagerAgentAuthTokenOverrideSecretRefAnnot, naming.ScyllaDBManagerAgentAuthTokenKey)
 		}
 		sources.override = token
 	}
@@ -85,7 +89,7 @@ func (c *Controller) makeAuthTokenSecret(ctx context.Context, sdc *scyllav1alpha
 
 	token, err := chooseAuthToken(sources, c.generateAuthToken)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	var hmacKey []byte
 	if hasExisting {
@@ -93,10 +97,11 @@ func (c *Controller) makeAuthTokenSecret(ctx context.Context, sdc *scyllav1alpha
 	}
 	if len(hmacKey) == 0 {
 		if hmacKey, err = c.generateAuthTokenHMACKey(); err != nil {
-			return nil, fmt.Errorf("can't make the agent auth-token Secret: %w", err)
+			return nil, false, fmt.Errorf("can't make the agent auth-token Secret: %w", err)
 		}
 	}
-	return makeAgentAuthTokenSecret(sdc, token, hmacKey, s3)
+	secret, err := makeAgentAuthTokenSecret(sdc, token, hmacKey, s3)
+	return secret, customSetsS3, err
 }
 
 // syncSecrets applies the agent auth-token Secret; makeErr is why it could not be built, if it could not, and
