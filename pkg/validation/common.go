@@ -145,8 +145,9 @@ var addressArgs = []string{"listen-address", "rpc-address", "broadcast-address",
 var scyllaArgPattern = regexp.MustCompile(`^--?([a-z0-9_-]+)(?:=(.*))?$`)
 
 // validateAddressArgs checks that the IP addresses args give ScyllaDB belong to family, the cluster's primary IP
-// family: a node listening on an IPv6 address in an IPv4 cluster is unreachable.
-func validateAddressArgs(args []string, family corev1.IPFamily, path *field.Path) field.ErrorList {
+// family: a node listening on an IPv6 address in an IPv4 cluster is unreachable. argPath is the path of the i-th
+// argument: its list index for a list, the whole field for a command line split into arguments.
+func validateAddressArgs(args []string, family corev1.IPFamily, argPath func(i int) *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	for i := 0; i < len(args); i++ {
 		m := scyllaArgPattern.FindStringSubmatch(args[i])
@@ -171,7 +172,7 @@ func validateAddressArgs(args []string, family corev1.IPFamily, path *field.Path
 		}
 		isV4 := ip.To4() != nil
 		if isV4 != (family == corev1.IPv4Protocol) {
-			allErrs = append(allErrs, field.Invalid(path, value, fmt.Sprintf("--%s must be an %s address: the cluster's primary IP family is %s", name, family, family)))
+			allErrs = append(allErrs, field.Invalid(argPath(i), value, fmt.Sprintf("--%s must be an %s address: the cluster's primary IP family is %s", name, family, family)))
 		}
 	}
 	return allErrs

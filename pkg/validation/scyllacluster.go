@@ -52,7 +52,7 @@ func ValidateScyllaCluster(sc *scyllav1.ScyllaCluster) field.ErrorList {
 	if args, err := SplitArguments(spec.ScyllaArgs); err != nil {
 		allErrs = append(allErrs, field.Invalid(specPath.Child("scyllaArgs"), spec.ScyllaArgs, fmt.Sprintf("must split into arguments as a POSIX shell would: %v", err)))
 	} else {
-		allErrs = append(allErrs, validateAddressArgs(args, primaryFamily(spec.Network.IPFamilies), specPath.Child("scyllaArgs"))...)
+		allErrs = append(allErrs, validateAddressArgs(args, primaryFamily(spec.Network.IPFamilies), func(int) *field.Path { return specPath.Child("scyllaArgs") })...)
 	}
 
 	racksPath := specPath.Child("datacenter", "racks")

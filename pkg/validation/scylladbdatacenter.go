@@ -107,7 +107,7 @@ func validateImages(scyllaDB *scyllav1alpha1.ScyllaDB, agent *scyllav1alpha1.Scy
 func validateScyllaDB(s *scyllav1alpha1.ScyllaDB, family corev1.IPFamily, path *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	allErrs = append(allErrs, validateExternalSeeds(s.ExternalSeeds, path.Child("externalSeeds"))...)
-	allErrs = append(allErrs, validateAddressArgs(s.AdditionalScyllaDBArguments, family, path.Child("additionalScyllaDBArguments"))...)
+	allErrs = append(allErrs, validateAddressArgs(s.AdditionalScyllaDBArguments, family, path.Child("additionalScyllaDBArguments").Index)...)
 	return allErrs
 }
 

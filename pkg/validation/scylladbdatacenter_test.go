@@ -116,9 +116,9 @@ func TestValidateScyllaDBDatacenterRefuses(t *testing.T) {
 		{
 			name: "an IPv6 broadcast address argument in an IPv4 datacenter",
 			modify: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
-				sdc.Spec.ScyllaDB.AdditionalScyllaDBArguments = []string{"--broadcast-address=fd00::1"}
+				sdc.Spec.ScyllaDB.AdditionalScyllaDBArguments = []string{"--smp=2", "--broadcast-address", "fd00::1"}
 			},
-			want: field.ErrorList{field.Invalid(spec.Child("scyllaDB", "additionalScyllaDBArguments"), "fd00::1", "--broadcast-address must be an IPv4 address: the cluster's primary IP family is IPv4")},
+			want: field.ErrorList{field.Invalid(spec.Child("scyllaDB", "additionalScyllaDBArguments").Index(2), "fd00::1", "--broadcast-address must be an IPv4 address: the cluster's primary IP family is IPv4")},
 		},
 		{
 			name:   "two racks with the same name",
