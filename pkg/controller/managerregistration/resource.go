@@ -108,6 +108,33 @@ func makeManagerCluster(id string, owner types.UID, spec *managerClusterSpec) (*
 	return cluster, nil
 }
 
+// clusterDiff returns the fields in which existing, the cluster ScyllaDB Manager holds, differs from required, empty
+// when it holds what required asks for: the hash label, which changes with anything the object asks for, and the
+// fields ScyllaDB Manager echoes back, which an edit in ScyllaDB Manager (sctool cluster update) changes while it keeps
+// the labels. The names of the fields only: the token is never returned.
+func clusterDiff(required, existing *managerclient.Cluster) []string {
+	var diff []string
+	if existing.Labels[naming.ScyllaDBManagerManagedHashLabel] != required.Labels[naming.ScyllaDBManagerManagedHashLabel] {
+		diff = append(diff, "labels."+naming.ScyllaDBManagerManagedHashLabel)
+	}
+	if existing.Name != required.Name {
+		diff = append(diff, "name")
+	}
+	if existing.Host != required.Host {
+		diff = append(diff, "host")
+	}
+	if existing.AuthToken != required.AuthToken {
+		diff = append(diff, "auth_token")
+	}
+	if existing.ForceTLSDisabled != required.ForceTLSDisabled {
+		diff = append(diff, "force_tls_disabled")
+	}
+	if existing.ForceNonSSLSessionPort != required.ForceNonSSLSessionPort {
+		diff = append(diff, "force_non_ssl_session_port")
+	}
+	return diff
+}
+
 // withOthersLabels returns required with the labels of existing, the cluster ScyllaDB Manager holds, that required
 // does not set: an update replaces the whole cluster, and the labels others put on it (with sctool or another client)
 // are theirs to keep. The owner and hash labels are required's.

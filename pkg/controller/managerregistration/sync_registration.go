@@ -139,16 +139,18 @@ func (r *registrar[T]) ensureCluster(ctx context.Context, target *registrationTa
 	if err := r.ensureFinalizer(ctx, target); err != nil {
 		return "", nil, err
 	}
-	if existing.Labels[naming.ScyllaDBManagerManagedHashLabel] == required.Labels[naming.ScyllaDBManagerManagedHashLabel] {
+	diff := clusterDiff(required, existing)
+	if len(diff) == 0 {
 		logger.V(4).Info("ScyllaDB Manager cluster is up to date", "clusterID", id)
 		return id, nil, nil
 	}
 
-	// The name, the host or the token changed, or the cluster was registered by someone else for this object.
+	// The name, the host or the token changed, the cluster was registered by someone else for this object, or it was
+	// edited in ScyllaDB Manager behind the controller's back (sctool keeps the labels, the hash among them).
 	if _, err := r.managerClient.UpdateCluster(ctx, withOthersLabels(required, existing.Labels)); err != nil {
 		return r.managerFailure(obj, "update", err)
 	}
-	logger.V(2).Info("Updated ScyllaDB Manager cluster", "clusterID", id, "clusterName", required.Name)
+	logger.V(2).Info("Updated ScyllaDB Manager cluster", "clusterID", id, "clusterName", required.Name, "fields", diff)
 	r.recorder.Eventf(obj, corev1.EventTypeNormal, clusterUpdatedReason, "Updated cluster %q (ID %s) in ScyllaDB Manager", required.Name, id)
 	return id, nil, nil
 }

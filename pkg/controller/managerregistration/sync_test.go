@@ -644,6 +644,65 @@ func TestSyncUpdatesTheClusterWhenTheTokenChanges(t *testing.T) {
 	f.assertNoTokenLeak(events, "rotated-token")
 }
 
+// TestSyncRestoresAClusterEditedInScyllaDBManager: a cluster changed behind the controller's back (sctool cluster
+// update keeps the labels, the hash label among them) is restored at the next sync, as --resync-period promises.
+func TestSyncRestoresAClusterEditedInScyllaDBManager(t *testing.T) {
+	t.Parallel()
+
+	tt := []struct {
+		name string
+		edit func(c *managerclient.Cluster)
+	}{
+		{name: "the host", edit: func(c *managerclient.Cluster) { c.Host = "10.0.0.1" }},
+		{name: "the auth token", edit: func(c *managerclient.Cluster) { c.AuthToken = "hand-token" }},
+		{name: "the name", edit: func(c *managerclient.Cluster) { c.Name = "renamed" }},
+		{name: "CQL TLS", edit: func(c *managerclient.Cluster) { c.ForceTLSDisabled = false }},
+		{name: "the session port", edit: func(c *managerclient.Cluster) { c.ForceNonSSLSessionPort = false }},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+
+			f := newFixture(t, newSDC(), newAuthTokenSecret(t, testToken))
+			if err := f.sync(); err != nil {
+				t.Fatal(err)
+			}
+			f.recache()
+			cluster, err := f.managerClient.GetCluster(t.Context(), testClusterID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.edit(cluster)
+			if _, err := f.managerClient.UpdateCluster(t.Context(), cluster); err != nil {
+				t.Fatal(err)
+			}
+			f.manager.ResetRequests()
+
+			if err := f.sync(); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]string{"PUT /api/v1/cluster/" + testClusterID}, f.managerRequests(true)); diff != "" {
+				t.Errorf("unexpected ScyllaDB Manager writes (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]fakescyllamanager.ClusterState{wantCluster(t, testClusterID, testClusterName, testToken)}, f.manager.State().Clusters); diff != "" {
+				t.Errorf("unexpected clusters (-want +got):\n%s", diff)
+			}
+			if writes := f.writes(); len(writes) != 0 {
+				t.Errorf("expected no Kubernetes writes, got %v", writes)
+			}
+			f.assertNoTokenLeak(f.events(), testToken)
+
+			f.manager.ResetRequests()
+			if err := f.sync(); err != nil {
+				t.Fatal(err)
+			}
+			if writes := f.managerRequests(true); len(writes) != 0 {
+				t.Errorf("expected the restored cluster to need no more writes, got %v", writes)
+			}
+		})
+	}
+}
+
 // TestSyncKeepsTheLabelsOthersPutOnTheCluster: an update replaces the whole cluster in ScyllaDB Manager, so it carries
 // the labels someone else put on the cluster (with sctool, or a monitoring tool), as it finds them; only the owner
 // and hash labels are the controller's.
