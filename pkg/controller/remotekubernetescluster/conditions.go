@@ -32,6 +32,9 @@ const (
 	probeFailedReason = "ProbeFailed"
 	// inUseReason: ScyllaDBClusters still use the RemoteKubernetesCluster being deleted.
 	inUseReason = "InUse"
+	// waitingForRemoteCachesReason: the RemoteKubernetesCluster being deleted waits for the caches of its remote
+	// cluster, which answers, to tell which ScyllaDBClusters still have namespaces there.
+	waitingForRemoteCachesReason = "WaitingForRemoteCaches"
 )
 
 // Event reasons. Events never carry the kubeconfig or anything of it but its Secret's name.

@@ -133,6 +133,9 @@ func NewController(
 	}); err != nil {
 		return nil, err
 	}
+	// A RemoteKubernetesCluster being deleted right after the operator started waits for its remote caches to sync
+	// (sync); a remote cluster may hold no namespace whose event would tell.
+	pool.OnChange(func(rkcName string) { c.queue.Add(rkcName) })
 	return c, nil
 }
 

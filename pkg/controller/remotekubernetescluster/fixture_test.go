@@ -24,6 +24,7 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/tools/record"
@@ -107,15 +108,17 @@ func newScyllaDBCluster(namespace, name string, remoteClusters ...string) *scyll
 type remotes struct {
 	lock        sync.Mutex
 	unreachable map[string]bool
-	kube        []*kubefake.Clientset
-	builds      []string
+	// objects are what the remote Kubernetes API server of a server holds when a client is built.
+	objects map[string][]runtime.Object
+	kube    []*kubefake.Clientset
+	builds  []string
 }
 
 func (r *remotes) newClients(config *rest.Config) (kubernetes.Interface, scyllaclientset.Interface, error) {
 	r.lock.Lock()
 	defer r.lock.Unlock()
 	host := config.Host
-	kube := kubefake.NewClientset()
+	kube := kubefake.NewClientset(r.objects[host]...)
 	kube.PrependReactor("get", "version", func(clienttesting.Action) (bool, runtime.Object, error) {
 		r.lock.Lock()
 		defer r.lock.Unlock()
@@ -292,6 +295,19 @@ func (f *fixture) uncache(sc *scyllav1alpha1.ScyllaDBCluster) {
 	f.t.Helper()
 	if err := f.scyllaInformers.Scylla().V1alpha1().ScyllaDBClusters().Informer().GetIndexer().Delete(sc); err != nil {
 		f.t.Fatal(err)
+	}
+}
+
+// waitForRemoteCaches waits for the caches of the test RemoteKubernetesCluster's remote client to sync, as they have
+// in a running operator.
+func (f *fixture) waitForRemoteCaches() {
+	f.t.Helper()
+	rc, ok := f.pool.Get(testName)
+	if !ok {
+		f.t.Fatal("the RemoteKubernetesCluster has no remote client")
+	}
+	if !cache.WaitForCacheSync(f.t.Context().Done(), rc.HasSynced) {
+		f.t.Fatal("the remote caches did not sync")
 	}
 }
 

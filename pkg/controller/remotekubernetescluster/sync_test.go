@@ -388,6 +388,7 @@ func TestDeletionWithoutUsersRemovesTheFinalizerAndStopsTheClient(t *testing.T) 
 		t.Fatal(err)
 	}
 	f.recache()
+	f.waitForRemoteCaches()
 	cluster, _ := f.pool.Get(testName)
 
 	f.cache(deleting(f.stored()))
@@ -456,6 +457,7 @@ func TestDeletionWaitsForEveryScyllaDBClusterUsingIt(t *testing.T) {
 
 	// The last goes: the finalizer goes.
 	f.recache()
+	f.waitForRemoteCaches()
 	f.uncache(b)
 	if err := f.sync(); err != nil {
 		t.Fatal(err)
@@ -533,10 +535,75 @@ func TestDeletionWaitsForTheNamespacesScyllaDBClustersStillHaveInTheRemoteCluste
 	}
 }
 
+func TestDeletionRightAfterARestartWaitsForTheRemoteCachesToListTheNamespaces(t *testing.T) {
+	t.Parallel()
+	// The operator restarted while the RemoteKubernetesCluster was being deleted: its pool has no client yet, and
+	// team-a/users, whose datacenter moved to another RemoteKubernetesCluster, still has a namespace in this one.
+	f := newFixture(t, deleting(newRKC()), kubeconfigSecret(t, testServer), newScyllaDBCluster("team-a", "users", "dc1"))
+	f.remotes.objects = map[string][]runtime.Object{testServer: {
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a-x7k2p", Labels: naming.ScyllaDBClusterRemoteLabels("team-a", "users", "dca")}},
+	}}
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if finalizers := f.stored().Finalizers; len(finalizers) != 1 {
+		t.Fatalf("the finalizer was removed before the remote cluster's caches could tell its namespaces: %v", finalizers)
+	}
+	if _, ok := f.pool.Get(testName); !ok {
+		t.Fatal("the client the ScyllaDBCluster needs to delete its namespace was not built")
+	}
+	if got := f.condition("FinalizerProgressing"); got.Status != metav1.ConditionTrue {
+		t.Errorf("want FinalizerProgressing True while waiting, got %+v", got)
+	}
+
+	t.Log("The caches sync: that enqueues the RemoteKubernetesCluster, whose next sync names the ScyllaDBCluster")
+	f.queue.takeAdded()
+	f.waitForRemoteCaches()
+	err := wait.PollUntilContextTimeout(t.Context(), 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return slices.Contains(f.queue.takeAdded(), testName), nil
+	})
+	if err != nil {
+		t.Errorf("the sync of the remote caches did not enqueue the RemoteKubernetesCluster: %v", err)
+	}
+	f.recache()
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if finalizers := f.stored().Finalizers; len(finalizers) != 1 {
+		t.Errorf("the finalizer was removed while a ScyllaDBCluster still has a namespace in the remote cluster: %v", finalizers)
+	}
+	want := metav1.Condition{
+		Type:               "FinalizerProgressing",
+		Status:             metav1.ConditionTrue,
+		Reason:             inUseReason,
+		Message:            "the RemoteKubernetesCluster is being deleted, but ScyllaDBClusters still use it: team-a/users; it is deleted once none does",
+		ObservedGeneration: 3,
+		LastTransitionTime: metav1.NewTime(testNow),
+	}
+	if diff := cmp.Diff(want, f.condition("FinalizerProgressing")); diff != "" {
+		t.Errorf("unexpected FinalizerProgressing condition (-want +got):\n%s", diff)
+	}
+}
+
+func TestDeletionRightAfterARestartDoesNotWaitForARemoteClusterThatDoesNotAnswer(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, deleting(newRKC()), kubeconfigSecret(t, testServer), newScyllaDBCluster("team-a", "users", "dc1"))
+	f.remotes.setUnreachable(testServer, true)
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if finalizers := f.stored().Finalizers; len(finalizers) != 0 {
+		t.Errorf("the finalizer was kept for a remote cluster that has not answered since the operator started: %v", finalizers)
+	}
+	if _, ok := f.pool.Get(testName); ok {
+		t.Error("the client outlived its RemoteKubernetesCluster")
+	}
+}
+
 func TestFinalizerConditionNamesAtMostTenUsers(t *testing.T) {
 	t.Parallel()
 	users := []string{"ns/a", "ns/b", "ns/c", "ns/d", "ns/e", "ns/f", "ns/g", "ns/h", "ns/i", "ns/j", "ns/k", "ns/l"}
-	got := finalizerCondition(deleting(newRKC()), users).Message
+	got := finalizerCondition(deleting(newRKC()), users, true).Message
 	want := "the RemoteKubernetesCluster is being deleted, but ScyllaDBClusters still use it: ns/a, ns/b, ns/c, ns/d, ns/e, ns/f, ns/g, ns/h, ns/i, ns/j and 2 more; it is deleted once none does"
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("unexpected message (-want +got):\n%s", diff)
