@@ -175,9 +175,12 @@ func (c *Controller) enqueueIndexed(index, indexerKey string) {
 	}
 }
 
-// entryHandlerFuncs enqueue an entry on every event, and the other entries of its directory too: whether an entry is
-// a refused duplicate depends on them. An entry that appears or goes away also enqueues the other entries of its
-// bucket when the bucket has a quota: whether an entry is over it depends on the entries created before it.
+// entryHandlerFuncs enqueue an entry on every event but an update of its status only, and the other entries of its
+// directory too: whether an entry is a refused duplicate depends on them. An entry that appears or goes away also
+// enqueues the other entries of its bucket when the bucket has a quota: whether an entry is over it depends on the
+// entries created before it. No decision reads another entry's status, and the controller's own status writes must
+// not queue the entry at once: a failed purge or inventory whose error text changes on every attempt (a connection
+// reset names its ephemeral port) would write its status each time and, through that write, skip the back-off.
 func (c *Controller) entryHandlerFuncs() cache.ResourceEventHandlerFuncs {
 	enqueue := func(obj any, entriesOfBucket bool) {
 		c.handlers.Enqueue(obj)
@@ -194,11 +197,11 @@ func (c *Controller) entryHandlerFuncs() cache.ResourceEventHandlerFuncs {
 			c.enqueueIndexed(backupstorage.EntryBucketRefIndex, entry.Spec.BucketRef)
 		}
 	}
-	return cache.ResourceEventHandlerFuncs{
+	return controllerhelpers.IgnoringStatusUpdates(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { enqueue(obj, true) },
 		UpdateFunc: func(_, newObj any) { enqueue(newObj, false) },
 		DeleteFunc: func(obj any) { enqueue(obj, true) },
-	}
+	})
 }
 
 // bucketHandlerFuncs enqueue the entries of a bucket when it appears, changes or goes away.

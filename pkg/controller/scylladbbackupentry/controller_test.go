@@ -1,12 +1,16 @@
 package scylladbbackupentry
 
 import (
+	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/objectstore"
+	objectstorefake "github.com/scyllakube/scylla-operator/pkg/objectstore/fake"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
@@ -147,5 +151,48 @@ func TestEntryAppearingOrGoingEnqueuesTheEntriesOfABucketWithAQuota(t *testing.T
 	h.OnUpdate(entry, entry)
 	if diff := cmp.Diff([]string{"scylla/basic-shared"}, f.drain()); diff != "" {
 		t.Errorf("an entry updated: unexpected keys (-want +got):\n%s", diff)
+	}
+}
+
+// TestAFailedPurgeWaitsForItsBackOffWhenTheStoresErrorChanges: an error whose text changes on every attempt (a
+// connection reset names the ephemeral port it came from) makes every failed attempt write the entry's status. That
+// write, the controller's own, must not queue the entry at once: the queue's back-off after the failed sync decides
+// when the store is tried again, or a store that resets connections is called, and the status written, in a loop.
+func TestAFailedPurgeWaitsForItsBackOffWhenTheStoresErrorChanges(t *testing.T) {
+	t.Parallel()
+
+	for _, tc := range []struct {
+		name string
+		now  time.Time
+	}{
+		{name: "purge", now: afterGracePeriod},
+		{name: "inventory", now: testDeleted.Add(time.Hour)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+
+			f := newFixture(t, tc.now, goneObjects(deleted(newEntry())), allKeys(), newCredentialsSecret())
+			var port atomic.Int32
+			port.Store(40000)
+			f.store.SetErrorFunc(func(objectstorefake.Call) error {
+				return fmt.Errorf("read tcp 127.0.0.1:%d->127.0.0.1:7070: read: connection reset by peer", port.Add(1))
+			})
+
+			for attempt := range 2 {
+				before := f.testEntry(t)
+				if err := f.sync(t, testNamespace, testEntryName); err == nil {
+					t.Fatalf("attempt %d: expected the sync to fail so that the queue backs off", attempt)
+				}
+				after := f.testEntry(t)
+				if after.ResourceVersion == before.ResourceVersion {
+					t.Fatalf("attempt %d: expected the new error to be written to the status", attempt)
+				}
+				f.drain()
+				f.controller.entryHandlerFuncs().OnUpdate(before, after)
+				if got := f.drain(); len(got) != 0 {
+					t.Errorf("attempt %d: the controller's own status write queued %q at once, bypassing the back-off", attempt, got)
+				}
+			}
+		})
 	}
 }
