@@ -20,6 +20,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/klog/v2"
 )
 
@@ -400,6 +401,13 @@ func (c *Controller) syncDeletion(ctx context.Context, key string, task *scyllav
 	for _, clusterID := range clusterIDs {
 		if err := c.deleteManagerTask(ctx, task, clusterID); err != nil {
 			c.eventRecorder.Event(task, corev1.EventTypeWarning, taskDeleteFailed, err.Error())
+			// The object's deletion waits for ScyllaDB Manager: Degraded says why, and the rest of the status keeps
+			// what ScyllaDB Manager last said.
+			o := &outcome{}
+			o.fail(managerErrorReason, fmt.Sprintf("can't delete the task from ScyllaDB Manager cluster %q, so the object keeps its finalizer %q: %s", clusterID, naming.ScyllaDBManagerTaskFinalizer, managerErrorMessage(err)))
+			if statusErr := c.updateStatus(ctx, task, calculateStatus(task, o, c.now())); statusErr != nil {
+				return utilerrors.NewAggregate([]error{err, statusErr})
+			}
 			return err
 		}
 	}

@@ -976,6 +976,56 @@ func TestSyncReleasesADeletedTaskOnceNoClusterHoldsItsTask(t *testing.T) {
 // Manager task can't be deleted, and loses it once it is. A 404 other than ScyllaDB Manager's for a cluster it does not
 // hold (its answer to a --scylladb-manager-url that misses its API, or a proxy's in front of it) tells nothing about
 // the task: it is a failure like any other, not a cluster that took its tasks with it.
+// TestSyncSaysWhyADeletedTaskKeepsItsFinalizer: while ScyllaDB Manager fails to delete the task, the object's Degraded
+// condition says why its deletion waits (as the troubleshooting guide promises), written once for an unchanged failure,
+// and the deletion still goes through once ScyllaDB Manager answers.
+func TestSyncSaysWhyADeletedTaskKeepsItsFinalizer(t *testing.T) {
+	t.Parallel()
+
+	f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"))
+	f.mustSync(t, "daily")
+	if err := f.manager.InjectFailure(fakescyllamanager.EndpointDeleteTask, fakescyllamanager.Failure{Status: http.StatusInternalServerError, Message: "unavailable"}); err != nil {
+		t.Fatal(err)
+	}
+	f.expireMemo()
+	f.kubeWrites()
+	task := f.task(t, "daily")
+	task.DeletionTimestamp = new(metav1.NewTime(testStart))
+	f.put(t, task, "scylladbmanagertasks")
+
+	if err := f.sync(t, "daily"); err == nil {
+		t.Fatal("expected an error for the queue to retry")
+	}
+	if diff := cmp.Diff(onlyStatusApply, f.kubeWrites()); diff != "" {
+		t.Errorf("unexpected Kubernetes writes (-want +got):\n%s", diff)
+	}
+	got := f.task(t, "daily")
+	degraded := meta.FindStatusCondition(got.Status.Conditions, controllerhelpers.DegradedCondition)
+	if degraded == nil || degraded.Status != metav1.ConditionTrue || degraded.Reason != managerErrorReason ||
+		!strings.Contains(degraded.Message, "can't delete the task from ScyllaDB Manager cluster") || !strings.Contains(degraded.Message, "unavailable") {
+		t.Errorf("expected Degraded=True/%s saying why the deletion waits, got %+v", managerErrorReason, degraded)
+	}
+	if got.Status.TaskID == nil {
+		t.Errorf("expected the status to keep the task's ID, got none")
+	}
+
+	if err := f.sync(t, "daily"); err == nil {
+		t.Fatal("expected an error for the queue to retry")
+	}
+	if writes := f.kubeWrites(); len(writes) != 0 {
+		t.Errorf("expected an unchanged failure to write nothing, got %v", writes)
+	}
+
+	f.manager.ClearFailures()
+	f.mustSync(t, "daily")
+	if tasks := f.ourTasks(); len(tasks) != 0 {
+		t.Errorf("expected ScyllaDB Manager to hold no task, got %+v", tasks)
+	}
+	if got := f.task(t, "daily").Finalizers; len(got) != 0 {
+		t.Errorf("expected the finalizer to be removed, got %q", got)
+	}
+}
+
 func TestSyncKeepsTheFinalizerWhenScyllaDBManagerFailsToDelete(t *testing.T) {
 	t.Parallel()
 
