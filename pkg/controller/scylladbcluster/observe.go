@@ -39,20 +39,26 @@ type remoteDatacenter struct {
 
 // remoteCluster returns the remote cluster of the RemoteKubernetesCluster rkcName and nil, or, when it can't be
 // written to, why: it has no clients (the RemoteKubernetesCluster does not exist or its kubeconfig is not usable),
-// its caches have not synced (errCachesNotSynced), or its last health check failed. In the last case the cluster is
-// returned too: its caches hold the last known state.
+// its last health check failed, or its caches have not synced (errCachesNotSynced, a wait). When its health check
+// failed but its caches have synced, the cluster is returned too: its caches hold the last known state. A cluster
+// whose caches have not synced and whose health check failed is unreachable, not loading: its caches may never sync.
 func (c *Controller) remoteCluster(rkcName string) (*remoteclient.Cluster, error) {
 	rc, ok := c.pool.Get(rkcName)
 	if !ok {
 		return nil, fmt.Errorf("RemoteKubernetesCluster %q has no client: it does not exist, or its kubeconfig Secret is missing or not usable (see its status)", rkcName)
 	}
-	if !rc.HasSynced() {
+	var unreachable error
+	if probe, ok := rc.LastProbe(); ok && probe.Err != nil {
+		unreachable = fmt.Errorf("RemoteKubernetesCluster %q is unreachable: %w", rkcName, probe.Err)
+	}
+	switch {
+	case rc.HasSynced():
+		return rc, unreachable
+	case unreachable != nil:
+		return nil, unreachable
+	default:
 		return nil, fmt.Errorf("RemoteKubernetesCluster %q: %w", rkcName, errCachesNotSynced)
 	}
-	if probe, ok := rc.LastProbe(); ok && probe.Err != nil {
-		return rc, fmt.Errorf("RemoteKubernetesCluster %q is unreachable: %w", rkcName, probe.Err)
-	}
-	return rc, nil
 }
 
 // observeDatacenters returns what the remote caches hold of each datacenter of sc, in spec order.

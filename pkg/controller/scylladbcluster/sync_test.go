@@ -2,6 +2,7 @@ package scylladbcluster
 
 import (
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	clienttesting "k8s.io/client-go/testing"
 )
 
@@ -623,6 +625,39 @@ func TestTheSeedServicesOfADatacenterWhoseRemoteClusterCantBeReadAreKept(t *test
 	}
 	if got := f.remoteDatacenter("w2", "dc2").Spec.ScyllaDB.ExternalSeeds; !slices.Contains(got, naming.ScyllaDBClusterSeedServiceHost(testName, "dc1", dc2Namespace)) {
 		t.Errorf("dc2 lost its external seed of dc1: %v", got)
+	}
+}
+
+func TestARemoteClusterThatDoesNotAnswerBeforeItsCachesSyncedDegradesItsDatacenter(t *testing.T) {
+	t.Parallel()
+	f := newRolledOutFixture(t)
+
+	t.Log("w2's kubeconfig changes to one whose API server does not answer: the new client never lists anything")
+	r := f.remotes["w2"]
+	refuse := func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, errors.New("dial tcp: connect: connection refused")
+	}
+	r.kube.PrependReactor("list", "*", refuse)
+	r.scylla.PrependReactor("list", "*", refuse)
+	f.synced = slices.DeleteFunc(f.synced, func(c syncedCache) bool { return strings.HasPrefix(c.name, "w2 ") })
+	if _, err := f.pool.Update("w2", append(kubeconfig(t, remoteHost("w2")), '\n')); err != nil {
+		t.Fatal(err)
+	}
+	f.setUnreachable("w2", true)
+
+	err := f.sync()
+	if err == nil || !strings.Contains(err.Error(), `datacenter "dc2" (RemoteKubernetesCluster "w2"): RemoteKubernetesCluster "w2" is unreachable`) {
+		t.Fatalf("want an error naming the unreachable datacenter, retried with back-off, got %v", err)
+	}
+	degraded := f.condition("Degraded")
+	if degraded.Status != metav1.ConditionTrue || !strings.Contains(degraded.Message, `datacenter "dc2" (RemoteKubernetesCluster "w2"): RemoteKubernetesCluster "w2" is unreachable`) {
+		t.Errorf("want Degraded saying dc2's remote cluster is unreachable, got %+v", degraded)
+	}
+	if progressing := f.condition("Progressing"); strings.Contains(progressing.Message, "caches") {
+		t.Errorf("an unreachable remote cluster is reported as loading its caches: %+v", progressing)
+	}
+	if status := f.scyllaDBCluster().Status; !*status.Datacenters[1].Stale {
+		t.Errorf("want dc2 stale, got %+v", status.Datacenters)
 	}
 }
 
