@@ -32,6 +32,10 @@ const ControllerName = "ScyllaDBBackupBucketController"
 // defaultStoreTimeout bounds each object store call, so that a store that does not answer does not hold a worker.
 const defaultStoreTimeout = 30 * time.Second
 
+// defaultCredentialsRecheckInterval is how often a bucket whose credentials Secret is missing or incomplete reads it
+// again: the controller does not watch Secrets, and a resync may be hours away.
+const defaultCredentialsRecheckInterval = time.Minute
+
 // backupstorage.EntryBucketRefIndex indexes ScyllaDBBackupEntries by spec.bucketRef. The ScyllaDBManagerTask controller adds the
 // same index (name and function) to the shared informer; whichever controller is built first adds it.
 
@@ -58,8 +62,9 @@ type Controller struct {
 	handlers *controllerhelpers.Handlers[*scyllav1alpha1.ScyllaDBBackupBucket]
 
 	// clock is the time source of condition transitions; tests replace it.
-	clock        func() time.Time
-	storeTimeout time.Duration
+	clock                      func() time.Time
+	storeTimeout               time.Duration
+	credentialsRecheckInterval time.Duration
 }
 
 // NewController returns a Controller that reads buckets and entries through the given informers, Secrets through
@@ -102,8 +107,9 @@ func NewController(
 
 		queue: controllerhelpers.NewQueue(ControllerName),
 
-		clock:        time.Now,
-		storeTimeout: defaultStoreTimeout,
+		clock:                      time.Now,
+		storeTimeout:               defaultStoreTimeout,
+		credentialsRecheckInterval: defaultCredentialsRecheckInterval,
 	}
 	c.handlers = controllerhelpers.NewHandlers(klog.Background().WithName(ControllerName), c.queue,
 		scyllav1alpha1.SchemeGroupVersion.WithKind("ScyllaDBBackupBucket"),

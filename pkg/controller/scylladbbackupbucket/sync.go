@@ -28,6 +28,9 @@ type observation struct {
 	failure *metav1.Condition
 	// retrying tells that the sync returns an error so that the queue retries with back-off.
 	retrying bool
+	// recheckCredentials tells that the credentials Secret is missing or incomplete: only a change to it, which is not
+	// watched, fixes that, so the Secret is read again after credentialsRecheckInterval (no store call is made).
+	recheckCredentials bool
 }
 
 func (o *observation) fail(reason, message string) {
@@ -68,12 +71,16 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			errs = append(errs, err)
 		}
 	}
+	if o.recheckCredentials && !o.retrying {
+		c.queue.AddAfter(key, c.credentialsRecheckInterval)
+	}
 	return utilerrors.NewAggregate(errs)
 }
 
 // checkStore makes at most one existence check of bucket (and one creation, when it is missing and spec.provision is
 // on). The error asks for a retry with back-off; failures retrying can't fix are only recorded in the observation,
-// and looked at again on the next change or resync.
+// and looked at again on the next change or resync, or, for a missing or incomplete credentials Secret, after
+// credentialsRecheckInterval.
 func (c *Controller) checkStore(ctx context.Context, bucket *scyllav1alpha1.ScyllaDBBackupBucket) (*observation, error) {
 	o := &observation{}
 	if bucket.Spec.Provider != scyllav1alpha1.ScyllaDBBackupProviderS3 {
@@ -154,8 +161,9 @@ func (c *Controller) storeConfig(ctx context.Context, bucket *scyllav1alpha1.Scy
 		secret, err := c.kubeClient.CoreV1().Secrets(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
-			// Retrying does not create it: the next change or resync looks again.
+			// Retrying with back-off does not create it: it is looked for again after a fixed interval.
 			o.fail(credentialsSecretMissingReason, fmt.Sprintf("%s does not exist", what))
+			o.recheckCredentials = true
 			err = nil
 		case err != nil:
 			o.fail(invalidCredentialsSecretReason, fmt.Sprintf("can't get %s: %v", what, err))
@@ -176,6 +184,7 @@ func (c *Controller) storeConfig(ctx context.Context, bucket *scyllav1alpha1.Scy
 			quoted = append(quoted, fmt.Sprintf("%q", k))
 		}
 		o.fail(invalidCredentialsSecretReason, fmt.Sprintf("Secret %q named by spec.credentialsSecretRef has no key %s", klog.KRef(ref.Namespace, ref.Name), joinOr(quoted)))
+		o.recheckCredentials = true
 	}
 	return cfg, nil
 }

@@ -4,15 +4,20 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/objectstore"
 	objectstorefake "github.com/scyllakube/scylla-operator/pkg/objectstore/fake"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/util/workqueue"
 )
 
 const statusApply = "patch scylladbbackupbuckets/status"
@@ -305,5 +310,104 @@ func TestRetryBeforeTheInformerShowsTheStatusWritesNothingAgain(t *testing.T) {
 	}
 	if events := f.events(); len(events) != 0 {
 		t.Errorf("expected the retry to record no event, got %q", events)
+	}
+}
+
+// delayRecordingQueue is the controller's queue with its delayed additions recorded.
+type delayRecordingQueue struct {
+	workqueue.TypedRateLimitingInterface[string]
+	mu    sync.Mutex
+	after map[string]time.Duration
+}
+
+func (q *delayRecordingQueue) AddAfter(key string, d time.Duration) {
+	q.mu.Lock()
+	q.after[key] = d
+	q.mu.Unlock()
+	q.TypedRateLimitingInterface.AddAfter(key, d)
+}
+
+// takeAfter returns and forgets the delayed additions.
+func (q *delayRecordingQueue) takeAfter() map[string]time.Duration {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	after := q.after
+	q.after = map[string]time.Duration{}
+	return after
+}
+
+// TestMissingOrIncompleteCredentialsSecretIsReadAgainWithinAMinute: the controller does not watch Secrets, so a
+// bucket applied before its credentials Secret (as GitOps tools may order them), or whose Secret lacks a key, must
+// look again by itself: otherwise it reports the Secret missing until the next resync, hours after it was fixed.
+func TestMissingOrIncompleteCredentialsSecretIsReadAgainWithinAMinute(t *testing.T) {
+	t.Parallel()
+
+	incomplete := newCredentialsSecret()
+	delete(incomplete.Data, "secret_access_key")
+	tt := []struct {
+		name           string
+		secret         *corev1.Secret
+		wantConditions []string
+	}{
+		{
+			name:           "the Secret is missing",
+			wantConditions: []string{"Available=False/CredentialsSecretMissing", "Progressing=False/AsExpected", "Degraded=True/CredentialsSecretMissing"},
+		},
+		{
+			name:           "the Secret lacks a key",
+			secret:         incomplete,
+			wantConditions: []string{"Available=False/InvalidCredentialsSecret", "Progressing=False/AsExpected", "Degraded=True/InvalidCredentialsSecret"},
+		},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+
+			bucket := newBucket()
+			bucket.Spec.CredentialsSecretRef = &scyllav1alpha1.ScyllaDBBackupBucketSecretReference{Namespace: "backup-creds", Name: "s3"}
+			objects := []runtime.Object{bucket}
+			if tc.secret != nil {
+				objects = append(objects, tc.secret)
+			}
+			f := newFixture(t, objectstorefake.New(testBucketName), objects...)
+			q := &delayRecordingQueue{TypedRateLimitingInterface: f.controller.queue, after: map[string]time.Duration{}}
+			f.controller.queue = q
+
+			if err := f.sync(t); err != nil {
+				t.Fatalf("unexpected sync error: %v", err)
+			}
+			if diff := cmp.Diff(tc.wantConditions, conditionStatuses(f.bucket(t))); diff != "" {
+				t.Errorf("unexpected conditions (-want +got):\n%s", diff)
+			}
+			if calls := f.storeCalls(); len(calls) != 0 {
+				t.Errorf("expected no store call without usable credentials, got %q", calls)
+			}
+			if diff := cmp.Diff(map[string]time.Duration{testBucket: time.Minute}, q.takeAfter()); diff != "" {
+				t.Errorf("expected the Secret to be read again in a minute (-want +got):\n%s", diff)
+			}
+
+			// The Secret is fixed; the recheck finds it and the bucket becomes Available.
+			secrets := f.kubeClient.CoreV1().Secrets("backup-creds")
+			var err error
+			if tc.secret == nil {
+				_, err = secrets.Create(t.Context(), newCredentialsSecret(), metav1.CreateOptions{})
+			} else {
+				_, err = secrets.Update(t.Context(), newCredentialsSecret(), metav1.UpdateOptions{})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.sync(t); err != nil {
+				t.Fatalf("unexpected sync error: %v", err)
+			}
+			want := []string{"Available=True/BucketAvailable", "Progressing=False/AsExpected", "Degraded=False/AsExpected"}
+			if diff := cmp.Diff(want, conditionStatuses(f.bucket(t))); diff != "" {
+				t.Errorf("unexpected conditions once the Secret is fixed (-want +got):\n%s", diff)
+			}
+			// An available bucket is at rest: nothing is queued for later.
+			if after := q.takeAfter(); len(after) != 0 {
+				t.Errorf("expected nothing queued for later at rest, got %v", after)
+			}
+		})
 	}
 }
