@@ -2,6 +2,7 @@ package scyllacluster
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	scyllav1 "github.com/scyllakube/api/scylla/v1"
@@ -10,7 +11,9 @@ import (
 
 // FuzzTranslateScyllaCluster decodes JSON into a ScyllaCluster and translates it. Translating never panics, and a
 // ScyllaCluster validation accepts translates into a ScyllaDBDatacenter and ScyllaDBManagerTasks validation accepts
-// too: otherwise the admission webhook would let in ScyllaClusters the operator can't run.
+// too: otherwise the admission webhook would let in ScyllaClusters the operator can't run. The same holds for the
+// datacenter and the other tasks of a ScyllaCluster whose only errors are inside some backups or repairs, which the
+// sync keeps applying; those tasks are not translated, and their error names the task.
 func FuzzTranslateScyllaCluster(f *testing.F) {
 	for _, sc := range []*scyllav1.ScyllaCluster{newBasicScyllaCluster(), newScyllaClusterWithTasks()} {
 		data, err := json.Marshal(sc)
@@ -25,8 +28,9 @@ func FuzzTranslateScyllaCluster(f *testing.F) {
 			return
 		}
 		sdc, sdcErr := makeScyllaDBDatacenter(sc)
-		tasks := makeScyllaDBManagerTasks(sc)
-		if len(validation.ValidateScyllaCluster(sc)) != 0 {
+		invalidTasks, specErrs := splitTaskErrors(sc, validation.ValidateScyllaCluster(sc))
+		tasks := makeScyllaDBManagerTasks(sc, invalidTasks)
+		if len(specErrs) != 0 {
 			return
 		}
 		if sdcErr != nil {
@@ -36,6 +40,12 @@ func FuzzTranslateScyllaCluster(f *testing.F) {
 			t.Fatalf("a valid ScyllaCluster translates into an invalid ScyllaDBDatacenter: %v", errs.ToAggregate())
 		}
 		for _, task := range tasks {
+			if len(invalidTasks[task.entry]) != 0 {
+				if task.err == nil || task.task != nil || !strings.Contains(task.err.Error(), task.entry) {
+					t.Fatalf("the invalid task %s was translated or its error does not name it: %v", task.entry, task.err)
+				}
+				continue
+			}
 			if task.err != nil {
 				t.Fatalf("a valid ScyllaCluster's task %q can't be translated: %v", task.name, task.err)
 			}

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Defaults of the ScyllaCluster API. The CRD applies them on admission; they are applied here as well so that a
@@ -351,16 +352,65 @@ func makePodIPAddressOptions(options *scyllav1.PodIPAddressOptions) *scyllav1alp
 type translatedTask struct {
 	// name is the name of the ScyllaDBManagerTask, known even when the translation failed.
 	name string
-	task *scyllav1alpha1.ScyllaDBManagerTask
-	err  error
+	// entry is the path of the task's entry in the ScyllaCluster, e.g. spec.repairs[0] (taskEntryPath).
+	entry string
+	task  *scyllav1alpha1.ScyllaDBManagerTask
+	err   error
 }
 
-// makeScyllaDBManagerTasks translates each of sc's backups and repairs into a ScyllaDBManagerTask.
-func makeScyllaDBManagerTasks(sc *scyllav1.ScyllaCluster) []translatedTask {
+// taskEntryPath returns the path of entry index of the ScyllaCluster's list of backups or repairs, list ("backups" or
+// "repairs"), as validation's errors spell it.
+func taskEntryPath(list string, index int) string {
+	return field.NewPath("spec", list).Index(index).String()
+}
+
+// splitTaskErrors splits errs, what validation.ValidateScyllaCluster found wrong with sc, into the errors inside one
+// backup or repair, by the path of its entry (taskEntryPath), and the others. Only the entry is wrong in the first
+// case: the ScyllaDBDatacenter and the other tasks can still be translated.
+func splitTaskErrors(sc *scyllav1.ScyllaCluster, errs field.ErrorList) (taskErrs map[string]field.ErrorList, specErrs field.ErrorList) {
+	lengths := map[string]int{"backups": len(sc.Spec.Backups), "repairs": len(sc.Spec.Repairs)}
+	for _, err := range errs {
+		if entry, ok := taskEntryOf(err.Field, lengths); ok {
+			if taskErrs == nil {
+				taskErrs = map[string]field.ErrorList{}
+			}
+			taskErrs[entry] = append(taskErrs[entry], err)
+			continue
+		}
+		specErrs = append(specErrs, err)
+	}
+	return taskErrs, specErrs
+}
+
+// taskEntryOf returns the entry path (taskEntryPath) that path, a field path, lies in, when it lies in one of the
+// lists of backups or repairs, whose lengths lengths holds by list name.
+func taskEntryOf(path string, lengths map[string]int) (string, bool) {
+	for list, length := range lengths {
+		rest, ok := strings.CutPrefix(path, "spec."+list+"[")
+		if !ok {
+			continue
+		}
+		index, rest, ok := strings.Cut(rest, "]")
+		if !ok || (len(rest) != 0 && !strings.HasPrefix(rest, ".") && !strings.HasPrefix(rest, "[")) {
+			continue
+		}
+		i, err := strconv.Atoi(index)
+		if err != nil || i < 0 || i >= length {
+			continue
+		}
+		return taskEntryPath(list, i), true
+	}
+	return "", false
+}
+
+// makeScyllaDBManagerTasks translates each of sc's backups and repairs into a ScyllaDBManagerTask. invalid holds, by
+// entry path (taskEntryPath), what validation found wrong inside an entry (splitTaskErrors): such an entry is not
+// translated, and its error is validation's.
+func makeScyllaDBManagerTasks(sc *scyllav1.ScyllaCluster, invalid map[string]field.ErrorList) []translatedTask {
 	tasks := make([]translatedTask, 0, len(sc.Spec.Backups)+len(sc.Spec.Repairs))
-	tasks = appendTranslatedTasks(tasks, sc, naming.ScyllaDBManagerTaskTypeBackup, sc.Spec.Backups,
+	tasks = appendTranslatedTasks(tasks, sc, naming.ScyllaDBManagerTaskTypeBackup, "backups", sc.Spec.Backups, invalid,
 		func(backup *scyllav1.BackupTaskSpec) string { return backup.Name }, makeBackupTask)
-	return appendTranslatedTasks(tasks, sc, naming.ScyllaDBManagerTaskTypeRepair, sc.Spec.Repairs,
+	return appendTranslatedTasks(tasks, sc, naming.ScyllaDBManagerTaskTypeRepair, "repairs", sc.Spec.Repairs, invalid,
 		func(repair *scyllav1.RepairTaskSpec) string { return repair.Name }, makeRepairTask)
 }
 
@@ -368,17 +418,24 @@ func appendTranslatedTasks[S any](
 	tasks []translatedTask,
 	sc *scyllav1.ScyllaCluster,
 	taskType string,
+	list string,
 	specs []S,
+	invalid map[string]field.ErrorList,
 	name func(*S) string,
 	makeTask func(*scyllav1.ScyllaCluster, *S) (*scyllav1alpha1.ScyllaDBManagerTask, error),
 ) []translatedTask {
 	for i := range specs {
-		task, err := makeTask(sc, &specs[i])
-		tasks = append(tasks, translatedTask{
-			name: naming.ScyllaDBManagerTaskName(sc.Name, taskType, name(&specs[i])),
-			task: task,
-			err:  err,
-		})
+		t := translatedTask{
+			name:  naming.ScyllaDBManagerTaskName(sc.Name, taskType, name(&specs[i])),
+			entry: taskEntryPath(list, i),
+		}
+		if errs := invalid[t.entry]; len(errs) != 0 {
+			// The message the webhook gives, after the task it is about.
+			t.err = fmt.Errorf("can't translate %s task %q: %w", strings.ToLower(taskType), name(&specs[i]), errs.ToAggregate())
+		} else {
+			t.task, t.err = makeTask(sc, &specs[i])
+		}
+		tasks = append(tasks, t)
 	}
 	return tasks
 }

@@ -46,8 +46,11 @@ type syncState struct {
 	tasks map[string]*scyllav1alpha1.ScyllaDBManagerTask
 	// pendingTasks names the tasks an earlier sync created that the cache does not show yet (createExpectations).
 	pendingTasks []string
-	// taskErrors holds, by object name, why a task could not be translated or applied.
+	// taskErrors holds, by object name, why a task's ScyllaDBManagerTask could not be applied.
 	taskErrors map[string]error
+	// entryErrors holds, by the path of the task's entry in the spec (taskEntryPath), why a backup or repair could not
+	// be translated: its ScyllaDBManagerTask, if any, is left as it is.
+	entryErrors map[string]error
 
 	// permanentErrors holds, by sub-sync name, the errors that retrying does not fix.
 	permanentErrors map[string]*permanentError
@@ -57,6 +60,7 @@ func newSyncState() *syncState {
 	return &syncState{
 		tasks:           map[string]*scyllav1alpha1.ScyllaDBManagerTask{},
 		taskErrors:      map[string]error{},
+		entryErrors:     map[string]error{},
 		permanentErrors: map[string]*permanentError{},
 	}
 }
@@ -89,14 +93,16 @@ func calculateStatus(sc *scyllav1.ScyllaCluster, state *syncState, subSyncCondit
 	}
 	status.ManagerID = managerIDStatus(sc, sdc)
 
-	for _, backup := range sc.Spec.Backups {
-		name := naming.ScyllaDBManagerTaskName(sc.Name, naming.ScyllaDBManagerTaskTypeBackup, backup.Name)
-		status.Backups = append(status.Backups, makeTaskStatus(backup.Name, state.tasks[name], state.taskErrors[name],
+	backups := newTaskStatusLookup(sc.Name, naming.ScyllaDBManagerTaskTypeBackup, "backups", state)
+	for i, backup := range sc.Spec.Backups {
+		task, err := backups.lookUp(i, backup.Name)
+		status.Backups = append(status.Backups, makeTaskStatus(backup.Name, task, err,
 			func(s *scyllav1.BackupTaskStatus) *scyllav1.TaskStatus { return &s.TaskStatus }))
 	}
-	for _, repair := range sc.Spec.Repairs {
-		name := naming.ScyllaDBManagerTaskName(sc.Name, naming.ScyllaDBManagerTaskTypeRepair, repair.Name)
-		status.Repairs = append(status.Repairs, makeTaskStatus(repair.Name, state.tasks[name], state.taskErrors[name],
+	repairs := newTaskStatusLookup(sc.Name, naming.ScyllaDBManagerTaskTypeRepair, "repairs", state)
+	for i, repair := range sc.Spec.Repairs {
+		task, err := repairs.lookUp(i, repair.Name)
+		status.Repairs = append(status.Repairs, makeTaskStatus(repair.Name, task, err,
 			func(s *scyllav1.RepairTaskStatus) *scyllav1.TaskStatus { return &s.TaskStatus }))
 	}
 
@@ -107,6 +113,35 @@ func calculateStatus(sc *scyllav1.ScyllaCluster, state *syncState, subSyncCondit
 	status.Conditions = conditions
 
 	return status, nil
+}
+
+// taskStatusLookup finds what a status entry of one of a ScyllaCluster's lists of tasks shows.
+type taskStatusLookup struct {
+	clusterName, taskType, list string
+	state                       *syncState
+	// seen holds the names of the entries looked up so far.
+	seen sets.Set[string]
+}
+
+func newTaskStatusLookup(clusterName, taskType, list string, state *syncState) *taskStatusLookup {
+	return &taskStatusLookup{clusterName: clusterName, taskType: taskType, list: list, state: state, seen: sets.New[string]()}
+}
+
+// lookUp returns what the status of the list's entry index, named name, shows: its ScyllaDBManagerTask (nil when
+// there is none) and its error, why the entry could not be translated or its task applied. The task of a name is the
+// first entry's of that name; a later one (a duplicate, which validation refuses) shows only its own error.
+func (l *taskStatusLookup) lookUp(index int, name string) (*scyllav1alpha1.ScyllaDBManagerTask, error) {
+	entryErr := l.state.entryErrors[taskEntryPath(l.list, index)]
+	if l.seen.Has(name) {
+		return nil, entryErr
+	}
+	l.seen.Insert(name)
+	objectName := naming.ScyllaDBManagerTaskName(l.clusterName, l.taskType, name)
+	if entryErr != nil {
+		// An entry that was not translated was not applied either.
+		return l.state.tasks[objectName], entryErr
+	}
+	return l.state.tasks[objectName], l.state.taskErrors[objectName]
 }
 
 // managerIDStatus returns sc's status.managerId: the ID of sc's cluster in ScyllaDB Manager that the

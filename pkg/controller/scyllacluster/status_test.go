@@ -317,7 +317,7 @@ func TestCalculateStatusReadsTaskStatusesFromTheirScyllaDBManagerTasks(t *testin
 	} {
 		state.tasks[t.Name] = t
 	}
-	state.taskErrors[taskName("Repair", "untranslatable")] = errors.New(`can't translate repair task "untranslatable": intensity "max" must be a non-negative number, e.g. 1 or 0.5`)
+	state.entryErrors[taskEntryPath("repairs", 0)] = errors.New(`can't translate repair task "untranslatable": intensity "max" must be a non-negative number, e.g. 1 or 0.5`)
 
 	got, err := calculateStatus(sc, state, asExpectedSubSyncConditions(sc.Generation), testNow)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 )
@@ -79,6 +80,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 
 	state := newSyncState()
+	// A spec the webhook would refuse (one stored while it was not installed, or before it had a rule) is not
+	// translated where it is wrong: errors inside one backup or repair leave only that task as it is, and the
+	// ScyllaDBManagerTask sub-sync reports them.
+	validationErrs := validation.ValidateScyllaCluster(sc)
+	invalidTasks, specErrs := splitTaskErrors(sc, validationErrs)
 	subSyncs := []controllerhelpers.SubSync{
 		{
 			Name: scyllaDBDatacenterControllerName,
@@ -91,14 +97,15 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 					// Left to the next sync, see below.
 					return nil, nil
 				}
-				return c.syncScyllaDBManagerTasks(ctx, sc, state)
+				return c.syncScyllaDBManagerTasks(ctx, sc, invalidTasks, state)
 			},
 		},
 	}
-	if err := validation.ValidateScyllaCluster(sc).ToAggregate(); err != nil {
-		// Nothing is translated from a spec the webhook would refuse (one created while it was down): what exists
-		// stays as it is, and the status is computed from it.
-		c.observeOwnedObjects(sc, state)
+	if len(specErrs) != 0 {
+		// Any other error stops the whole translation: what exists stays as it is, and the status is computed from
+		// it.
+		c.observeOwnedObjects(sc, invalidTasks, state)
+		err := validationErrs.ToAggregate()
 		subSyncs = []controllerhelpers.SubSync{{
 			Name: specValidationName,
 			Sync: func(ctx context.Context) ([]metav1.Condition, error) {
@@ -156,14 +163,18 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	return utilerrors.NewAggregate([]error{requeueErr, statusErr})
 }
 
-// observeOwnedObjects records in state the ScyllaDBDatacenter and ScyllaDBManagerTasks sc controls, as cached, for a
-// sync that applies nothing.
-func (c *Controller) observeOwnedObjects(sc *scyllav1.ScyllaCluster, state *syncState) {
+// observeOwnedObjects records in state the ScyllaDBDatacenter and ScyllaDBManagerTasks sc controls, as cached, and
+// the errors of the tasks that can't be translated (invalidTasks, by entry path, among them), for a sync that applies
+// nothing.
+func (c *Controller) observeOwnedObjects(sc *scyllav1.ScyllaCluster, invalidTasks map[string]field.ErrorList, state *syncState) {
 	if sdc, err := c.scyllaDBDatacenterLister.ScyllaDBDatacenters(sc.Namespace).Get(naming.ScyllaDBDatacenterNameForScyllaCluster(sc.Name)); err == nil && isControlledBy(sdc, sc) {
 		state.sdc = sdc
 	}
 	lister := c.scyllaDBManagerTaskLister.ScyllaDBManagerTasks(sc.Namespace)
-	for _, t := range makeScyllaDBManagerTasks(sc) {
+	for _, t := range makeScyllaDBManagerTasks(sc, invalidTasks) {
+		if t.err != nil {
+			state.entryErrors[t.entry] = t.err
+		}
 		if task, err := lister.Get(t.name); err == nil && isControlledBy(task, sc) {
 			state.tasks[t.name] = task
 		}

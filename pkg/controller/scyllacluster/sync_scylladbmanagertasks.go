@@ -13,14 +13,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 )
 
 // syncScyllaDBManagerTasks applies a ScyllaDBManagerTask for each of sc's backups and repairs, deletes those of
-// tasks that were removed from the spec, and records the tasks and their errors in state.
-func (c *Controller) syncScyllaDBManagerTasks(ctx context.Context, sc *scyllav1.ScyllaCluster, state *syncState) ([]metav1.Condition, error) {
-	tasks := makeScyllaDBManagerTasks(sc)
+// tasks that were removed from the spec, and records the tasks and their errors in state. A task that can't be
+// translated, among them those with validation errors (invalidTasks, by entry path), keeps the ScyllaDBManagerTask it
+// has, as it is, and its error is permanent: only a change of the spec, which syncs sc again, can fix it.
+func (c *Controller) syncScyllaDBManagerTasks(ctx context.Context, sc *scyllav1.ScyllaCluster, invalidTasks map[string]field.ErrorList, state *syncState) ([]metav1.Condition, error) {
+	tasks := makeScyllaDBManagerTasks(sc, invalidTasks)
 
 	key := cache.MetaObjectToName(sc).String()
 	client := c.scyllaClient.ScyllaV1alpha1().ScyllaDBManagerTasks(sc.Namespace)
@@ -31,7 +35,20 @@ func (c *Controller) syncScyllaDBManagerTasks(ctx context.Context, sc *scyllav1.
 	awaitingScyllaDBDatacenter := false
 	// wanted names every task of the spec, also those that failed, so that their objects are not pruned.
 	wanted := make([]*scyllav1alpha1.ScyllaDBManagerTask, 0, len(tasks))
+	handled := sets.New[string]()
 	for _, t := range tasks {
+		if handled.Has(t.name) {
+			// A later entry of an earlier one's name (validation refuses the duplicate): the object is the earlier
+			// one's.
+			err := t.err
+			if err == nil {
+				err = fmt.Errorf("%s names ScyllaDBManagerTask %q, as an earlier entry does", t.entry, t.name)
+			}
+			state.entryErrors[t.entry] = err
+			permanentErrs = append(permanentErrs, err)
+			continue
+		}
+		handled.Insert(t.name)
 		wanted = append(wanted, &scyllav1alpha1.ScyllaDBManagerTask{ObjectMeta: metav1.ObjectMeta{Name: t.name}})
 
 		existing, err := lister.Get(t.name)
@@ -52,7 +69,7 @@ func (c *Controller) syncScyllaDBManagerTasks(ctx context.Context, sc *scyllav1.
 		}
 
 		if t.err != nil {
-			state.taskErrors[t.name] = t.err
+			state.entryErrors[t.entry] = t.err
 			permanentErrs = append(permanentErrs, t.err)
 			continue
 		}

@@ -730,10 +730,13 @@ func TestSyncCreatesNoTaskWhileTheScyllaDBDatacenterOfItsNameIsAnothers(t *testi
 
 // TestSyncDoesNotActOnASpecTheWebhookWouldRefuse: a spec validation.ValidateScyllaCluster refuses, as the admission
 // webhook does, is reported and nothing is translated from it, not even its valid parts.
+// An error outside the backups and repairs stops the whole translation; the errors inside one are reported on its
+// status entry too.
 func TestSyncDoesNotActOnASpecTheWebhookWouldRefuse(t *testing.T) {
 	t.Parallel()
 
 	sc := newScyllaClusterWithTasks()
+	sc.Spec.Sysctls = []string{"nonsense"}
 	sc.Spec.Backups[0].Location = nil
 	f := newSyncFixture(t, sc)
 
@@ -743,7 +746,8 @@ func TestSyncDoesNotActOnASpecTheWebhookWouldRefuse(t *testing.T) {
 	if diff := cmp.Diff([]string{"update scyllaclusters/status basic"}, f.takeWrites()); diff != "" {
 		t.Errorf("unexpected writes (-want +got):\n%s", diff)
 	}
-	const wantError = `spec.backups[0].location: Required value: a backup needs at least one location, e.g. s3:backups`
+	const backupError = `spec.backups[0].location: Required value: a backup needs at least one location, e.g. s3:backups`
+	const wantError = `[spec.sysctls[0]: Invalid value: "nonsense": must be key=value with a sysctl name as key, e.g. fs.aio-max-nr=30000000, ` + backupError + `]`
 	events := f.takeEvents()
 	if want := "Warning InvalidSpec " + wantError; len(events) == 0 || events[len(events)-1] != want {
 		t.Errorf("expected the last event to be %q, got %q", want, events)
@@ -758,6 +762,9 @@ func TestSyncDoesNotActOnASpecTheWebhookWouldRefuse(t *testing.T) {
 	}
 	if c := meta.FindStatusCondition(status.Conditions, "SpecValidationProgressing"); c == nil || c.Status != metav1.ConditionFalse {
 		t.Errorf("expected SpecValidationProgressing False, got %+v", c)
+	}
+	if want := `can't translate backup task "daily": ` + backupError; status.Backups[0].Error == nil || *status.Backups[0].Error != want {
+		t.Errorf("expected the daily backup's status error %q, got %v", want, status.Backups[0].Error)
 	}
 }
 
