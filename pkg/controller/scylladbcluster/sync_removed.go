@@ -74,7 +74,8 @@ func hasNodes(sdc *scyllav1alpha1.ScyllaDBDatacenter) bool {
 // for which shouldDelete says so, and returns those that still exist ("<RemoteKubernetesCluster>/<namespace>").
 // Namespaces of a ScyllaDBCluster of the same name in another meta cluster are not sc's and never deleted. A
 // remote cluster one of sc's datacenters is in, but that can't be read, is an error: it may hold a namespace of sc;
-// one whose caches have not listed yet is returned in unlisted.
+// one of the pool whose caches have not listed yet, whether sc's datacenters are in it or not, is returned in
+// unlisted.
 func (c *Controller) deleteRemoteNamespaces(ctx context.Context, sc *scyllav1alpha1.ScyllaDBCluster, shouldDelete func(rc *remoteclient.Cluster, ns *corev1.Namespace) bool) (remaining, unlisted []string, _ error) {
 	used := sets.New[string]()
 	for _, dc := range sc.Spec.Datacenters {
@@ -85,11 +86,12 @@ func (c *Controller) deleteRemoteNamespaces(ctx context.Context, sc *scyllav1alp
 		rc, err := c.remoteCluster(rkcName)
 		switch {
 		case rc != nil:
-		case !used.Has(rkcName):
-			continue
 		case errors.Is(err, errCachesNotSynced):
-			// Its informers' events sync sc again.
+			// Also when no datacenter of sc is in it any more: a removed or moved datacenter's namespace may be left
+			// there. The pool tells when its caches sync (enqueueUsersOf).
 			unlisted = append(unlisted, rkcName)
+			continue
+		case !used.Has(rkcName):
 			continue
 		default:
 			errs = append(errs, fmt.Errorf("can't look for namespaces to delete: %w", err))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -18,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
 )
 
 var (
@@ -375,6 +377,81 @@ func TestDeletionWaitsForAnUnreachableRemoteCluster(t *testing.T) {
 	}
 	if !slices.Contains(f.scyllaDBCluster().Finalizers, naming.ScyllaDBClusterProtectionFinalizer) {
 		t.Error("the finalizer went while a remote namespace may remain")
+	}
+}
+
+func TestDeletionWaitsForTheCachesOfARemoteClusterOnlyARemovedDatacenterWasIn(t *testing.T) {
+	t.Parallel()
+	// dc2 was moved out of w2 (or removed) and its namespace there is not deleted yet; the spec names w1 only.
+	sc := newTwoDatacenterCluster()
+	sc.Spec.Datacenters = sc.Spec.Datacenters[:1]
+	f := newFixture(t, sc, "w1", "w2")
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	left := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: dc2Namespace, Labels: naming.ScyllaDBClusterRemoteLabels(testNamespace, testName, "dc2")}}
+	left.Labels[naming.ManagedByClusterLabel] = testClusterID
+	if _, err := f.remotes["w2"].kube.CoreV1().Namespaces().Create(f.ctx, left, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.settle()
+
+	t.Log("The operator restarts: w2's new client has not listed yet, while w1's has")
+	r := f.remotes["w2"]
+	var lock sync.Mutex
+	refusing := true
+	refuse := func(clienttesting.Action) (bool, runtime.Object, error) {
+		lock.Lock()
+		defer lock.Unlock()
+		if refusing {
+			return true, nil, errors.New("the server is currently unable to handle the request")
+		}
+		return false, nil, nil
+	}
+	r.kube.PrependReactor("list", "*", refuse)
+	r.scylla.PrependReactor("list", "*", refuse)
+	w2Caches := slices.DeleteFunc(slices.Clone(f.synced), func(c syncedCache) bool { return !strings.HasPrefix(c.name, "w2 ") })
+	f.synced = slices.DeleteFunc(f.synced, func(c syncedCache) bool { return strings.HasPrefix(c.name, "w2 ") })
+	if _, err := f.pool.Update("w2", append(kubeconfig(t, remoteHost("w2")), '\n')); err != nil {
+		t.Fatal(err)
+	}
+	f.updateScyllaDBCluster(func(sc *scyllav1alpha1.ScyllaDBCluster) {
+		sc.DeletionTimestamp = &metav1.Time{Time: sc.CreationTimestamp.Time}
+		sc.Generation--
+	})
+	// The first deletes dc1's namespace in w1, the second sees it gone.
+	for range 2 {
+		if err := f.sync(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if remoteObject[*corev1.Namespace](f, "w1", namespacesResource, "", dc1Namespace) != nil {
+		t.Fatal("dc1's namespace was not deleted")
+	}
+	if !slices.Contains(f.scyllaDBCluster().Finalizers, naming.ScyllaDBClusterProtectionFinalizer) {
+		t.Fatal("the finalizer went before w2's caches could tell whether the ScyllaDBCluster has a namespace there")
+	}
+
+	t.Log("w2's caches sync: the namespace left there is deleted, then the finalizer goes")
+	lock.Lock()
+	refusing = false
+	lock.Unlock()
+	f.synced = append(f.synced, w2Caches...)
+	f.settle()
+	rc, _ := f.pool.Get("w2")
+	if !cache.WaitForCacheSync(f.ctx.Done(), rc.HasSynced) {
+		t.Fatal("w2's caches did not sync")
+	}
+	for range 2 {
+		if err := f.sync(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if remoteObject[*corev1.Namespace](f, "w2", namespacesResource, "", dc2Namespace) != nil {
+		t.Error("the namespace left in w2 was not deleted")
+	}
+	if slices.Contains(f.scyllaDBCluster().Finalizers, naming.ScyllaDBClusterProtectionFinalizer) {
+		t.Error("the finalizer stayed once the namespaces were gone")
 	}
 }
 
