@@ -23,6 +23,9 @@ const (
 	invalidRetentionReason = "InvalidRetention"
 	// invalidClusterRefReason: spec.clusterRef names a kind the controller does not know.
 	invalidClusterRefReason = "InvalidClusterRef"
+	// invalidManagerClusterIDReason: spec.managerClusterID passes the API's pattern but names no directory a purge
+	// may touch (the nil UUID).
+	invalidManagerClusterIDReason = "InvalidManagerClusterID"
 	// clusterInUseReason: the entry is being deleted while its cluster object still exists and is not being deleted.
 	clusterInUseReason = "ClusterInUse"
 	// directoryInUseReason: the entry is being deleted while another entry of the same directory is used by a

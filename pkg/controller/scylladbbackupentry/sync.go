@@ -156,6 +156,16 @@ func (c *Controller) syncEntry(ctx context.Context, entry *scyllav1alpha1.Scylla
 		}
 	}
 
+	prefixes, prefixesErr := objectstore.ClusterPrefixes(entry.Spec.ManagerClusterID)
+	if prefixesErr != nil {
+		message := fmt.Sprintf("spec.managerClusterID names no directory: %v; the entry can't be used, and nothing is ever purged through it: annotate it %q to let it go",
+			prefixesErr, naming.ScyllaDBBackupRetentionAnnotation+"="+naming.ScyllaDBBackupRetentionKeep)
+		if o.unavailable == nil {
+			o.unavailable = &condition{reason: invalidManagerClusterIDReason, message: message}
+		}
+		o.fail(invalidManagerClusterIDReason, "%s", message)
+	}
+
 	retention, retentionErr := parseRetention(entry)
 	if retentionErr != nil {
 		o.fail(invalidRetentionReason, "%v", retentionErr)
@@ -207,21 +217,24 @@ func (c *Controller) syncEntry(ctx context.Context, entry *scyllav1alpha1.Scylla
 		}
 	}
 
-	prefixes, err := objectstore.ClusterPrefixes(entry.Spec.ManagerClusterID)
-	if err != nil {
-		o.fail(invalidClusterRefReason, "can't name the directory: %v", err)
-		return o, nil
-	}
-
 	if retention == retentionKeep {
 		bucketName := entry.Spec.BucketRef
 		if bucket != nil {
 			bucketName = bucket.Spec.BucketName
 		}
+		// Keeping touches nothing: it lets go even an entry whose ID names no directory.
+		directory := fmt.Sprintf("the directory of ScyllaDB Manager cluster %q in bucket %q", entry.Spec.ManagerClusterID, bucketName)
+		if prefixesErr == nil {
+			directory = describeDirectory(prefixes, bucketName)
+		}
 		c.eventRecorder.Eventf(entry, corev1.EventTypeNormal, directoryKeptReason,
 			"Kept as annotated %q: %s of ScyllaDBBackupBucket %q, not purged",
-			naming.ScyllaDBBackupRetentionAnnotation+"="+naming.ScyllaDBBackupRetentionKeep, describeDirectory(prefixes, bucketName), entry.Spec.BucketRef)
+			naming.ScyllaDBBackupRetentionAnnotation+"="+naming.ScyllaDBBackupRetentionKeep, directory, entry.Spec.BucketRef)
 		return c.release(ctx, entry, o)
+	}
+	if prefixesErr != nil {
+		// Recorded above: nothing may be purged through this entry.
+		return o, nil
 	}
 
 	if bucket == nil {

@@ -1036,3 +1036,71 @@ func TestAFailedCursorWriteLosesNoDeletedObjectFromTheCount(t *testing.T) {
 		t.Errorf("expected the DirectoryPurged event to count the 10 objects, got %q", events)
 	}
 }
+
+// TestEntryWithTheNilManagerClusterIDIsRefusedAndCanBeKept: the nil UUID passes the API's pattern but names no
+// directory a purge may touch. An entry in use with it must say so rather than be Available, and a deleted one must
+// let the keep annotation release it, as the Degraded condition tells: nothing else ever can.
+func TestEntryWithTheNilManagerClusterIDIsRefusedAndCanBeKept(t *testing.T) {
+	t.Parallel()
+
+	const nilID = "00000000-0000-0000-0000-000000000000"
+	withNilID := func(entry *scyllav1alpha1.ScyllaDBBackupEntry) *scyllav1alpha1.ScyllaDBBackupEntry {
+		entry.Spec.ManagerClusterID = nilID
+		return entry
+	}
+	keys := append(allKeys(), clusterKeys(nilID)...)
+	slices.Sort(keys)
+
+	tt := []struct {
+		name           string
+		objects        []runtime.Object
+		wantConditions []string
+		wantReleased   bool
+	}{
+		{
+			name:           "in use",
+			objects:        []runtime.Object{newBucket(), newDatacenter(), withNilID(newEntry())},
+			wantConditions: []string{"Available=False/InvalidManagerClusterID", "Degraded=True/InvalidManagerClusterID", "Progressing=False/AsExpected"},
+		},
+		{
+			name:           "deleted after the grace period",
+			objects:        goneObjects(withNilID(deleted(newEntry()))),
+			wantConditions: []string{"Available=False/InvalidManagerClusterID", "Degraded=True/InvalidManagerClusterID", "Progressing=False/AsExpected"},
+		},
+		{
+			name:         "deleted and annotated keep",
+			objects:      goneObjects(annotated(withNilID(deleted(newEntry())), naming.ScyllaDBBackupRetentionKeep)),
+			wantReleased: true,
+		},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+
+			f := newFixture(t, afterGracePeriod, tc.objects, keys, newCredentialsSecret())
+			f.mustSync(t)
+
+			got := f.testEntry(t)
+			expectNoStoreCalls(t, f)
+			expectKeys(t, f, keys)
+			if tc.wantReleased {
+				if len(got.Finalizers) != 0 {
+					t.Errorf("expected the keep annotation to release the entry, got finalizers %q", got.Finalizers)
+				}
+				return
+			}
+			if diff := cmp.Diff(tc.wantConditions, conditionStatuses(got)); diff != "" {
+				t.Errorf("unexpected conditions (-want +got):\n%s", diff)
+			}
+			message := conditionMessage(got, controllerhelpers.DegradedCondition)
+			for _, s := range []string{"spec.managerClusterID", nilID, naming.ScyllaDBBackupRetentionAnnotation + "=keep"} {
+				if !strings.Contains(message, s) {
+					t.Errorf("Degraded message %q does not contain %q", message, s)
+				}
+			}
+			if !slices.Equal(got.Finalizers, []string{naming.ScyllaDBBackupEntryFinalizer}) {
+				t.Errorf("unexpected finalizers %q", got.Finalizers)
+			}
+		})
+	}
+}
