@@ -4,8 +4,8 @@ package scyllacluster
 const (
 	scyllaDBDatacenterControllerName  = "ScyllaDBDatacenterController"
 	scyllaDBManagerTaskControllerName = "ScyllaDBManagerTaskController"
-	// specValidationName is the only sub-sync of a ScyllaCluster whose spec validation.ValidateScyllaCluster
-	// refuses.
+	// specValidationName replaces the ScyllaDBDatacenter sub-sync of a ScyllaCluster whose spec
+	// validation.ValidateScyllaCluster refuses outside its tasks.
 	specValidationName = "SpecValidation"
 )
 

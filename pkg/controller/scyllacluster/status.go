@@ -41,6 +41,9 @@ type syncState struct {
 	sdcCreated bool
 	// sdcTaken tells whether the ScyllaDBDatacenter's name is taken by an object the ScyllaCluster does not control.
 	sdcTaken bool
+	// sdcUntranslated tells whether the ScyllaCluster's spec has errors outside its tasks, so that its
+	// ScyllaDBDatacenter was not translated, and is not created or updated.
+	sdcUntranslated bool
 
 	// tasks holds, by object name, the ScyllaDBManagerTasks of the ScyllaCluster's backups and repairs that exist.
 	tasks map[string]*scyllav1alpha1.ScyllaDBManagerTask

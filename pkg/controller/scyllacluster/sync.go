@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 )
@@ -102,16 +101,16 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		},
 	}
 	if len(specErrs) != 0 {
-		// Any other error stops the whole translation: what exists stays as it is, and the status is computed from
-		// it.
-		c.observeOwnedObjects(sc, invalidTasks, state)
-		err := validationErrs.ToAggregate()
-		subSyncs = []controllerhelpers.SubSync{{
+		// Any other error stops the ScyllaDBDatacenter's translation: it stays as it is, and the status is computed
+		// from it. The tasks don't depend on its spec, and are still applied while it exists.
+		c.observeScyllaDBDatacenter(sc, state)
+		err := specErrs.ToAggregate()
+		subSyncs[0] = controllerhelpers.SubSync{
 			Name: specValidationName,
 			Sync: func(ctx context.Context) ([]metav1.Condition, error) {
 				return nil, state.permanent(specValidationName, invalidSpecReason, err)
 			},
-		}}
+		}
 	}
 	subSyncConditions, syncErr := controllerhelpers.RunSubSyncs(ctx, sc.Generation, subSyncs...)
 	if subSyncConditions == nil {
@@ -163,21 +162,18 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	return utilerrors.NewAggregate([]error{requeueErr, statusErr})
 }
 
-// observeOwnedObjects records in state the ScyllaDBDatacenter and ScyllaDBManagerTasks sc controls, as cached, and
-// the errors of the tasks that can't be translated (invalidTasks, by entry path, among them), for a sync that applies
-// nothing.
-func (c *Controller) observeOwnedObjects(sc *scyllav1.ScyllaCluster, invalidTasks map[string]field.ErrorList, state *syncState) {
-	if sdc, err := c.scyllaDBDatacenterLister.ScyllaDBDatacenters(sc.Namespace).Get(naming.ScyllaDBDatacenterNameForScyllaCluster(sc.Name)); err == nil && isControlledBy(sdc, sc) {
+// observeScyllaDBDatacenter records in state the ScyllaDBDatacenter of sc, as cached, for a sync that can't translate
+// it: sc's own, or whether an object sc does not control has its name.
+func (c *Controller) observeScyllaDBDatacenter(sc *scyllav1.ScyllaCluster, state *syncState) {
+	state.sdcUntranslated = true
+	sdc, err := c.scyllaDBDatacenterLister.ScyllaDBDatacenters(sc.Namespace).Get(naming.ScyllaDBDatacenterNameForScyllaCluster(sc.Name))
+	switch {
+	case err != nil:
+		// Not there (the lister reads the cache, where a miss is all that can go wrong): the tasks wait for it.
+	case isControlledBy(sdc, sc):
 		state.sdc = sdc
-	}
-	lister := c.scyllaDBManagerTaskLister.ScyllaDBManagerTasks(sc.Namespace)
-	for _, t := range makeScyllaDBManagerTasks(sc, invalidTasks) {
-		if t.err != nil {
-			state.entryErrors[t.entry] = t.err
-		}
-		if task, err := lister.Get(t.name); err == nil && isControlledBy(task, sc) {
-			state.tasks[t.name] = task
-		}
+	default:
+		state.sdcTaken = true
 	}
 }
 

@@ -32,7 +32,7 @@ func (c *Controller) syncScyllaDBManagerTasks(ctx context.Context, sc *scyllav1.
 
 	var progressing []metav1.Condition
 	var permanentErrs, transientErrs []error
-	awaitingScyllaDBDatacenter := false
+	var awaitingScyllaDBDatacenter string
 	// wanted names every task of the spec, also those that failed, so that their objects are not pruned.
 	wanted := make([]*scyllav1alpha1.ScyllaDBManagerTask, 0, len(tasks))
 	handled := sets.New[string]()
@@ -85,10 +85,15 @@ func (c *Controller) syncScyllaDBManagerTasks(ctx context.Context, sc *scyllav1.
 			continue
 		}
 
-		if state.sdcTaken {
+		switch {
+		case state.sdcTaken:
 			// The task names its ScyllaDBDatacenter, not sc: while the one of that name is another's (or a deleted
 			// ScyllaCluster's), ScyllaDB Manager integration would schedule the task in that one's cluster.
-			awaitingScyllaDBDatacenter = true
+			awaitingScyllaDBDatacenter = "is this ScyllaCluster's, not another's"
+			continue
+		case state.sdcUntranslated && state.sdc == nil:
+			// A task naming a ScyllaDBDatacenter that does not exist is refused by the webhook.
+			awaitingScyllaDBDatacenter = "exists; it is not created while the spec outside the tasks can't be translated"
 			continue
 		}
 
@@ -111,12 +116,12 @@ func (c *Controller) syncScyllaDBManagerTasks(ctx context.Context, sc *scyllav1.
 		}
 	}
 
-	if awaitingScyllaDBDatacenter {
+	if len(awaitingScyllaDBDatacenter) != 0 {
 		progressing = append(progressing, metav1.Condition{
 			Type:   "AwaitingScyllaDBDatacenter",
 			Reason: awaitingScyllaDBDatacenterReason,
-			Message: fmt.Sprintf("ScyllaDBManagerTasks are created and updated once ScyllaDBDatacenter %q, which they are scheduled in, is this ScyllaCluster's, not another's",
-				klog.KRef(sc.Namespace, naming.ScyllaDBDatacenterNameForScyllaCluster(sc.Name))),
+			Message: fmt.Sprintf("ScyllaDBManagerTasks are created and updated once ScyllaDBDatacenter %q, which they are scheduled in, %s",
+				klog.KRef(sc.Namespace, naming.ScyllaDBDatacenterNameForScyllaCluster(sc.Name)), awaitingScyllaDBDatacenter),
 		})
 	}
 

@@ -267,3 +267,84 @@ func TestSplitTaskErrors(t *testing.T) {
 		t.Errorf("unexpected spec errors (-want +got):\n%s", diff)
 	}
 }
+
+// An error outside the backups and repairs (here a sysctl; a bad opt-out annotation or agent repository alike) leaves
+// the ScyllaDBDatacenter as it is, but not the tasks, which don't depend on its spec: they keep being applied while
+// the datacenter exists.
+func TestSyncKeepsApplyingTasksWhileTheDatacenterCantBeTranslated(t *testing.T) {
+	t.Parallel()
+
+	sc := newScyllaClusterWithTasks()
+	f := newSyncFixture(t, sc)
+	f.syncCreated(t, sc)
+	sdcBefore := f.getScyllaDBDatacenter(t)
+
+	sc = f.getScyllaCluster(t, sc)
+	sc.Spec.Sysctls = []string{"nonsense"}
+	sc.Spec.Datacenter.Racks[0].Members = 4
+	sc.Spec.Backups[0].Cron = new("0 2 * * *")
+	sc.Spec.Repairs[0].Cron = new("every night")
+	f.storeScyllaCluster(t, sc)
+
+	if err := f.sync(t, sc); err != nil {
+		t.Fatalf("expected no error to requeue with, got %v", err)
+	}
+	wantWrites := []string{
+		"update scylladbmanagertasks " + dailyBackupTaskName,
+		"update scyllaclusters/status basic",
+	}
+	if diff := cmp.Diff(wantWrites, f.takeWrites()); diff != "" {
+		t.Errorf("unexpected writes (-want +got):\n%s", diff)
+	}
+	const specError = `spec.sysctls[0]: Invalid value: "nonsense": must be key=value with a sysctl name as key, e.g. fs.aio-max-nr=30000000`
+	taskError := `can't translate repair task "nightly": ` + badCronError
+	wantWarnings := []string{"Warning InvalidSpec " + taskError, "Warning InvalidSpec " + specError}
+	events := slices.DeleteFunc(f.takeEvents(), func(e string) bool { return strings.HasPrefix(e, "Normal ") })
+	slices.Sort(events)
+	if diff := cmp.Diff(wantWarnings, events); diff != "" {
+		t.Errorf("unexpected warnings (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(sdcBefore, f.getScyllaDBDatacenter(t)); diff != "" {
+		t.Errorf("expected the ScyllaDBDatacenter left as it was (-before +after):\n%s", diff)
+	}
+	if got := f.getScyllaDBManagerTask(t, dailyBackupTaskName).Spec.Backup.Cron; got == nil || *got != "0 2 * * *" {
+		t.Errorf("expected the valid backup's new cron applied, got %v", got)
+	}
+
+	status := f.getScyllaCluster(t, sc).Status
+	if c := meta.FindStatusCondition(status.Conditions, specValidationName+"Degraded"); c == nil || c.Status != metav1.ConditionTrue || c.Message != specError {
+		t.Errorf("expected %sDegraded True with message %q, got %+v", specValidationName, specError, c)
+	}
+	expectTaskCondition(t, &status, taskError)
+	if status.Repairs[0].Error == nil || *status.Repairs[0].Error != taskError {
+		t.Errorf("expected the repair's status error %q, got %v", taskError, status.Repairs[0].Error)
+	}
+	if status.ObservedGeneration == nil || *status.ObservedGeneration == sc.Generation {
+		t.Errorf("expected observedGeneration to stay behind %d while the datacenter is not updated, got %v", sc.Generation, status.ObservedGeneration)
+	}
+	f.expectQuietResync(t, sc)
+}
+
+// Without a ScyllaDBDatacenter, which a spec with errors outside the tasks does not create, the tasks are not created
+// either: they would be scheduled in a datacenter that does not exist, which the webhook refuses.
+func TestSyncCreatesNoTaskWithoutTheScyllaDBDatacenterItCantTranslate(t *testing.T) {
+	t.Parallel()
+
+	sc := newScyllaClusterWithTasks()
+	sc.Spec.Sysctls = []string{"nonsense"}
+	f := newSyncFixture(t, sc)
+
+	if err := f.sync(t, sc); err != nil {
+		t.Fatalf("expected no error to requeue with, got %v", err)
+	}
+	if diff := cmp.Diff([]string{"update scyllaclusters/status basic"}, f.takeWrites()); diff != "" {
+		t.Errorf("unexpected writes (-want +got):\n%s", diff)
+	}
+	status := f.getScyllaCluster(t, sc).Status
+	c := meta.FindStatusCondition(status.Conditions, scyllaDBManagerTaskControllerName+"Progressing")
+	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != awaitingScyllaDBDatacenterReason || !strings.Contains(c.Message, "can't be translated") {
+		t.Errorf("expected %sProgressing True saying the tasks wait for the ScyllaDBDatacenter, got %+v", scyllaDBManagerTaskControllerName, c)
+	}
+	f.takeEvents()
+	f.expectQuietResync(t, sc)
+}
