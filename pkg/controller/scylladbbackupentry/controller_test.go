@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/objectstore"
 	objectstorefake "github.com/scyllakube/scylla-operator/pkg/objectstore/fake"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,6 +67,30 @@ func TestHandlersEnqueueTheEntriesAnEventConcerns(t *testing.T) {
 			name:  "an entry change enqueues the entries of its directory",
 			event: func(c *Controller) { c.entryHandlerFuncs().OnUpdate(entry, entry) },
 			want:  []string{"other/dup", "scylla/basic-shared"},
+		},
+		{
+			name: "an entry annotated keep enqueues the entries of its directory",
+			event: func(c *Controller) {
+				c.entryHandlerFuncs().OnUpdate(entry, bumped(entry, func(e *scyllav1alpha1.ScyllaDBBackupEntry) {
+					e.Annotations = map[string]string{naming.ScyllaDBBackupRetentionAnnotation: naming.ScyllaDBBackupRetentionKeep}
+				}))
+			},
+			want: []string{"other/dup", "scylla/basic-shared"},
+		},
+		{
+			name: "an entry starting to be deleted enqueues the entries of its directory",
+			event: func(c *Controller) {
+				c.entryHandlerFuncs().OnUpdate(entry, bumped(entry, func(e *scyllav1alpha1.ScyllaDBBackupEntry) {
+					e.DeletionTimestamp = new(metav1.NewTime(testDeleted))
+				}))
+			},
+			want: []string{"other/dup", "scylla/basic-shared"},
+		},
+		{
+			name: "an entry's status update enqueues nothing",
+			event: func(c *Controller) {
+				c.entryHandlerFuncs().OnUpdate(entry, bumped(entry, func(e *scyllav1alpha1.ScyllaDBBackupEntry) { e.Status.Objects = new(int64(3)) }))
+			},
 		},
 		{
 			name: "an entry deletion, seen as a tombstone, enqueues the entries of its directory",
