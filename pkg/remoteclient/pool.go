@@ -80,6 +80,9 @@ type Pool struct {
 
 	lock     sync.RWMutex
 	clusters map[string]*Cluster
+	// known are the names the pool was told about since it was made: their clients were built (Update), or they
+	// have none (Delete).
+	known    map[string]bool
 	handlers []InformerHandler
 	// onChange are called, outside the lock, with the name of a cluster whose clients were built, rebuilt or removed.
 	onChange []func(name string)
@@ -94,7 +97,7 @@ func NewPool(opts Options) *Pool {
 	if opts.Clock == nil {
 		opts.Clock = time.Now
 	}
-	return &Pool{opts: opts, clusters: map[string]*Cluster{}}
+	return &Pool{opts: opts, clusters: map[string]*Cluster{}, known: map[string]bool{}}
 }
 
 // Get returns the remote cluster of the RemoteKubernetesCluster name, if it has one: its Secret holds a usable
@@ -104,6 +107,15 @@ func (p *Pool) Get(name string) (*Cluster, bool) {
 	defer p.lock.RUnlock()
 	c, ok := p.clusters[name]
 	return c, ok
+}
+
+// Known tells whether the pool was told about the remote cluster of the RemoteKubernetesCluster name since it was
+// made: its clients were built, or it was found to have none (Delete). Until then, right after the program started,
+// a cluster missing from the pool may have clients soon: what it holds is unknown, not absent.
+func (p *Pool) Known(name string) bool {
+	p.lock.RLock()
+	defer p.lock.RUnlock()
+	return p.known[name]
 }
 
 // Names returns the names of the remote clusters, sorted.
@@ -200,6 +212,7 @@ func (p *Pool) Update(name string, kubeconfig []byte) (bool, error) {
 		return false, nil
 	}
 	p.clusters[name] = c
+	p.known[name] = true
 	c.start()
 	onChange := slices.Clone(p.onChange)
 	p.lock.Unlock()
@@ -231,14 +244,23 @@ func notifyWhenSynced(c *Cluster, onChange []func(name string)) {
 	}
 }
 
-// Delete stops and forgets the remote cluster name, if there is one, and returns whether there was.
+// Delete stops and forgets the remote cluster name, if there is one, and returns whether there was. Either way the
+// name is Known from then on; the first Delete of a name the pool had no clients of also calls the OnChange
+// functions: a controller waiting for the cluster to be Known looks again.
 func (p *Pool) Delete(name string) bool {
 	p.lock.Lock()
 	c, ok := p.clusters[name]
 	delete(p.clusters, name)
+	newlyKnown := !p.known[name]
+	p.known[name] = true
 	onChange := slices.Clone(p.onChange)
 	p.lock.Unlock()
 	if !ok {
+		if newlyKnown {
+			for _, f := range onChange {
+				f(name)
+			}
+		}
 		return false
 	}
 	c.stop()

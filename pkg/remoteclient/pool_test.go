@@ -280,6 +280,35 @@ func TestDeleteStopsTheCluster(t *testing.T) {
 	changes.waitFor(t, "dc2", "dc2", "dc2")
 }
 
+func TestAClusterIsKnownOnceBuiltOrFoundToHaveNoClients(t *testing.T) {
+	t.Parallel()
+	p := newTestPool(t, &fakeClients{})
+	changes := &recorder{}
+	p.OnChange(changes.change)
+	if p.Known("dc2") || p.Known("dc3") {
+		t.Fatal("a new pool knows clusters it was told nothing about")
+	}
+	if _, err := p.Update("dc2", newKubeconfig(t, "https://dc2.example.com", nil)); err != nil {
+		t.Fatal(err)
+	}
+	if !p.Known("dc2") {
+		t.Error("a cluster whose clients were built is not known")
+	}
+	changes.waitFor(t, "dc2", "dc2")
+
+	// dc3's kubeconfig is not usable: its controller deletes what the pool may have of it.
+	if p.Delete("dc3") {
+		t.Error("Delete found a cluster that was never built")
+	}
+	if !p.Known("dc3") {
+		t.Error("a cluster found to have no clients is not known")
+	}
+	changes.waitFor(t, "dc2", "dc2", "dc3")
+	// Told again, it is no change.
+	p.Delete("dc3")
+	changes.waitFor(t, "dc2", "dc2", "dc3")
+}
+
 func TestOnChangeTellsWhenTheCachesOfNewClientsSynced(t *testing.T) {
 	t.Parallel()
 	// The remote cluster holds no object the informers select: no event of theirs tells that they listed.

@@ -58,6 +58,9 @@ type Controller struct {
 	endpointSliceLister discoveryv1listers.EndpointSliceLister
 	cachesToSync        []cache.InformerSynced
 
+	// remoteKubernetesClusterLister tells which remote clusters exist, also those the pool has no clients of yet.
+	remoteKubernetesClusterLister scyllav1alpha1listers.RemoteKubernetesClusterLister
+
 	pool *remoteclient.Pool
 	// backups, once WatchBackups is called, tells which declared backup buckets each datacenter's agents must reach
 	// (backup.go).
@@ -119,6 +122,8 @@ func NewController(
 			serviceInformer.Informer().HasSynced,
 			endpointSliceInformer.Informer().HasSynced,
 		},
+		remoteKubernetesClusterLister: remoteKubernetesClusterInformer.Lister(),
+
 		pool:              pool,
 		clusterID:         clusterID,
 		eventBroadcaster:  eventBroadcaster,

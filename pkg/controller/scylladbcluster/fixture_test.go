@@ -82,6 +82,13 @@ func remoteHost(name string) string { return "https://" + name + ".example.com" 
 
 func newFixture(t *testing.T, sc *scyllav1alpha1.ScyllaDBCluster, remoteNames ...string) *fixture {
 	t.Helper()
+	return newFixtureBuilding(t, sc, remoteNames, remoteNames)
+}
+
+// newFixtureBuilding is newFixture with the clients of only the remote clusters built in the pool, as right after
+// the operator started, before the RemoteKubernetesCluster controller built the others'.
+func newFixtureBuilding(t *testing.T, sc *scyllav1alpha1.ScyllaDBCluster, remoteNames, built []string) *fixture {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	t.Cleanup(cancel)
 
@@ -137,7 +144,7 @@ func newFixture(t *testing.T, sc *scyllav1alpha1.ScyllaDBCluster, remoteNames ..
 	c.statusBatcher = controllerhelpers.NewStatusBatcher(0)
 	f.controller = c
 
-	for _, name := range remoteNames {
+	for _, name := range built {
 		if _, err := f.pool.Update(name, kubeconfig(t, remoteHost(name))); err != nil {
 			t.Fatal(err)
 		}
@@ -164,7 +171,7 @@ func newFixture(t *testing.T, sc *scyllav1alpha1.ScyllaDBCluster, remoteNames ..
 			return kubeClient.DiscoveryV1().EndpointSlices("").List(ctx, metav1.ListOptions{})
 		}},
 	)
-	for _, name := range remoteNames {
+	for _, name := range built {
 		f.synced = append(f.synced, f.remoteCaches(name)...)
 		rc, _ := f.pool.Get(name)
 		if !cache.WaitForCacheSync(ctx.Done(), rc.HasSynced) {

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
 )
@@ -74,21 +75,29 @@ func hasNodes(sdc *scyllav1alpha1.ScyllaDBDatacenter) bool {
 // for which shouldDelete says so, and returns those that still exist ("<RemoteKubernetesCluster>/<namespace>").
 // Namespaces of a ScyllaDBCluster of the same name in another meta cluster are not sc's and never deleted. A
 // remote cluster one of sc's datacenters is in, but that can't be read, is an error: it may hold a namespace of sc;
-// one of the pool whose caches have not listed yet, whether sc's datacenters are in it or not, is returned in
-// unlisted.
+// one whose caches have not listed yet, or which the pool was not told about yet (the operator has just started),
+// whether sc's datacenters are in it or not, is returned in unlisted.
 func (c *Controller) deleteRemoteNamespaces(ctx context.Context, sc *scyllav1alpha1.ScyllaDBCluster, shouldDelete func(rc *remoteclient.Cluster, ns *corev1.Namespace) bool) (remaining, unlisted []string, _ error) {
 	used := sets.New[string]()
 	for _, dc := range sc.Spec.Datacenters {
 		used.Insert(dc.RemoteKubernetesClusterName)
 	}
+	candidates := used.Union(sets.New(c.pool.Names()...))
+	rkcs, err := c.remoteKubernetesClusterLister.List(labels.Everything())
+	if err != nil {
+		return nil, nil, fmt.Errorf("can't list RemoteKubernetesClusters: %w", err)
+	}
+	for _, rkc := range rkcs {
+		candidates.Insert(rkc.Name)
+	}
 	var errs []error
-	for _, rkcName := range sets.List(used.Union(sets.New(c.pool.Names()...))) {
+	for _, rkcName := range sets.List(candidates) {
 		rc, err := c.remoteCluster(rkcName)
 		switch {
 		case rc != nil:
-		case errors.Is(err, errCachesNotSynced):
+		case errors.Is(err, errCachesNotSynced) || !c.pool.Known(rkcName):
 			// Also when no datacenter of sc is in it any more: a removed or moved datacenter's namespace may be left
-			// there. The pool tells when its caches sync (enqueueUsersOf).
+			// there. The pool tells when its caches sync, or that it has no clients (enqueueUsersOf).
 			unlisted = append(unlisted, rkcName)
 			continue
 		case !used.Has(rkcName):

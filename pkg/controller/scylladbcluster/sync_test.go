@@ -1,12 +1,14 @@
 package scylladbcluster
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
@@ -17,7 +19,9 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 )
@@ -452,6 +456,106 @@ func TestDeletionWaitsForTheCachesOfARemoteClusterOnlyARemovedDatacenterWasIn(t 
 	}
 	if slices.Contains(f.scyllaDBCluster().Finalizers, naming.ScyllaDBClusterProtectionFinalizer) {
 		t.Error("the finalizer stayed once the namespaces were gone")
+	}
+}
+
+func TestDeletionRightAfterARestartWaitsForTheRemoteClustersThePoolWasNotToldAboutYet(t *testing.T) {
+	t.Parallel()
+	// dc2 was moved out of w2 (or removed) and its namespace there is not deleted yet; the spec names w1 only. The
+	// operator has just started: the RemoteKubernetesCluster controller has built w1's client, not w2's yet.
+	sc := newTwoDatacenterCluster()
+	sc.Spec.Datacenters = sc.Spec.Datacenters[:1]
+	f := newFixtureBuilding(t, sc, []string{"w1", "w2"}, []string{"w1"})
+	for _, name := range []string{"w1", "w2"} {
+		rkc := &scyllav1alpha1.RemoteKubernetesCluster{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if _, err := f.scyllaClient.ScyllaV1alpha1().RemoteKubernetesClusters().Create(f.ctx, rkc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := wait.PollUntilContextTimeout(f.ctx, 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		rkcs, err := f.controller.remoteKubernetesClusterLister.List(labels.Everything())
+		return len(rkcs) == 2, err
+	})
+	if err != nil {
+		t.Fatalf("the RemoteKubernetesClusters did not reach the cache: %v", err)
+	}
+	left := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: dc2Namespace, Labels: naming.ScyllaDBClusterRemoteLabels(testNamespace, testName, "dc2")}}
+	left.Labels[naming.ManagedByClusterLabel] = testClusterID
+	if err := f.remotes["w2"].kube.Tracker().Add(left); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	f.updateScyllaDBCluster(func(sc *scyllav1alpha1.ScyllaDBCluster) {
+		sc.DeletionTimestamp = &metav1.Time{Time: sc.CreationTimestamp.Time}
+		sc.Generation--
+	})
+	// The first deletes dc1's namespace in w1, the second sees it gone.
+	for range 2 {
+		if err := f.sync(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Contains(f.scyllaDBCluster().Finalizers, naming.ScyllaDBClusterProtectionFinalizer) {
+		t.Fatal("the finalizer went before the pool had w2's client, which could tell whether the ScyllaDBCluster has a namespace there")
+	}
+
+	t.Log("w2's client is built and its caches sync: the namespace left there is deleted, then the finalizer goes")
+	if _, err := f.pool.Update("w2", kubeconfig(t, remoteHost("w2"))); err != nil {
+		t.Fatal(err)
+	}
+	f.synced = append(f.synced, f.remoteCaches("w2")...)
+	rc, _ := f.pool.Get("w2")
+	if !cache.WaitForCacheSync(f.ctx.Done(), rc.HasSynced) {
+		t.Fatal("w2's caches did not sync")
+	}
+	f.settle()
+	for range 2 {
+		if err := f.sync(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if remoteObject[*corev1.Namespace](f, "w2", namespacesResource, "", dc2Namespace) != nil {
+		t.Error("the namespace left in w2 was not deleted")
+	}
+	if slices.Contains(f.scyllaDBCluster().Finalizers, naming.ScyllaDBClusterProtectionFinalizer) {
+		t.Error("the finalizer stayed once the namespaces were gone")
+	}
+}
+
+func TestDeletionDoesNotWaitForARemoteClusterWithoutClientsItNoLongerUses(t *testing.T) {
+	t.Parallel()
+	sc := newTwoDatacenterCluster()
+	sc.Spec.Datacenters = sc.Spec.Datacenters[:1]
+	f := newFixtureBuilding(t, sc, []string{"w1"}, []string{"w1"})
+	rkc := &scyllav1alpha1.RemoteKubernetesCluster{ObjectMeta: metav1.ObjectMeta{Name: "w2"}}
+	if _, err := f.scyllaClient.ScyllaV1alpha1().RemoteKubernetesClusters().Create(f.ctx, rkc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := wait.PollUntilContextTimeout(f.ctx, 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		rkcs, err := f.controller.remoteKubernetesClusterLister.List(labels.Everything())
+		return len(rkcs) == 1, err
+	})
+	if err != nil {
+		t.Fatalf("the RemoteKubernetesCluster did not reach the cache: %v", err)
+	}
+	// w2's kubeconfig is not usable: the RemoteKubernetesCluster controller tells the pool it has no clients.
+	f.pool.Delete("w2")
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	f.updateScyllaDBCluster(func(sc *scyllav1alpha1.ScyllaDBCluster) {
+		sc.DeletionTimestamp = &metav1.Time{Time: sc.CreationTimestamp.Time}
+		sc.Generation--
+	})
+	for range 2 {
+		if err := f.sync(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if slices.Contains(f.scyllaDBCluster().Finalizers, naming.ScyllaDBClusterProtectionFinalizer) {
+		t.Error("the finalizer stayed for a remote cluster the ScyllaDBCluster does not use and that has no clients")
 	}
 }
 
