@@ -248,6 +248,25 @@ func resolveStartDate(start startDate, existing *managerclient.TaskListItem, now
 	}
 }
 
+// checkCreatable returns why ScyllaDB Manager would refuse to create task at now, for a reason it reports as a 500,
+// which retrying never fixes: a task with an interval whose start date is not ahead of now ("start date of scheduled
+// task cannot be in the past", scylla-manager-api.md 1.5). ScyllaDB Manager checks it on creation only, so a task it
+// holds is updated whatever its start date.
+func checkCreatable(task *managerclient.TaskUpdate, now time.Time) error {
+	schedule := task.Schedule
+	if schedule == nil || schedule.StartDate == nil {
+		return nil
+	}
+	if interval, err := validation.ParseManagerDuration(schedule.Interval); err != nil || interval == 0 {
+		return nil
+	}
+	if schedule.StartDate.After(now) {
+		return nil
+	}
+	return fmt.Errorf("start date %s is in the past, and ScyllaDB Manager refuses to create a task with an interval (%s) that starts in the past: set a start date ahead, now, now+<duration>, or none to start right away",
+		schedule.StartDate.UTC().Format(time.RFC3339), schedule.Interval)
+}
+
 // makeBackupProperties returns the ScyllaDB Manager properties of a backup task.
 func makeBackupProperties(options *scyllav1alpha1.ScyllaDBManagerBackupTaskOptions) (json.RawMessage, error) {
 	properties := managerclient.BackupProperties{

@@ -208,6 +208,14 @@ func (c *Controller) syncManagerTask(ctx context.Context, key string, task *scyl
 		return o, nil
 	}
 
+	if existing == nil {
+		if err := checkCreatable(&desired.update, now); err != nil {
+			// The object must change first: ScyllaDB Manager would refuse it with a 500 on every attempt.
+			o.fail(invalidSpecReason, fmt.Sprintf("can't create the ScyllaDB Manager task of ScyllaDBManagerTask %q: %v", klog.KObj(task), err))
+			return o, nil
+		}
+	}
+
 	var diff []string
 	if existing != nil {
 		diff = taskDiff(&desired.update, &existing.Task, now)

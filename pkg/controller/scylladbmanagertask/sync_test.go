@@ -3,6 +3,7 @@ package scylladbmanagertask
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -1193,6 +1194,56 @@ func TestSyncIsStableAgainstScyllaDBManagersRewrites(t *testing.T) {
 	want := fakescyllamanager.ScheduleState{StartDate: new(testStart.Add(time.Hour)), Interval: "1d12h", NumRetries: 3, RetryWait: "1h30m"}
 	if diff := cmp.Diff(want, hourly.Schedule); diff != "" {
 		t.Errorf("unexpected schedule in ScyllaDB Manager (-want +got):\n%s", diff)
+	}
+}
+
+// TestSyncDoesNotCreateAnIntervalTaskStartingInThePast: ScyllaDB Manager refuses to create a task with an interval
+// and a start date in the past, with a 500 that retrying never fixes (and every attempt validates the backup location
+// from every node again). The object says what is wrong instead, and nothing is sent until it changes; a task
+// ScyllaDB Manager already holds, whose start date has passed since, is still updated.
+func TestSyncDoesNotCreateAnIntervalTaskStartingInThePast(t *testing.T) {
+	t.Parallel()
+
+	task := newBackupTask("daily")
+	task.Spec.Backup.Cron = nil
+	task.Spec.Backup.StartDate = new(metav1.NewTime(testStart.Add(-48 * time.Hour)))
+	task.Annotations = map[string]string{naming.ScyllaDBManagerTaskScheduleIntervalOverrideAnnot: "1d"}
+	f := newFixture(t, newRegisteredDatacenter(), task)
+
+	f.mustSync(t, "daily")
+	if writes := managerWrites(f.managerRequests()); len(writes) != 0 {
+		t.Errorf("expected no ScyllaDB Manager writes, got %v", writes)
+	}
+	got := f.task(t, "daily")
+	degraded := meta.FindStatusCondition(got.Status.Conditions, controllerhelpers.DegradedCondition)
+	if degraded == nil || degraded.Status != metav1.ConditionTrue || degraded.Reason != invalidSpecReason || !strings.Contains(degraded.Message, "is in the past") {
+		t.Errorf("expected Degraded=True/%s saying the start date is in the past, got %+v", invalidSpecReason, degraded)
+	}
+	settle(t, f, "daily")
+	if writes := managerWrites(f.managerRequests()); len(writes) != 0 {
+		t.Errorf("expected no ScyllaDB Manager writes at rest, got %v", writes)
+	}
+
+	// A start date ahead is created; once it has passed, the task is still kept in line.
+	got.Spec.Backup.StartDate = new(metav1.NewTime(testStart.Add(time.Hour)))
+	got.Generation = 2
+	f.put(t, got, "scylladbmanagertasks")
+	f.mustSync(t, "daily")
+	if diff := cmp.Diff([]fakescyllamanager.Endpoint{fakescyllamanager.EndpointCreateTask}, managerWrites(f.managerRequests())); diff != "" {
+		t.Errorf("unexpected ScyllaDB Manager writes (-want +got):\n%s", diff)
+	}
+	f.clock.Advance(48 * time.Hour)
+	updated := f.task(t, "daily")
+	updated.Spec.Backup.Retention = new(int64(1))
+	updated.Generation = 3
+	f.put(t, updated, "scylladbmanagertasks")
+	f.expireMemo()
+	f.mustSync(t, "daily")
+	if diff := cmp.Diff([]fakescyllamanager.Endpoint{fakescyllamanager.EndpointUpdateTask}, managerWrites(f.managerRequests())); diff != "" {
+		t.Errorf("unexpected ScyllaDB Manager writes (-want +got):\n%s", diff)
+	}
+	if got := conditionStatuses(f.task(t, "daily")); !slices.Contains(got, "Degraded=False/AsExpected") {
+		t.Errorf("expected the update to leave the task not Degraded, got %v", got)
 	}
 }
 
