@@ -169,7 +169,7 @@ func clusterDeletedAt(entry *scyllav1alpha1.ScyllaDBBackupEntry, cluster metav1.
 		if recorded.After(deletedAt.Time) {
 			deletedAt = recorded.DeepCopy()
 		}
-	case wasHeldForCluster(entry):
+	case wasHeld(entry, clusterInUseReason):
 		deletedAt = now.DeepCopy()
 		if state == clusterDeleting {
 			if t := cluster.GetDeletionTimestamp(); t != nil && t.Before(&now) && t.After(entry.DeletionTimestamp.Time) {
@@ -180,11 +180,11 @@ func clusterDeletedAt(entry *scyllav1alpha1.ScyllaDBBackupEntry, cluster metav1.
 	return deletedAt
 }
 
-// wasHeldForCluster reports whether the status the controller last wrote says that entry was held because its
-// cluster was in use.
-func wasHeldForCluster(entry *scyllav1alpha1.ScyllaDBBackupEntry) bool {
+// wasHeld reports whether the status the controller last wrote says that entry was held for reason: because its
+// cluster (clusterInUseReason), or another entry's cluster of the same directory (directoryInUseReason), was in use.
+func wasHeld(entry *scyllav1alpha1.ScyllaDBBackupEntry, reason string) bool {
 	for _, c := range entry.Status.Conditions {
-		if c.Type == controllerhelpers.DegradedCondition && c.Status == metav1.ConditionTrue && slices.Contains(strings.Split(c.Reason, ","), clusterInUseReason) {
+		if c.Type == controllerhelpers.DegradedCondition && c.Status == metav1.ConditionTrue && slices.Contains(strings.Split(c.Reason, ","), reason) {
 			return true
 		}
 	}

@@ -202,19 +202,30 @@ func (c *Controller) syncEntry(ctx context.Context, entry *scyllav1alpha1.Scylla
 			ref.Kind, entry.Namespace+"/"+ref.Name, ref.UID)
 		return o, nil
 	}
-	if clusterErr != nil || retentionErr != nil {
-		return o, nil
-	}
 	for _, other := range others {
 		if other.DeletionTimestamp != nil {
 			continue
 		}
 		otherCluster, err := c.getCluster(other)
 		if err == nil && stateOf(otherCluster, other.Spec.ClusterRef.UID) == clusterInUse {
+			// Recorded whatever else is wrong with the entry, as for ClusterInUse: the grace period starts over when
+			// the hold ends.
 			o.fail(directoryInUseReason, "%s records the same directory for %s %q, which still exists: the directory is not purged while it is in use",
 				entryRef(other), other.Spec.ClusterRef.Kind, other.Namespace+"/"+other.Spec.ClusterRef.Name)
 			return o, nil
 		}
+	}
+	if wasHeld(entry, directoryInUseReason) {
+		// The directory was used by another cluster (one recreated from a manifest that kept this one's ScyllaDB
+		// Manager cluster ID) until now, and holds its backups too: they get their grace period from now, as the
+		// directory of a cluster deleted now. Written to the status, it is read back from there afterwards.
+		o.clusterDeletedAt = new(c.now())
+		if bucket != nil {
+			o.purgeAfter = new(purgeAfter(*o.clusterDeletedAt, deletionGracePeriod(bucket)))
+		}
+	}
+	if clusterErr != nil || retentionErr != nil {
+		return o, nil
 	}
 
 	if retention == retentionKeep {

@@ -1104,3 +1104,72 @@ func TestEntryWithTheNilManagerClusterIDIsRefusedAndCanBeKept(t *testing.T) {
 		})
 	}
 }
+
+// TestDirectoryHeldForADuplicatesClusterGetsAGracePeriodFromWhenThatClusterGoes: a cluster recreated from a restored
+// manifest keeps the ScyllaDB Manager cluster ID of the deleted one it replaces, so its entry is a duplicate of the
+// deleted cluster's, whose grace period may be long over. The earlier entry holds the directory while the new cluster
+// uses it; once that cluster is deleted too (and its duplicate entry released), the directory must get a grace
+// period of its own from then, not be purged at once with the backups of a cluster deleted a moment ago.
+func TestDirectoryHeldForADuplicatesClusterGetsAGracePeriodFromWhenThatClusterGoes(t *testing.T) {
+	t.Parallel()
+
+	dupDC := newDatacenter()
+	dupDC.Namespace, dupDC.Name, dupDC.UID = "other", "dup", "dup-sdc-uid"
+	f := newFixture(t, afterGracePeriod, []runtime.Object{newBucket(), deleted(newEntry()), newDuplicate(testCreated.Add(time.Minute)), dupDC}, allKeys(), newCredentialsSecret())
+
+	f.mustSync(t)
+	if got := conditionState(f.testEntry(t), controllerhelpers.DegradedCondition); got != "True/"+directoryInUseReason {
+		t.Fatalf("expected Degraded True/%s, got %s", directoryInUseReason, got)
+	}
+	expectNoStoreCalls(t, f)
+
+	// The new cluster is deleted a day later: garbage collection deletes its entry, which is released as a duplicate.
+	dupDeleted := afterGracePeriod.Add(24 * time.Hour)
+	f.clock.Set(dupDeleted)
+	if err := f.tracker.Delete(scyllav1alpha1.SchemeGroupVersion.WithResource("scylladbdatacenters"), "other", "dup"); err != nil {
+		t.Fatal(err)
+	}
+	dup := f.entry(t, "other", "dup")
+	dup.DeletionTimestamp = new(metav1.NewTime(dupDeleted))
+	f.put(t, dup, "scylladbbackupentries")
+	if err := f.sync(t, "other", "dup"); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.entry(t, "other", "dup").Finalizers; len(got) != 0 {
+		t.Fatalf("expected the duplicate released, got finalizers %q", got)
+	}
+	if err := f.tracker.Delete(scyllav1alpha1.SchemeGroupVersion.WithResource("scylladbbackupentries"), "other", "dup"); err != nil {
+		t.Fatal(err)
+	}
+	f.catchUp(t)
+
+	released := dupDeleted.Add(time.Second)
+	f.clock.Set(released)
+	f.mustSync(t)
+	entry := f.testEntry(t)
+	if calls := f.storeCalls(); slices.ContainsFunc(calls, func(c objectstorefake.Call) bool { return c.Op == objectstorefake.OpDeleteObjects }) {
+		t.Errorf("expected nothing deleted right after the cluster using the directory went, got %+v", calls)
+	}
+	expectKeys(t, f, allKeys())
+	wantPurgeAfter := metav1.NewTime(released.Add(testGracePeriod))
+	if got := entry.Status.PurgeAfter; got == nil || !got.Equal(&wantPurgeAfter) {
+		t.Errorf("expected purgeAfter %v, a grace period from when the directory stopped being used, got %v", wantPurgeAfter, got)
+	}
+	if got := conditionState(entry, controllerhelpers.ProgressingCondition); got != "True/"+gracePeriodReason {
+		t.Errorf("expected Progressing True/%s, got %s", gracePeriodReason, got)
+	}
+
+	// The recorded time holds across a restart, and the directory is purged once that grace period is over.
+	f.restart(t)
+	f.clock.Set(released.Add(time.Hour))
+	f.mustSync(t)
+	if got := f.testEntry(t).Status.PurgeAfter; got == nil || !got.Equal(&wantPurgeAfter) {
+		t.Errorf("expected purgeAfter %v after a restart, got %v", wantPurgeAfter, got)
+	}
+	expectKeys(t, f, allKeys())
+	f.clock.Set(wantPurgeAfter.Time)
+	f.mustSync(t)
+	want := foreignKeys()
+	slices.Sort(want)
+	expectKeys(t, f, want)
+}
