@@ -51,6 +51,7 @@ func TestOperatorScenarios(t *testing.T) {
 			{"DeletingTheScyllaClusterCollectsEverything", testDeletingTheScyllaClusterCollectsEverything},
 			{"NoWritesOverTwoResyncPeriodsAfterConvergence", testNoWritesAfterConvergence},
 			{"LabelsOfAnotherActorSurviveReconciles", testLabelsOfAnotherActorSurvive},
+			{"SysctlsSetByAPrivilegedInitContainer", testSysctlsSetByAPrivilegedInitContainer},
 			// Node replacement (replace_test.go).
 			{"UserRequestedReplacementThenNoWritesAtRest", testUserRequestedReplacement},
 			{"OrphanedNodeIsReplacedAutomatically", testOrphanedNodeReplaced},

@@ -37,7 +37,10 @@ const (
 
 // Containers of a ScyllaDB pod.
 const (
-	SidecarInjectionContainerName     = "sidecar-injection"
+	SidecarInjectionContainerName = "sidecar-injection"
+	// SysctlContainerName is the privileged init container that sets a ScyllaCluster's spec.sysctls
+	// (SysctlsAnnotation) before ScyllaDB starts.
+	SysctlContainerName               = "sysctl"
 	ScyllaDBContainerName             = "scylla"
 	ScyllaDBManagerAgentContainerName = "scylla-manager-agent"
 )

@@ -178,9 +178,6 @@ func validateAddressArgs(args []string, family corev1.IPFamily, argPath func(i i
 	return allErrs
 }
 
-// sysctlKeyPattern matches sysctl names: dot- or slash-separated segments of letters, digits, '_' and '-'.
-var sysctlKeyPattern = regexp.MustCompile(`^[a-zA-Z0-9_-]+([./][a-zA-Z0-9_*-]+)*$`)
-
 // SplitArguments splits a command line into arguments as a POSIX shell would, without expansions: blanks separate
 // arguments, single quotes keep everything literally, double quotes keep everything but backslash escapes of ", \,
 // $ and `, and a backslash outside quotes escapes the next character.

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
-	"strings"
 
 	scyllav1 "github.com/scyllakube/api/scylla/v1"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/sysctl"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -82,13 +82,12 @@ func ValidateScyllaCluster(sc *scyllav1.ScyllaCluster) field.ErrorList {
 // path components, with no tag or digest.
 var imageRepositoryPattern = regexp.MustCompile(`^(?:(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)(?:[.](?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?))*(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$`)
 
-// validateSysctls checks that every sysctl is key=value with a key of dot- or slash-separated names.
+// validateSysctls checks that every sysctl is key=value with a kernel parameter's name as key (sysctl.Parse): what
+// the pods' sysctl init container can set.
 func validateSysctls(sysctls []string, path *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	for i, s := range sysctls {
-		key, value, ok := strings.Cut(s, "=")
-		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
-		if !ok || len(key) == 0 || len(value) == 0 || strings.ContainsAny(key, " \t") || !sysctlKeyPattern.MatchString(key) {
+		if _, err := sysctl.Parse(s); err != nil {
 			allErrs = append(allErrs, field.Invalid(path.Index(i), s, "must be key=value with a sysctl name as key, e.g. fs.aio-max-nr=30000000"))
 		}
 	}

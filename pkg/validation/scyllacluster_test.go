@@ -302,6 +302,16 @@ func TestValidateScyllaClusterRefuses(t *testing.T) {
 			want:   field.ErrorList{field.Invalid(field.NewPath("spec", "sysctls").Index(0), "fs.aio-max-nr=", "must be key=value with a sysctl name as key, e.g. fs.aio-max-nr=30000000")},
 		},
 		{
+			name: "a sysctl key with a glob or a parent directory",
+			modify: func(sc *scyllav1.ScyllaCluster) {
+				sc.Spec.Sysctls = []string{"net.ipv4.conf.*.rp_filter=1", "net/../../x=1", "fs.aio-max-nr=1"}
+			},
+			want: field.ErrorList{
+				field.Invalid(field.NewPath("spec", "sysctls").Index(0), "net.ipv4.conf.*.rp_filter=1", "must be key=value with a sysctl name as key, e.g. fs.aio-max-nr=30000000"),
+				field.Invalid(field.NewPath("spec", "sysctls").Index(1), "net/../../x=1", "must be key=value with a sysctl name as key, e.g. fs.aio-max-nr=30000000"),
+			},
+		},
+		{
 			name:   "an IPv6 listen address in an IPv4 cluster",
 			modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.ScyllaArgs = "--smp 2 --listen-address ::1" },
 			want:   field.ErrorList{field.Invalid(field.NewPath("spec", "scyllaArgs"), "::1", "--listen-address must be an IPv4 address: the cluster's primary IP family is IPv4")},

@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 
@@ -79,6 +80,14 @@ func validateTranslatedAnnotations(annotations map[string]string) field.ErrorLis
 		}
 	}
 	allErrs = append(allErrs, validateManagerClusterIDAnnotation(annotations, naming.ScyllaDBManagerClusterIDAnnotation)...)
+	if v, ok := annotations[naming.SysctlsAnnotation]; ok {
+		var sysctls []string
+		if err := json.Unmarshal([]byte(v), &sysctls); err != nil {
+			allErrs = append(allErrs, field.Invalid(path.Key(naming.SysctlsAnnotation), v, `must be a JSON list of key=value strings, e.g. ["fs.aio-max-nr=30000000"]`))
+		} else {
+			allErrs = append(allErrs, validateSysctls(sysctls, path.Key(naming.SysctlsAnnotation))...)
+		}
+	}
 	return allErrs
 }
 

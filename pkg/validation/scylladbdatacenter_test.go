@@ -107,6 +107,20 @@ func TestValidateScyllaDBDatacenterRefuses(t *testing.T) {
 			},
 		},
 		{
+			name: "a sysctls annotation that is not a JSON list",
+			modify: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+				sdc.Annotations = map[string]string{naming.SysctlsAnnotation: "fs.aio-max-nr=1"}
+			},
+			want: field.ErrorList{field.Invalid(annotations.Key(naming.SysctlsAnnotation), "fs.aio-max-nr=1", `must be a JSON list of key=value strings, e.g. ["fs.aio-max-nr=30000000"]`)},
+		},
+		{
+			name: "a sysctls annotation with a setting without a value",
+			modify: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+				sdc.Annotations = map[string]string{naming.SysctlsAnnotation: `["fs.aio-max-nr=1","vm.swappiness"]`}
+			},
+			want: field.ErrorList{field.Invalid(annotations.Key(naming.SysctlsAnnotation).Index(1), "vm.swappiness", "must be key=value with a sysctl name as key, e.g. fs.aio-max-nr=30000000")},
+		},
+		{
 			name: "an external seed with a port",
 			modify: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
 				sdc.Spec.ScyllaDB.ExternalSeeds = []string{"seed.example.com:7000"}

@@ -36,6 +36,7 @@ func NewScyllaOperatorCommand(streams genericclioptions.IOStreams) *cobra.Comman
 	cmd.AddCommand(NewManagerControllerCommand())
 	cmd.AddCommand(NewSidecarCommand())
 	cmd.AddCommand(NewWebhookCommand())
+	cmd.AddCommand(NewSysctlCommand(streams))
 
 	return cmd
 }

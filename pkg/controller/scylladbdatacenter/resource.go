@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -16,6 +17,7 @@ import (
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/resourceapply"
 	"github.com/scyllakube/scylla-operator/pkg/scyllaagent"
+	"github.com/scyllakube/scylla-operator/pkg/sysctl"
 	"go.yaml.in/yaml/v3"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -84,6 +86,47 @@ func clusterName(sdc *scyllav1alpha1.ScyllaDBDatacenter) string {
 // hostNetworking reads naming.HostNetworkingAnnotation, which the ScyllaCluster translator sets.
 func hostNetworking(sdc *scyllav1alpha1.ScyllaDBDatacenter) (bool, error) {
 	return boolAnnotation(sdc, naming.HostNetworkingAnnotation)
+}
+
+// sysctls reads naming.SysctlsAnnotation, which the ScyllaCluster translator sets from spec.sysctls: a JSON list of
+// key=value kernel parameters.
+func sysctls(sdc *scyllav1alpha1.ScyllaDBDatacenter) ([]sysctl.Setting, error) {
+	v, ok := sdc.Annotations[naming.SysctlsAnnotation]
+	if !ok {
+		return nil, nil
+	}
+	var list []string
+	if err := json.Unmarshal([]byte(v), &list); err != nil {
+		return nil, newSpecError("annotation %q must be a JSON list of key=value strings: %v", naming.SysctlsAnnotation, err)
+	}
+	settings, err := sysctl.ParseAll(list)
+	if err != nil {
+		return nil, newSpecError("annotation %q: %v", naming.SysctlsAnnotation, err)
+	}
+	return settings, nil
+}
+
+// makeSysctlContainer returns the init container that sets settings before ScyllaDB starts, or nil when there are
+// none. Kernel parameters outside the pod's namespaces (fs.aio-max-nr) are the node's: only a privileged container
+// can set them, as root.
+func makeSysctlContainer(operatorImage string, settings []sysctl.Setting) *corev1.Container {
+	if len(settings) == 0 {
+		return nil
+	}
+	command := []string{naming.OperatorBinaryPathInImage, "sysctl", "--"}
+	for _, s := range settings {
+		command = append(command, s.String())
+	}
+	return &corev1.Container{
+		Name:            naming.SysctlContainerName,
+		Image:           operatorImage,
+		ImagePullPolicy: corev1.PullIfNotPresent,
+		Command:         command,
+		SecurityContext: &corev1.SecurityContext{
+			Privileged: new(true),
+			RunAsUser:  new(int64(0)),
+		},
+	}
 }
 
 func boolAnnotation(sdc *scyllav1alpha1.ScyllaDBDatacenter, key string) (bool, error) {
@@ -713,6 +756,10 @@ func makeStatefulSet(sdc *scyllav1alpha1.ScyllaDBDatacenter, rack *scyllav1alpha
 	if err != nil {
 		return nil, err
 	}
+	kernelSettings, err := sysctls(sdc)
+	if err != nil {
+		return nil, err
+	}
 
 	dc := datacenterName(sdc)
 	name := naming.StatefulSetName(sdc.Name, dc, rack.Name)
@@ -797,16 +844,7 @@ func makeStatefulSet(sdc *scyllav1alpha1.ScyllaDBDatacenter, rack *scyllav1alpha
 					ReadinessGates:                slices.Clone(sdc.Spec.ReadinessGates),
 					TerminationGracePeriodSeconds: &terminationGracePeriodSeconds,
 					Volumes:                       volumes,
-					InitContainers: []corev1.Container{{
-						Name:            naming.SidecarInjectionContainerName,
-						Image:           in.operatorImage,
-						ImagePullPolicy: corev1.PullIfNotPresent,
-						Command:         []string{"/bin/cp", "-a", naming.OperatorBinaryPathInImage, naming.SharedBinaryDir + "/"},
-						VolumeMounts: []corev1.VolumeMount{{
-							Name:      naming.SharedBinaryVolumeName,
-							MountPath: naming.SharedBinaryDir,
-						}},
-					}},
+					InitContainers:                makeInitContainers(in.operatorImage, kernelSettings),
 					Containers: []corev1.Container{
 						makeScyllaDBContainer(sdc, rack, sidecarArgs, scyllaMounts, alternator),
 						makeAgentContainer(sdc, rack, agentMounts),
@@ -816,6 +854,25 @@ func makeStatefulSet(sdc *scyllav1alpha1.ScyllaDBDatacenter, rack *scyllav1alpha
 		},
 	}
 	return sts, nil
+}
+
+// makeInitContainers returns the init containers of a ScyllaDB pod: the one that sets the kernel parameters, when there
+// are any, then the one that copies the operator binary the sidecar runs from.
+func makeInitContainers(operatorImage string, kernelSettings []sysctl.Setting) []corev1.Container {
+	var containers []corev1.Container
+	if c := makeSysctlContainer(operatorImage, kernelSettings); c != nil {
+		containers = append(containers, *c)
+	}
+	return append(containers, corev1.Container{
+		Name:            naming.SidecarInjectionContainerName,
+		Image:           operatorImage,
+		ImagePullPolicy: corev1.PullIfNotPresent,
+		Command:         []string{"/bin/cp", "-a", naming.OperatorBinaryPathInImage, naming.SharedBinaryDir + "/"},
+		VolumeMounts: []corev1.VolumeMount{{
+			Name:      naming.SharedBinaryVolumeName,
+			MountPath: naming.SharedBinaryDir,
+		}},
+	})
 }
 
 func sharedOperatorBinary() string {

@@ -459,6 +459,41 @@ func TestMakeStatefulSet(t *testing.T) {
 			wantErr: `rack "a": storage capacity "0" must be positive`,
 		},
 		{
+			name: "sysctls are set by a privileged init container before anything else runs",
+			modify: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+				sdc.Annotations = map[string]string{"internal.scylla-operator.scylladb.com/sysctls": `["fs.aio-max-nr=30000000"," net.ipv4.ip_local_port_range = 1024 65000"]`}
+			},
+			want: func(sts *appsv1.StatefulSet) {
+				podSpec(sts).InitContainers = append([]corev1.Container{{
+					Name:            "sysctl",
+					Image:           testOperatorImage,
+					ImagePullPolicy: corev1.PullIfNotPresent,
+					Command:         []string{"/usr/bin/scylla-operator", "sysctl", "--", "fs.aio-max-nr=30000000", "net.ipv4.ip_local_port_range=1024 65000"},
+					SecurityContext: &corev1.SecurityContext{Privileged: new(true), RunAsUser: new(int64(0))},
+				}}, podSpec(sts).InitContainers...)
+			},
+		},
+		{
+			name: "an empty sysctls list adds no container",
+			modify: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+				sdc.Annotations = map[string]string{"internal.scylla-operator.scylladb.com/sysctls": `[]`}
+			},
+		},
+		{
+			name: "a sysctls annotation that is not a JSON list",
+			modify: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+				sdc.Annotations = map[string]string{"internal.scylla-operator.scylladb.com/sysctls": "fs.aio-max-nr=30000000"}
+			},
+			wantErr: `annotation "internal.scylla-operator.scylladb.com/sysctls" must be a JSON list of key=value strings: invalid character 's' in literal false (expecting 'a')`,
+		},
+		{
+			name: "a sysctl without a value",
+			modify: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+				sdc.Annotations = map[string]string{"internal.scylla-operator.scylladb.com/sysctls": `["fs.aio-max-nr=1","vm.swappiness"]`}
+			},
+			wantErr: `annotation "internal.scylla-operator.scylladb.com/sysctls": sysctl 1: invalid sysctl "vm.swappiness": must be key=value, e.g. fs.aio-max-nr=30000000`,
+		},
+		{
 			name: "no agent image",
 			modify: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
 				sdc.Spec.ScyllaDBManagerAgent = nil
