@@ -191,7 +191,7 @@ func (s *Server) addDefaultTasksLocked(c *cluster, withoutRepair bool) {
 			Type:       typeHealthcheck,
 			Name:       hc.mode,
 			Enabled:    true,
-			Schedule:   schedule{Cron: cronSpec, StartDate: now},
+			Schedule:   schedule{Cron: cronSpec, StartDate: now, ScheduledAt: now},
 			Properties: []byte(fmt.Sprintf(`{"mode":%q}`, hc.mode)),
 		})
 	}
@@ -208,7 +208,7 @@ func (s *Server) addDefaultTasksLocked(c *cluster, withoutRepair bool) {
 		Type:       typeRepair,
 		Name:       "all-weekly",
 		Enabled:    true,
-		Schedule:   schedule{Cron: cronSpec, StartDate: now, Timezone: s.serverTimezone, NumRetries: 3},
+		Schedule:   schedule{Cron: cronSpec, StartDate: now, ScheduledAt: now, Timezone: s.serverTimezone, NumRetries: 3},
 		Properties: []byte(`{}`),
 	})
 }

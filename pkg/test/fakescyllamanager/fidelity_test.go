@@ -1,6 +1,7 @@
 package fakescyllamanager
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -649,6 +650,35 @@ func TestFidelityNextActivationAndRuns(t *testing.T) {
 		h.setNow(testNow.Add(100 * time.Hour))
 		items := h.do(http.MethodGet, "/api/v1/cluster/"+cid+"/tasks?task_id="+id, nil).list(t)
 		diffOrFail(t, "next activation after time passed", "2025-01-06T00:00:00Z", items[0]["next_activation"])
+	})
+
+	// ScyllaDB Manager lists the activation its scheduler queued when the task was scheduled (created or updated), not
+	// one computed from the time of the list: for "@every", which counts from when it is asked, that activation stays
+	// put between lists.
+	t.Run("an @every activation does not move from one list to the next", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, Options{})
+		cid := h.newCluster()
+		id := h.createTask(cid, `{"type":"healthcheck","enabled":true,"schedule":{"cron":"@every 90m"}}`)
+		for _, tc := range []struct {
+			after time.Duration
+			want  string
+		}{
+			{10 * time.Minute, "2025-01-01T13:30:00Z"},
+			{89 * time.Minute, "2025-01-01T13:30:00Z"},
+			{100 * time.Minute, "2025-01-01T15:00:00Z"},
+		} {
+			h.setNow(testNow.Add(tc.after))
+			items := h.do(http.MethodGet, "/api/v1/cluster/"+cid+"/tasks?task_id="+id, nil).list(t)
+			diffOrFail(t, fmt.Sprintf("next activation %v after creation", tc.after), tc.want, items[0]["next_activation"])
+		}
+
+		// An update schedules the task again, from the time of the update.
+		h.setNow(testNow.Add(2 * time.Hour))
+		h.do(http.MethodPut, "/api/v1/cluster/"+cid+"/task/healthcheck/"+id, `{"type":"healthcheck","enabled":true,"schedule":{"cron":"@every 90m"}}`).expectStatus(t, http.StatusOK)
+		h.setNow(testNow.Add(2*time.Hour + 10*time.Minute))
+		items := h.do(http.MethodGet, "/api/v1/cluster/"+cid+"/tasks?task_id="+id, nil).list(t)
+		diffOrFail(t, "next activation after an update", "2025-01-01T15:30:00Z", items[0]["next_activation"])
 	})
 
 	t.Run("lists are sorted by next activation, tasks without one last", func(t *testing.T) {

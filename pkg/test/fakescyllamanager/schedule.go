@@ -186,11 +186,14 @@ type schedule struct {
 	// CronStartDate is the start date the request carried; ScyllaDB Manager copies it into the cron.
 	CronStartDate time.Time
 	StartDate     time.Time
-	Interval      time.Duration
-	Window        []string
-	Timezone      string
-	NumRetries    int
-	RetryWait     time.Duration
+	// ScheduledAt is when ScyllaDB Manager's scheduler queued the schedule: the task's creation or last update. The
+	// next activation it lists is the one queued then, which "@every" counts from.
+	ScheduledAt time.Time
+	Interval    time.Duration
+	Window      []string
+	Timezone    string
+	NumRetries  int
+	RetryWait   time.Duration
 }
 
 func (in scheduleIn) schedule() schedule {
@@ -249,11 +252,24 @@ func (s schedule) location() *time.Location {
 }
 
 // nextActivation is the next time the schedule fires after now, or nil if it never fires again. Cron takes
-// precedence; its first activation is the first match after its start date. Without cron, the legacy interval
-// repeats from the start date; without either, a start date in the future is a one-shot.
+// precedence; its first activation is the first match after its start date. "@every" counts from when the task was
+// scheduled (or from its start date, when later), as ScyllaDB Manager lists the activation its scheduler queued then
+// rather than one counted from the time of the list. Without cron, the legacy interval repeats from the start date;
+// without either, a start date in the future is a one-shot.
 func (s schedule) nextActivation(now time.Time) *time.Time {
 	var next time.Time
+	every, isEvery := s.Cron.sched.(cron.ConstantDelaySchedule)
 	switch {
+	case isEvery && !s.ScheduledAt.IsZero() && every.Delay > 0:
+		from := s.ScheduledAt
+		if s.CronStartDate.After(from) {
+			from = s.CronStartDate
+		}
+		// As cron's Next does, from a whole second.
+		next = from.Truncate(time.Second).Add(every.Delay)
+		if !next.After(now) {
+			next = next.Add((now.Sub(next)/every.Delay + 1) * every.Delay)
+		}
 	case s.Cron.sched != nil:
 		from := now
 		if s.CronStartDate.After(from) {

@@ -213,6 +213,7 @@ func (s *Server) createTask(r *http.Request, clusterID string) (result, *apiErro
 	if err != nil {
 		return result{}, internalError("create task: %v", err)
 	}
+	t.Schedule.ScheduledAt = s.now()
 	s.addTaskLocked(t)
 	var after func(context.Context)
 	if runNow && t.Enabled {
@@ -241,6 +242,7 @@ func (s *Server) updateTask(r *http.Request, rt route, clusterID string) (result
 	// The type and ID come from the path; the body's are ignored.
 	next := in.task(t.ClusterID, t.ID, t.Type)
 	next.Runs = t.Runs
+	next.Schedule.ScheduledAt = s.now()
 	if aErr := s.validateTargetLocked(c, next.Type, next.Properties); aErr != nil {
 		return result{}, aErr.wrap("update task %q", t.ID)
 	}
