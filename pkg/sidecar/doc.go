@@ -212,6 +212,8 @@
 // # Exit
 //
 // The sidecar exits with ScyllaDB's exit code (128+signal when killed by a signal), or 1 when it stopped ScyllaDB
-// to restart for a new address. Before ScyllaDB starts, SIGTERM
+// to restart for a new address. It exits once the process it started (--scylladb-entrypoint) has exited, reading
+// the output that process's descendants still write for at most 5s more: daemons the entrypoint started and left
+// behind don't keep the sidecar, and so the container, up. Before ScyllaDB starts, SIGTERM
 // or SIGINT stop the sidecar with 0; afterwards SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 are forwarded.
 package sidecar

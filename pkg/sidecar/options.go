@@ -34,6 +34,9 @@ const (
 	joinedMarkerFileName            = "scylla-operator-joined"
 	defaultDecommissionPollInterval = 5 * time.Second
 	defaultDecommissionRetryCap     = 5 * time.Minute
+	// childOutputWaitDelay bounds how long the sidecar reads ScyllaDB's output after ScyllaDB exited, while processes
+	// it started still hold it open.
+	childOutputWaitDelay = 5 * time.Second
 )
 
 // PodIPFlags are the flags of one address's Pod IP options.

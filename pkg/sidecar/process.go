@@ -31,7 +31,7 @@ func exitCode(state *os.ProcessState) int {
 }
 
 // runChild starts cmd, forwards every signal from signals to it, sends it SIGTERM when ctx is done, and returns its
-// exit code once it exits.
+// exit code once it exits (and its output is read, for at most cmd.WaitDelay once it exited).
 func runChild(ctx context.Context, cmd *exec.Cmd, signals <-chan os.Signal) (int, error) {
 	logger := klog.FromContext(ctx)
 	if err := cmd.Start(); err != nil {
@@ -57,7 +57,9 @@ func runChild(ctx context.Context, cmd *exec.Cmd, signals <-chan os.Signal) (int
 			}
 		case err := <-waitErr:
 			var exitErr *exec.ExitError
-			if err != nil && !errors.As(err, &exitErr) {
+			// ErrWaitDelay: ScyllaDB exited, but processes it started held its output open for longer than
+			// cmd.WaitDelay; its exit status is known all the same.
+			if err != nil && !errors.As(err, &exitErr) && !errors.Is(err, exec.ErrWaitDelay) {
 				return 0, fmt.Errorf("can't wait for ScyllaDB: %w", err)
 			}
 			code := exitCode(cmd.ProcessState)

@@ -3,9 +3,11 @@ package sidecar
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -133,5 +135,61 @@ func TestRunChildLogsNoSecretArguments(t *testing.T) {
 		`"--ldap-bind-passwd=REDACTED","--ldap_bind_passwd","REDACTED","--developer-mode=1"]`
 	if !strings.Contains(logs.String(), want) {
 		t.Errorf("the logs lack %s:\n%s", want, logs.String())
+	}
+}
+
+// TestRunExitsWhenScyllaDBExitsWhileItsDescendantsHoldItsOutput runs the sidecar with an entrypoint that leaves a
+// process behind holding its output open, as an image entrypoint that dies before the daemons it started does: the
+// sidecar still exits with the entrypoint's code instead of waiting for the last holder of its output.
+func TestRunExitsWhenScyllaDBExitsWhileItsDescendantsHoldItsOutput(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		code     int
+		wantCode int
+	}{
+		{name: "a failure's code is kept", code: 3, wantCode: 3},
+		{name: "a success stays one", code: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newTestEnv(t)
+			n := datacenterNodes(1, 1, baseTime)[0]
+			e.addNode(n)
+			o := e.options(n, nil)
+			pidFile := filepath.Join(t.TempDir(), "descendant.pid")
+			entrypoint := filepath.Join(t.TempDir(), "entrypoint.sh")
+			writeTestFile(t, entrypoint, fmt.Sprintf("#!/bin/sh\nsleep 120 &\necho $! > \"$DESCENDANT_PID_FILE\"\nexit %d\n", tc.code))
+			if err := os.Chmod(entrypoint, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			o.ScyllaDBEntrypoint = entrypoint
+			o.childEnv = append(o.childEnv, "DESCENDANT_PID_FILE="+pidFile)
+			rs := e.start(o)
+			// Registered after start's, so it runs first: a failing run doesn't wait for the descendant.
+			t.Cleanup(func() {
+				data, err := os.ReadFile(pidFile)
+				if err != nil {
+					return
+				}
+				if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			})
+			select {
+			case <-rs.finished:
+			case <-time.After(60 * time.Second):
+				t.Fatal("Run() didn't return within 60s of ScyllaDB's exit: it waits for the process holding ScyllaDB's output")
+			}
+			var gotCode int
+			if exitErr, ok := rs.runErr.(*ExitError); ok {
+				gotCode = exitErr.Code
+			} else if rs.runErr != nil {
+				t.Fatalf("Run() = %v, want exit code %d", rs.runErr, tc.wantCode)
+			}
+			if gotCode != tc.wantCode {
+				t.Errorf("exit code = %d, want %d", gotCode, tc.wantCode)
+			}
+		})
 	}
 }

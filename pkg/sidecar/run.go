@@ -393,6 +393,10 @@ func (o *Options) Run(ctx context.Context) error {
 	// ScyllaDB must not outlive a sidecar that is killed outright: in a container the kubelet would take both down,
 	// but outside one (tests, the local demo) nothing else would.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// ScyllaDB's output goes through pipes (the watcher), which its descendants inherit: without a bound, Wait would
+	// wait for the last of them to exit, and a sidecar whose ScyllaDB died before the daemons it started would neither
+	// exit nor restart.
+	cmd.WaitDelay = childOutputWaitDelay
 	go func() {
 		select {
 		case <-restart.Requested():
