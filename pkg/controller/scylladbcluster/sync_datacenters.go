@@ -54,6 +54,7 @@ func (c *Controller) syncDatacenters(ctx context.Context, sc *scyllav1alpha1.Scy
 	// A datacenter whose ScyllaDBDatacenter this sync is about to change is not rolled out any more: the datacenters
 	// after it wait for the change to roll out, so that datacenters change one at a time.
 	plan := seedsFor(sc.Namespace, sc.Name, states)
+	keepSeedOrder(plan, dcs)
 	changed := false
 	for i, dc := range dcs {
 		if !plan.datacenters[i].mayProgress || !states[i].rolledOut {
@@ -70,6 +71,7 @@ func (c *Controller) syncDatacenters(ctx context.Context, sc *scyllav1alpha1.Scy
 	}
 	if changed {
 		plan = seedsFor(sc.Namespace, sc.Name, states)
+		keepSeedOrder(plan, dcs)
 	}
 
 	var progressing []metav1.Condition
@@ -94,6 +96,25 @@ func (c *Controller) syncDatacenters(ctx context.Context, sc *scyllav1alpha1.Scy
 		progressing = append(progressing, metav1.Condition{Type: "Datacenters", Reason: waitingForTurnReason, Message: plan.blocked})
 	}
 	return progressing, errors.Join(errs...)
+}
+
+// keepSeedOrder orders the external seeds plan gives each datacenter of dcs as its ScyllaDBDatacenter already has
+// them, the others after them in plan order: the order of seeds means nothing to ScyllaDB, and a datacenter whose
+// seeds only changed order (the datacenters before it reordered) must not be changed, which would restart its nodes.
+func keepSeedOrder(plan seedPlan, dcs []*remoteDatacenter) {
+	for i, dc := range dcs {
+		if dc.sdc == nil {
+			continue
+		}
+		existing := dc.sdc.Spec.ScyllaDB.ExternalSeeds
+		position := func(seed string) int {
+			if j := slices.Index(existing, seed); j >= 0 {
+				return j
+			}
+			return len(existing)
+		}
+		slices.SortStableFunc(plan.datacenters[i].externalSeeds, func(a, b string) int { return position(a) - position(b) })
+	}
 }
 
 // joinsThroughLater tells whether the ScyllaDBDatacenter of dcs[i] has, among its external seeds, the seed Service

@@ -559,6 +559,58 @@ func TestDeletionDoesNotWaitForARemoteClusterWithoutClientsItNoLongerUses(t *tes
 	}
 }
 
+func TestReorderingDatacentersDoesNotRestartOneWhoseSeedsOnlyChangeOrder(t *testing.T) {
+	t.Parallel()
+	sc := newTwoDatacenterCluster()
+	sc.Spec.Datacenters = append(sc.Spec.Datacenters, scyllav1alpha1.ScyllaDBClusterDatacenter{Name: "dc3", RemoteKubernetesClusterName: "w3"})
+	f := newFixture(t, sc, "w1", "w2", "w3")
+	for _, dc := range []struct{ rkc, name, ip string }{{"w1", "dc1", "10.1.0.5"}, {"w2", "dc2", "10.2.0.7"}, {"w3", "dc3", "10.3.0.2"}} {
+		if err := f.sync(); err != nil {
+			t.Fatal(err)
+		}
+		f.rollOut(dc.rkc, dc.name, dc.ip)
+	}
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	dc3Namespace := naming.ScyllaDBClusterRemoteNamespaceName(testNamespace, "dc3")
+	seeds := f.remoteDatacenter("w3", "dc3").Spec.ScyllaDB.ExternalSeeds
+	want := []string{naming.ScyllaDBClusterSeedServiceHost(testName, "dc1", dc3Namespace), naming.ScyllaDBClusterSeedServiceHost(testName, "dc2", dc3Namespace)}
+	if diff := cmp.Diff(want, seeds); diff != "" {
+		t.Fatalf("dc3 does not join through dc1 and dc2 (-want +got):\n%s", diff)
+	}
+
+	t.Log("dc2 is put first: it and dc1 change their seeds, one at a time; dc3 keeps the same seeds")
+	f.updateScyllaDBCluster(func(sc *scyllav1alpha1.ScyllaDBCluster) {
+		dcs := sc.Spec.Datacenters
+		sc.Spec.Datacenters = []scyllav1alpha1.ScyllaDBClusterDatacenter{dcs[1], dcs[0], dcs[2]}
+	})
+	f.clearActions()
+	for range 4 {
+		if err := f.sync(); err != nil {
+			t.Fatal(err)
+		}
+		// The remote operators roll out what changed.
+		for _, dc := range []struct{ rkc, name, ip string }{{"w2", "dc2", "10.2.0.7"}, {"w1", "dc1", "10.1.0.5"}, {"w3", "dc3", "10.3.0.2"}} {
+			if sdc := f.remoteDatacenter(dc.rkc, dc.name); sdc.Status.ObservedGeneration == nil || *sdc.Status.ObservedGeneration != sdc.Generation {
+				f.rollOut(dc.rkc, dc.name, dc.ip)
+			}
+		}
+	}
+	if c := f.condition("Progressing"); c.Status != metav1.ConditionFalse {
+		t.Errorf("the reordered datacenters did not all roll out: %+v", c)
+	}
+	if writes := f.datacenterWrites("w1"); len(writes) == 0 {
+		t.Errorf("dc1, now second, did not take dc2's seed: %v", f.remoteDatacenter("w1", "dc1").Spec.ScyllaDB.ExternalSeeds)
+	}
+	if writes := f.datacenterWrites("w2"); len(writes) == 0 {
+		t.Errorf("dc2, now first, did not drop dc1's seed: %v", f.remoteDatacenter("w2", "dc2").Spec.ScyllaDB.ExternalSeeds)
+	}
+	if writes := f.datacenterWrites("w3"); len(writes) != 0 {
+		t.Errorf("dc3, whose seeds are the same datacenters, was changed (%v) and restarted: its external seeds went from %v to %v", writes, seeds, f.remoteDatacenter("w3", "dc3").Spec.ScyllaDB.ExternalSeeds)
+	}
+}
+
 func TestAnInvalidSpecIsReportedAndNothingIsBuilt(t *testing.T) {
 	t.Parallel()
 	sc := newTwoDatacenterCluster()
