@@ -93,6 +93,17 @@ func TestFidelityCronEnabledAndLists(t *testing.T) {
 		diffOrFail(t, "start date", "2025-02-01T00:00:00Z", sched["start_date"])
 	})
 
+	// ScyllaDB Manager stores the start date in a CQL timestamp, which keeps milliseconds.
+	t.Run("the start date is kept to the millisecond", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, Options{})
+		cid := h.newCluster()
+		id := h.createTask(cid, `{"type":"repair","schedule":{"cron":"@daily","start_date":"2030-01-01T00:00:00.123456789Z"}}`)
+		sched := h.do(http.MethodGet, "/api/v1/cluster/"+cid+"/task/repair/"+id, nil).object(t)["schedule"].(map[string]any)
+		diffOrFail(t, "start date", "2030-01-01T00:00:00.123Z", sched["start_date"])
+		diffOrFail(t, "cron", `{"spec":"@daily","start_date":"2030-01-01T00:00:00.123Z"}`, sched["cron"])
+	})
+
 	t.Run("an empty cron is echoed with an empty spec", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t, Options{})

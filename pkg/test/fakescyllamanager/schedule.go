@@ -206,7 +206,8 @@ func (in scheduleIn) schedule() schedule {
 		RetryWait:  time.Duration(in.RetryWait),
 	}
 	if in.StartDate != nil {
-		s.StartDate = in.StartDate.UTC()
+		// Stored in a CQL timestamp, which keeps milliseconds.
+		s.StartDate = in.StartDate.UTC().Truncate(time.Millisecond)
 		s.CronStartDate = s.StartDate
 	}
 	return s
@@ -296,7 +297,7 @@ func (s schedule) nextActivation(now time.Time) *time.Time {
 // validateCreate applies the start-date rules of task creation and reports whether the task runs immediately.
 func (s *schedule) validateCreate(now time.Time) (runNow bool, err error) {
 	if s.StartDate.IsZero() {
-		s.StartDate = now
+		s.StartDate = now.UTC().Truncate(time.Millisecond)
 		return s.Cron.sched == nil, nil
 	}
 	if s.StartDate.Before(now) && s.Interval != 0 {
