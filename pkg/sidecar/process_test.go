@@ -193,3 +193,25 @@ func TestRunExitsWhenScyllaDBExitsWhileItsDescendantsHoldItsOutput(t *testing.T)
 		})
 	}
 }
+
+// TestSignalWatchHandsOnEverySignalItDoesNotActOn checks the hand-over from the sidecar's own signal handling to
+// ScyllaDB's: once stop returns, a terminating signal has either cancelled the context or is still there for
+// ScyllaDB, never taken without effect.
+func TestSignalWatchHandsOnEverySignalItDoesNotActOn(t *testing.T) {
+	t.Parallel()
+	for i := range 2000 {
+		signals := make(chan os.Signal, 1)
+		ctx, stop := contextCancelledBySignal(context.Background(), signals)
+		signals <- syscall.SIGTERM
+		stop()
+		cancelled, kept := ctx.Err() != nil, len(signals) == 1
+		// Nothing may act on the signal after stop returned.
+		time.Sleep(50 * time.Microsecond)
+		if cancelled != (ctx.Err() != nil) || kept != (len(signals) == 1) {
+			t.Fatalf("attempt %d: the signal was handled after stop returned", i)
+		}
+		if cancelled == kept {
+			t.Fatalf("attempt %d: when stop returned, cancelled = %v and signal kept = %v; want exactly one", i, cancelled, kept)
+		}
+	}
+}

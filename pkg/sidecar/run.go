@@ -194,10 +194,14 @@ func terminating(sig os.Signal) bool {
 }
 
 // contextCancelledBySignal cancels the returned context when a terminating signal arrives, until stop is called.
+// Once stop returns, no signal is taken any more: a terminating signal taken until then has cancelled the context,
+// and any later one is left in signals for whoever reads them next (ScyllaDB's forwarding).
 func contextCancelledBySignal(ctx context.Context, signals <-chan os.Signal) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	stop := make(chan struct{})
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		for {
 			select {
 			case sig := <-signals:
@@ -218,6 +222,7 @@ func contextCancelledBySignal(ctx context.Context, signals <-chan os.Signal) (co
 		if !stopped {
 			stopped = true
 			close(stop)
+			<-done
 		}
 	}
 }
@@ -363,10 +368,11 @@ func (o *Options) Run(ctx context.Context) error {
 	for _, a := range ignored {
 		logger.Info("Ignoring a user argument that overrides a setting the sidecar owns", "argument", a)
 	}
+	// A signal that came before the watch stopped has cancelled startCtx; every later one is forwarded to ScyllaDB.
+	stopWatchingSignals()
 	if startCtx.Err() != nil {
 		return nil
 	}
-	stopWatchingSignals()
 
 	// A restart request, or ScyllaDB's refusal to start after a decommission, stops ScyllaDB like the end of ctx.
 	childCtx, stopChild := context.WithCancel(ctx)
