@@ -194,6 +194,10 @@ func makeSchedule(spec *scyllav1alpha1.ScyllaDBManagerTaskSchedule, annotations 
 		}
 	}
 	if start.absolute != nil {
+		// ScyllaDB Manager keeps start dates to the millisecond (a CQL timestamp): a finer one would never compare
+		// equal to what it echoes, and the task would be updated on every sync.
+		t := start.absolute.Truncate(time.Millisecond)
+		start.absolute = &t
 		schedule.StartDate = start.absolute
 	}
 	if len(errs) != 0 {

@@ -1247,6 +1247,22 @@ func TestSyncDoesNotCreateAnIntervalTaskStartingInThePast(t *testing.T) {
 	}
 }
 
+// TestSyncIsStableWithAStartDateFinerThanScyllaDBManagerKeeps: ScyllaDB Manager keeps start dates to the millisecond;
+// a start date override written to the nanosecond (RFC 3339 allows it) must not look changed on every sync.
+func TestSyncIsStableWithAStartDateFinerThanScyllaDBManagerKeeps(t *testing.T) {
+	t.Parallel()
+
+	task := newBackupTask("daily")
+	task.Annotations = map[string]string{naming.ScyllaDBManagerTaskScheduleStartDateOverrideAnnot: "2030-01-01T02:00:00.123456789Z"}
+	f := newFixture(t, newRegisteredDatacenter(), task)
+	f.mustSync(t, "daily")
+	settle(t, f, "daily")
+	want := time.Date(2030, 1, 1, 2, 0, 0, 123000000, time.UTC)
+	if got := f.onlyTask(t).Schedule.StartDate; got == nil || !got.Equal(want) {
+		t.Errorf("expected ScyllaDB Manager to hold the start date %v, got %v", want, got)
+	}
+}
+
 func TestSyncNeverMovesARelativeStartDate(t *testing.T) {
 	t.Parallel()
 
