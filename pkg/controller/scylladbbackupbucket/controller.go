@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
@@ -32,8 +33,9 @@ const ControllerName = "ScyllaDBBackupBucketController"
 // defaultStoreTimeout bounds each object store call, so that a store that does not answer does not hold a worker.
 const defaultStoreTimeout = 30 * time.Second
 
-// defaultCredentialsRecheckInterval is how often a bucket whose credentials Secret is missing or incomplete reads it
-// again: the controller does not watch Secrets, and a resync may be hours away.
+// defaultCredentialsRecheckInterval is how often a bucket whose credentials Secret is missing or incomplete, or whose
+// credentials the store refused, reads the Secret again: the controller does not watch Secrets, and a resync may be
+// hours away.
 const defaultCredentialsRecheckInterval = time.Minute
 
 // backupstorage.EntryBucketRefIndex indexes ScyllaDBBackupEntries by spec.bucketRef. The ScyllaDBManagerTask controller adds the
@@ -65,6 +67,11 @@ type Controller struct {
 	clock                      func() time.Time
 	storeTimeout               time.Duration
 	credentialsRecheckInterval time.Duration
+
+	// refusals are the buckets, by name, whose credentials from their credentials Secret the store refused: a
+	// recheck asks the store again only once the Secret holds other credentials.
+	refusalsLock sync.Mutex
+	refusals     map[string]refusal
 }
 
 // NewController returns a Controller that reads buckets and entries through the given informers, Secrets through
@@ -110,6 +117,7 @@ func NewController(
 		clock:                      time.Now,
 		storeTimeout:               defaultStoreTimeout,
 		credentialsRecheckInterval: defaultCredentialsRecheckInterval,
+		refusals:                   map[string]refusal{},
 	}
 	c.handlers = controllerhelpers.NewHandlers(klog.Background().WithName(ControllerName), c.queue,
 		scyllav1alpha1.SchemeGroupVersion.WithKind("ScyllaDBBackupBucket"),

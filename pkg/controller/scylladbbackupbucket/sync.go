@@ -2,8 +2,10 @@ package scylladbbackupbucket
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"time"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/backupstorage"
@@ -13,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -28,9 +31,23 @@ type observation struct {
 	failure *metav1.Condition
 	// retrying tells that the sync returns an error so that the queue retries with back-off.
 	retrying bool
-	// recheckCredentials tells that the credentials Secret is missing or incomplete: only a change to it, which is not
-	// watched, fixes that, so the Secret is read again after credentialsRecheckInterval (no store call is made).
+	// recheckCredentials tells that the credentials Secret is missing or incomplete, or that the store refused its
+	// credentials: a change to it, which is not watched, fixes that, so the Secret is read again after
+	// credentialsRecheckInterval, and the store asked again only if its credentials changed.
 	recheckCredentials bool
+	// credentials is the digest of the static credentials the check used, which a refusal records.
+	credentials [sha256.Size]byte
+}
+
+// refusal is a check of a bucket whose credentials, from its credentials Secret, the store refused.
+type refusal struct {
+	uid         types.UID
+	generation  int64
+	credentials [sha256.Size]byte
+	// due is when the recheck that may answer with the refusal again is queued for: other syncs (a change, a resync)
+	// ask the store.
+	due         time.Time
+	observation observation
 }
 
 func (o *observation) fail(reason, message string) {
@@ -50,6 +67,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	bucket, err := c.buckets.Get("", name)
 	if apierrors.IsNotFound(err) {
 		logger.V(2).Info("ScyllaDBBackupBucket is gone", "scyllaDBBackupBucket", name)
+		c.refusalsLock.Lock()
+		delete(c.refusals, name)
+		c.refusalsLock.Unlock()
 		return nil
 	}
 	if err != nil {
@@ -61,6 +81,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		errs = append(errs, err)
 	}
+	c.trackRefusal(bucket, o)
 	clusters, pendingPurge, err := c.countEntries(bucket.Name)
 	if err != nil {
 		errs = append(errs, err)
@@ -79,8 +100,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 
 // checkStore makes at most one existence check of bucket (and one creation, when it is missing and spec.provision is
 // on). The error asks for a retry with back-off; failures retrying can't fix are only recorded in the observation,
-// and looked at again on the next change or resync, or, for a missing or incomplete credentials Secret, after
-// credentialsRecheckInterval.
+// and looked at again on the next change or resync, or, for a missing or incomplete credentials Secret or credentials
+// the store refused, after credentialsRecheckInterval (then the store is asked again only if the credentials changed).
 func (c *Controller) checkStore(ctx context.Context, bucket *scyllav1alpha1.ScyllaDBBackupBucket) (*observation, error) {
 	o := &observation{}
 	if bucket.Spec.Provider != scyllav1alpha1.ScyllaDBBackupProviderS3 {
@@ -91,6 +112,10 @@ func (c *Controller) checkStore(ctx context.Context, bucket *scyllav1alpha1.Scyl
 	cfg, err := c.storeConfig(ctx, bucket, o)
 	if o.failure != nil {
 		return o, err
+	}
+	o.credentials = sha256.Sum256([]byte(cfg.AccessKeyID + "\x00" + cfg.SecretAccessKey))
+	if refused, ok := c.refusedBefore(bucket, o.credentials); ok {
+		return refused, nil
 	}
 	store, err := c.newStore(cfg)
 	if err != nil {
@@ -149,6 +174,42 @@ func (c *Controller) storeFailure(o *observation, bucket *scyllav1alpha1.ScyllaD
 	}
 	o.unknown, o.retrying = true, true
 	return fmt.Errorf("can't check ScyllaDBBackupBucket %q: %w", bucket.Name, err)
+}
+
+// trackRefusal records o, the observation of a check of bucket, when the store refused the credentials of bucket's
+// credentials Secret, and asks for the Secret to be read again; any other outcome forgets an earlier refusal.
+func (c *Controller) trackRefusal(bucket *scyllav1alpha1.ScyllaDBBackupBucket, o *observation) {
+	c.refusalsLock.Lock()
+	defer c.refusalsLock.Unlock()
+	if bucket.Spec.CredentialsSecretRef == nil || o.failure == nil || o.failure.Reason != accessDeniedReason {
+		delete(c.refusals, bucket.Name)
+		return
+	}
+	o.recheckCredentials = true
+	r := refusal{
+		uid:         bucket.UID,
+		generation:  bucket.Generation,
+		credentials: o.credentials,
+		due:         c.clock().Add(c.credentialsRecheckInterval),
+		observation: *o,
+	}
+	r.observation.failure = o.failure.DeepCopy()
+	c.refusals[bucket.Name] = r
+}
+
+// refusedBefore returns the refusal recorded for bucket, when this sync is its recheck (it is due) and neither the
+// bucket's spec nor the credentials, whose digest is credentials, changed since: asking the store again would only
+// be refused again.
+func (c *Controller) refusedBefore(bucket *scyllav1alpha1.ScyllaDBBackupBucket, credentials [sha256.Size]byte) (*observation, bool) {
+	c.refusalsLock.Lock()
+	defer c.refusalsLock.Unlock()
+	r, ok := c.refusals[bucket.Name]
+	if !ok || r.uid != bucket.UID || r.generation != bucket.Generation || r.credentials != credentials || c.clock().Before(r.due) {
+		return nil, false
+	}
+	o := r.observation
+	o.failure = r.observation.failure.DeepCopy()
+	return &o, true
 }
 
 // storeConfig returns how to reach bucket's store, with the credentials of the Secret spec.credentialsSecretRef

@@ -411,3 +411,128 @@ func TestMissingOrIncompleteCredentialsSecretIsReadAgainWithinAMinute(t *testing
 		})
 	}
 }
+
+// TestRefusedCredentialsAreCheckedAgainOnceTheSecretChanges: the store refusing a Secret's credentials is fixed by
+// changing the Secret, which the controller does not watch. The Secret is read again every minute, and the store is
+// asked again only once the Secret holds other credentials: the bucket is Available within a minute of the fix, and
+// a Secret that stays wrong costs no store call.
+func TestRefusedCredentialsAreCheckedAgainOnceTheSecretChanges(t *testing.T) {
+	t.Parallel()
+
+	bucket := newBucket()
+	bucket.Spec.CredentialsSecretRef = &scyllav1alpha1.ScyllaDBBackupBucketSecretReference{Namespace: "backup-creds", Name: "s3"}
+	wrong := newCredentialsSecret()
+	wrong.Data["secret_access_key"] = []byte("wrong")
+	store := objectstorefake.New(testBucketName)
+	store.SetErrorFunc(func(objectstorefake.Call) error {
+		return objectstorefake.ErrorResponse(objectstore.ErrorCodeSignatureDoesNotMatch, "The request signature we calculated does not match the signature you provided.", http.StatusForbidden)
+	})
+	f := newFixture(t, store, bucket, wrong)
+	q := &delayRecordingQueue{TypedRateLimitingInterface: f.controller.queue, after: map[string]time.Duration{}}
+	f.controller.queue = q
+	var mu sync.Mutex
+	now := testStart
+	f.controller.clock = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return now
+	}
+	advance := func(d time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		now = now.Add(d)
+	}
+	refused := []string{"Available=False/AccessDenied", "Progressing=False/AsExpected", "Degraded=True/AccessDenied"}
+
+	if err := f.sync(t); err != nil {
+		t.Fatalf("unexpected sync error: %v", err)
+	}
+	if diff := cmp.Diff(refused, conditionStatuses(f.bucket(t))); diff != "" {
+		t.Errorf("unexpected conditions (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"BucketExists backups"}, f.storeCalls()); diff != "" {
+		t.Errorf("unexpected store calls (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]time.Duration{testBucket: time.Minute}, q.takeAfter()); diff != "" {
+		t.Errorf("expected the Secret to be read again in a minute (-want +got):\n%s", diff)
+	}
+	f.writes()
+
+	// The rechecks of a Secret that did not change ask the store nothing and write nothing.
+	for range 2 {
+		advance(time.Minute)
+		if err := f.sync(t); err != nil {
+			t.Fatalf("unexpected sync error: %v", err)
+		}
+		if calls := f.storeCalls(); len(calls) != 0 {
+			t.Errorf("expected no store call while the Secret holds the refused credentials, got %q", calls)
+		}
+		if writes := f.writes(); len(writes) != 0 {
+			t.Errorf("expected no writes at rest, got %q", writes)
+		}
+		if diff := cmp.Diff(map[string]time.Duration{testBucket: time.Minute}, q.takeAfter()); diff != "" {
+			t.Errorf("expected the Secret to be read again in a minute (-want +got):\n%s", diff)
+		}
+	}
+
+	// The Secret is fixed: the next recheck asks the store, and the bucket is Available.
+	if _, err := f.kubeClient.CoreV1().Secrets("backup-creds").Update(t.Context(), newCredentialsSecret(), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	store.SetErrorFunc(nil)
+	advance(time.Minute)
+	if err := f.sync(t); err != nil {
+		t.Fatalf("unexpected sync error: %v", err)
+	}
+	if diff := cmp.Diff([]string{"BucketExists backups"}, f.storeCalls()); diff != "" {
+		t.Errorf("unexpected store calls (-want +got):\n%s", diff)
+	}
+	want := []string{"Available=True/BucketAvailable", "Progressing=False/AsExpected", "Degraded=False/AsExpected"}
+	if diff := cmp.Diff(want, conditionStatuses(f.bucket(t))); diff != "" {
+		t.Errorf("unexpected conditions once the Secret is fixed (-want +got):\n%s", diff)
+	}
+	if after := q.takeAfter(); len(after) != 0 {
+		t.Errorf("expected nothing queued for later at rest, got %v", after)
+	}
+}
+
+// TestARefusedBucketIsAskedAgainOnAChangeOrResync: a refusal answers only the recheck it queued; a change of the
+// bucket, or a resync before that recheck is due, asks the store as before (the store's policy may have changed).
+func TestARefusedBucketIsAskedAgainOnAChangeOrResync(t *testing.T) {
+	t.Parallel()
+
+	bucket := newBucket()
+	bucket.Spec.CredentialsSecretRef = &scyllav1alpha1.ScyllaDBBackupBucketSecretReference{Namespace: "backup-creds", Name: "s3"}
+	store := objectstorefake.New(testBucketName)
+	store.SetErrorFunc(func(objectstorefake.Call) error {
+		return objectstorefake.ErrorResponse(objectstore.ErrorCodeAccessDenied, "Access Denied.", http.StatusForbidden)
+	})
+	f := newFixture(t, store, bucket, newCredentialsSecret())
+
+	if err := f.sync(t); err != nil {
+		t.Fatalf("unexpected sync error: %v", err)
+	}
+	f.storeCalls()
+	// A resync before the recheck is due.
+	if err := f.sync(t); err != nil {
+		t.Fatalf("unexpected sync error: %v", err)
+	}
+	if diff := cmp.Diff([]string{"BucketExists backups"}, f.storeCalls()); diff != "" {
+		t.Errorf("expected a resync to ask the store (-want +got):\n%s", diff)
+	}
+	// A change of the bucket, once the recheck is due.
+	f.controller.clock = func() time.Time { return testStart.Add(time.Hour) }
+	changed := f.bucket(t)
+	changed.Spec.Region = "eu-central-1"
+	changed.Generation++
+	if _, err := f.scyllaClient.ScyllaV1alpha1().ScyllaDBBackupBuckets().Update(t.Context(), changed, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.catchUp(t)
+	if err := f.sync(t); err != nil {
+		t.Fatalf("unexpected sync error: %v", err)
+	}
+	if diff := cmp.Diff([]string{"BucketExists backups"}, f.storeCalls()); diff != "" {
+		t.Errorf("expected a changed bucket to ask the store (-want +got):\n%s", diff)
+	}
+}
