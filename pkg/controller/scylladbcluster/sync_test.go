@@ -17,6 +17,7 @@ import (
 	"github.com/scyllakube/scylla-operator/pkg/test/fakeclient"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -608,6 +609,74 @@ func TestReorderingDatacentersDoesNotRestartOneWhoseSeedsOnlyChangeOrder(t *test
 	}
 	if writes := f.datacenterWrites("w3"); len(writes) != 0 {
 		t.Errorf("dc3, whose seeds are the same datacenters, was changed (%v) and restarted: its external seeds went from %v to %v", writes, seeds, f.remoteDatacenter("w3", "dc3").Spec.ScyllaDB.ExternalSeeds)
+	}
+}
+
+func TestTheClientServiceKeepsTheAddressesOfADatacenterWhoseRemoteClusterCantBeRead(t *testing.T) {
+	t.Parallel()
+	f := newRolledOutFixture(t)
+	clientAddresses := func() []string {
+		t.Helper()
+		slice, err := f.kubeClient.DiscoveryV1().EndpointSlices(testNamespace).Get(f.ctx, naming.ScyllaDBClusterClientServiceName(testName)+"-ipv4", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var addresses []string
+		for _, e := range slice.Endpoints {
+			addresses = append(addresses, e.Addresses...)
+		}
+		return addresses
+	}
+
+	t.Log("w1's kubeconfig Secret changes: its new client has not listed yet when the pool enqueues the ScyllaDBCluster")
+	r := f.remotes["w1"]
+	var lock sync.Mutex
+	refusing := true
+	refuse := func(clienttesting.Action) (bool, runtime.Object, error) {
+		lock.Lock()
+		defer lock.Unlock()
+		if refusing {
+			return true, nil, errors.New("the server is currently unable to handle the request")
+		}
+		return false, nil, nil
+	}
+	r.kube.PrependReactor("list", "*", refuse)
+	r.scylla.PrependReactor("list", "*", refuse)
+	w1Caches := slices.DeleteFunc(slices.Clone(f.synced), func(c syncedCache) bool { return !strings.HasPrefix(c.name, "w1 ") })
+	f.synced = slices.DeleteFunc(f.synced, func(c syncedCache) bool { return strings.HasPrefix(c.name, "w1 ") })
+	if _, err := f.pool.Update("w1", append(kubeconfig(t, remoteHost("w1")), '\n')); err != nil {
+		t.Fatal(err)
+	}
+	f.clearActions()
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"10.1.0.5", "10.2.0.7"}, clientAddresses()); diff != "" {
+		t.Errorf("ScyllaDB Manager lost the agents of dc1, whose nodes run on, through the client Service (-want +got):\n%s", diff)
+	}
+	if writes := f.writes()["meta"]; slices.ContainsFunc(writes, func(w string) bool { return strings.HasSuffix(w, "endpointslices") }) {
+		t.Errorf("the client EndpointSlices were written while nothing is known of dc1's nodes: %v", writes)
+	}
+
+	t.Log("Its caches sync: nothing changed, nothing is written")
+	lock.Lock()
+	refusing = false
+	lock.Unlock()
+	f.synced = append(f.synced, w1Caches...)
+	rc, _ := f.pool.Get("w1")
+	if !cache.WaitForCacheSync(f.ctx.Done(), rc.HasSynced) {
+		t.Fatal("w1's caches did not sync")
+	}
+	f.settle()
+	f.clearActions()
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if writes := f.writes()["meta"]; slices.ContainsFunc(writes, func(w string) bool { return strings.HasSuffix(w, "endpointslices") }) {
+		t.Errorf("the client EndpointSlices were written though no address changed: %v", writes)
 	}
 }
 
