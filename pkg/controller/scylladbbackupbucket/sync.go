@@ -186,14 +186,20 @@ func (c *Controller) trackRefusal(bucket *scyllav1alpha1.ScyllaDBBackupBucket, o
 		return
 	}
 	o.recheckCredentials = true
+	now := c.clock()
 	r := refusal{
 		uid:         bucket.UID,
 		generation:  bucket.Generation,
 		credentials: o.credentials,
-		due:         c.clock().Add(c.credentialsRecheckInterval),
+		due:         now.Add(c.credentialsRecheckInterval),
 		observation: *o,
 	}
 	r.observation.failure = o.failure.DeepCopy()
+	if earlier, ok := c.refusals[bucket.Name]; ok && earlier.uid == r.uid && earlier.generation == r.generation && earlier.credentials == r.credentials && earlier.due.After(now) {
+		// A resync or another event came before the recheck: the recheck already queued, which the queue keeps as
+		// the earlier one, stays the one that may answer without the store.
+		r.due = earlier.due
+	}
 	c.refusals[bucket.Name] = r
 }
 

@@ -509,19 +509,40 @@ func TestARefusedBucketIsAskedAgainOnAChangeOrResync(t *testing.T) {
 	})
 	f := newFixture(t, store, bucket, newCredentialsSecret())
 
+	var mu sync.Mutex
+	now := testStart
+	f.controller.clock = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return now
+	}
+	set := func(t time.Time) {
+		mu.Lock()
+		defer mu.Unlock()
+		now = t
+	}
+
 	if err := f.sync(t); err != nil {
 		t.Fatalf("unexpected sync error: %v", err)
 	}
 	f.storeCalls()
-	// A resync before the recheck is due.
+	// A resync before the recheck is due asks the store; the recheck queued first, when due, does not.
+	set(testStart.Add(30 * time.Second))
 	if err := f.sync(t); err != nil {
 		t.Fatalf("unexpected sync error: %v", err)
 	}
 	if diff := cmp.Diff([]string{"BucketExists backups"}, f.storeCalls()); diff != "" {
 		t.Errorf("expected a resync to ask the store (-want +got):\n%s", diff)
 	}
-	// A change of the bucket, once the recheck is due.
-	f.controller.clock = func() time.Time { return testStart.Add(time.Hour) }
+	set(testStart.Add(time.Minute))
+	if err := f.sync(t); err != nil {
+		t.Fatalf("unexpected sync error: %v", err)
+	}
+	if calls := f.storeCalls(); len(calls) != 0 {
+		t.Errorf("expected the recheck after a resync to ask the store nothing, got %q", calls)
+	}
+	// A change of the bucket, once the next recheck is due.
+	set(testStart.Add(time.Hour))
 	changed := f.bucket(t)
 	changed.Spec.Region = "eu-central-1"
 	changed.Generation++
