@@ -36,7 +36,8 @@ type kubeconfigProblem struct {
 // syncClient makes the pool's client of rkc the one its kubeconfig Secret describes, and health-checks it when the
 // last check is a probe period old or the client is new:
 //   - a missing Secret, key or unusable kubeconfig stops the client, whose credentials may have been revoked, and
-//     is reported (KubeconfigDegraded); the Secret is read again a probe period later;
+//     is reported (KubeconfigDegraded); the Secret is read again a probe period later. A RemoteKubernetesCluster
+//     being deleted keeps its client, which the ScyllaDBClusters still using it need;
 //   - a failed read of the Secret keeps the client and its health check, and is retried with back-off;
 //   - a kubeconfig that changed (another hash) rebuilds the client and its informers.
 func (c *Controller) syncClient(ctx context.Context, rkc *scyllav1alpha1.RemoteKubernetesCluster) clientResult {
@@ -61,7 +62,13 @@ func (c *Controller) syncClient(ctx context.Context, rkc *scyllav1alpha1.RemoteK
 			c.eventRecorder.Eventf(rkc, corev1.EventTypeNormal, clientBuiltReason, "Built the client of the remote cluster from key %q of Secret %q", naming.KubeconfigSecretKey, secretRefString(rkc.Spec.KubeconfigSecretRef))
 		}
 	}
+	_, hasClient := c.pool.Get(name)
 	switch {
+	case problem != nil && rkc.DeletionTimestamp != nil && hasClient:
+		// Being deleted, the RemoteKubernetesCluster keeps its client as long as ScyllaDBClusters use it (sync stops it
+		// with the finalizer's removal): they need it to remove what they created in the remote cluster, and the
+		// Secret often goes with the RemoteKubernetesCluster (kubectl delete -f). The client is still checked.
+		kubeconfigCondition = newCondition(kubeconfigDegradedCondition, metav1.ConditionTrue, problem.reason, problem.message)
 	case problem != nil:
 		if c.pool.Delete(name) {
 			klog.FromContext(ctx).V(2).Info("Stopped the remote client: its kubeconfig is not usable", "reason", problem.reason)

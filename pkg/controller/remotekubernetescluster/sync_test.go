@@ -212,6 +212,59 @@ func TestSyncStopsTheClientWhenTheSecretGoes(t *testing.T) {
 	}
 }
 
+func TestDeletionKeepsTheClientScyllaDBClustersNeedWhenTheSecretGoesToo(t *testing.T) {
+	t.Parallel()
+	// kubectl delete -f of the RemoteKubernetesCluster's manifest deletes its kubeconfig Secret with it, while a
+	// ScyllaDBCluster still has to remove its datacenter from the remote cluster.
+	f := newFixture(t, newRKC(), kubeconfigSecret(t, testServer), newScyllaDBCluster("team-a", "users", testName))
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	f.recache()
+	f.waitForRemoteCaches()
+	cluster, _ := f.pool.Get(testName)
+
+	f.cache(deleting(f.stored()))
+	if err := f.kubeClient.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("secrets"), testSecretNamespace, testSecretName); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := f.pool.Get(testName); !ok || got != cluster {
+		t.Fatal("the client the ScyllaDBCluster needs to remove its datacenter was stopped with the Secret")
+	}
+	if finalizers := f.stored().Finalizers; len(finalizers) != 1 {
+		t.Errorf("the finalizer was removed while a ScyllaDBCluster uses the RemoteKubernetesCluster: %v", finalizers)
+	}
+	want := map[string]string{
+		"Available":                  "True AsExpected",
+		"Progressing":                "True " + inUseReason,
+		"Degraded":                   "True " + secretNotFoundReason,
+		"KubeconfigDegraded":         "True " + secretNotFoundReason,
+		"ClientHealthcheckAvailable": "True AsExpected",
+		"ClientHealthcheckDegraded":  "False AsExpected",
+		"FinalizerProgressing":       "True " + inUseReason,
+	}
+	if diff := cmp.Diff(want, f.summary()); diff != "" {
+		t.Errorf("unexpected conditions (-want +got):\n%s", diff)
+	}
+
+	t.Log("The ScyllaDBCluster goes: so do the finalizer and the client")
+	f.recache()
+	f.cache(deleting(f.stored()))
+	f.uncache(newScyllaDBCluster("team-a", "users", testName))
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if finalizers := f.stored().Finalizers; len(finalizers) != 0 {
+		t.Errorf("the finalizer was kept once no ScyllaDBCluster uses the RemoteKubernetesCluster: %v", finalizers)
+	}
+	if _, ok := f.pool.Get(testName); ok {
+		t.Error("the client outlived its RemoteKubernetesCluster")
+	}
+}
+
 func TestSyncReportsAnUnreachableAPIServer(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, newRKC(), kubeconfigSecret(t, testServer))
