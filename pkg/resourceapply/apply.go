@@ -78,8 +78,8 @@ type ApplyOptions struct {
 //     no longer wants are removed, and fields the API server allocated (a Service's cluster IPs and node ports) are
 //     kept when required leaves them unset;
 //   - deletes it instead, when a field the API server refuses to update must change (a StatefulSet's selector,
-//     serviceName, podManagementPolicy, revisionHistoryLimit or volumeClaimTemplates; a Service's clusterIP; a
-//     RoleBinding's roleRef; an immutable Secret's or ConfigMap's data). A StatefulSet is deleted with orphan
+//     serviceName, podManagementPolicy or volumeClaimTemplates; a Service's clusterIP; a RoleBinding's roleRef; an
+//     immutable Secret's or ConfigMap's data). A StatefulSet is deleted with orphan
 //     propagation so its pods keep running. Apply then returns a nil object with changed set, and a later Apply
 //     creates the object once it is gone; until then Apply returns an error wrapping ErrObjectBeingDeleted.
 //

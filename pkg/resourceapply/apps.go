@@ -6,14 +6,11 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 )
 
-// defaultStatefulSetRevisionHistoryLimit is what the API server sets when revisionHistoryLimit is unset.
-const defaultStatefulSetRevisionHistoryLimit = 10
-
 // statefulSetImmutableFieldChange reports the first field the API server refuses to update on a StatefulSet (all of
-// spec except replicas, ordinals, template, updateStrategy, minReadySeconds and persistentVolumeClaimRetentionPolicy)
-// that differs between existing, as the API server stored and defaulted it, and required. Defaults the API server
-// applies to these fields are applied to required before comparing, so that an unset field never reads as a change:
-// a false positive would delete the StatefulSet for nothing.
+// spec except replicas, ordinals, template, updateStrategy, revisionHistoryLimit, minReadySeconds and
+// persistentVolumeClaimRetentionPolicy) that differs between existing, as the API server stored and defaulted it, and
+// required. Defaults the API server applies to these fields are applied to required before comparing, so that an
+// unset field never reads as a change: a false positive would delete the StatefulSet for nothing.
 func statefulSetImmutableFieldChange(existing, required *appsv1.StatefulSet) (string, bool) {
 	if !apiequality.Semantic.DeepEqual(existing.Spec.Selector, required.Spec.Selector) {
 		return "spec.selector", true
@@ -23,9 +20,6 @@ func statefulSetImmutableFieldChange(existing, required *appsv1.StatefulSet) (st
 	}
 	if podManagementPolicyOrDefault(existing.Spec.PodManagementPolicy) != podManagementPolicyOrDefault(required.Spec.PodManagementPolicy) {
 		return "spec.podManagementPolicy", true
-	}
-	if revisionHistoryLimitOrDefault(existing.Spec.RevisionHistoryLimit) != revisionHistoryLimitOrDefault(required.Spec.RevisionHistoryLimit) {
-		return "spec.revisionHistoryLimit", true
 	}
 	if len(existing.Spec.VolumeClaimTemplates) != len(required.Spec.VolumeClaimTemplates) {
 		return "spec.volumeClaimTemplates", true
@@ -43,13 +37,6 @@ func podManagementPolicyOrDefault(policy appsv1.PodManagementPolicyType) appsv1.
 		return appsv1.OrderedReadyPodManagement
 	}
 	return policy
-}
-
-func revisionHistoryLimitOrDefault(limit *int32) int32 {
-	if limit == nil {
-		return defaultStatefulSetRevisionHistoryLimit
-	}
-	return *limit
 }
 
 // volumeClaimTemplatesEqual compares the parts of a volume claim template a controller sets: name, labels,

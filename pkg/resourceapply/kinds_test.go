@@ -313,6 +313,13 @@ func TestApplyRecreatesStatefulSetsOnlyForImmutableChanges(t *testing.T) {
 			wantEvent: updated,
 		},
 		{
+			// The API server updates revisionHistoryLimit in place: deleting the StatefulSet for it would be a
+			// needless outage of its status and rollouts.
+			name:      "revisionHistoryLimit is updated in place",
+			mutate:    func(sts *appsv1.StatefulSet) { sts.Spec.RevisionHistoryLimit = new(int32(3)) },
+			wantEvent: updated,
+		},
+		{
 			name:            "selector",
 			mutate:          func(sts *appsv1.StatefulSet) { sts.Spec.Selector.MatchLabels["scylla/rack"] = "a" },
 			wantPropagation: metav1.DeletePropagationOrphan,
@@ -329,12 +336,6 @@ func TestApplyRecreatesStatefulSetsOnlyForImmutableChanges(t *testing.T) {
 			mutate:          func(sts *appsv1.StatefulSet) { sts.Spec.PodManagementPolicy = appsv1.ParallelPodManagement },
 			wantPropagation: metav1.DeletePropagationOrphan,
 			wantEvent:       recreated("spec.podManagementPolicy"),
-		},
-		{
-			name:            "revisionHistoryLimit",
-			mutate:          func(sts *appsv1.StatefulSet) { sts.Spec.RevisionHistoryLimit = new(int32(3)) },
-			wantPropagation: metav1.DeletePropagationOrphan,
-			wantEvent:       recreated("spec.revisionHistoryLimit"),
 		},
 		{
 			name: "volume claim template capacity",
