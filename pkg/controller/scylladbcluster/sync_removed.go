@@ -82,20 +82,20 @@ func (c *Controller) deleteRemoteNamespaces(ctx context.Context, sc *scyllav1alp
 	for _, dc := range sc.Spec.Datacenters {
 		used.Insert(dc.RemoteKubernetesClusterName)
 	}
-	candidates := used.Union(sets.New(c.pool.Names()...))
 	rkcs, err := c.remoteKubernetesClusterLister.List(labels.Everything())
 	if err != nil {
 		return nil, nil, fmt.Errorf("can't list RemoteKubernetesClusters: %w", err)
 	}
+	existing := sets.New[string]()
 	for _, rkc := range rkcs {
-		candidates.Insert(rkc.Name)
+		existing.Insert(rkc.Name)
 	}
 	var errs []error
-	for _, rkcName := range sets.List(candidates) {
+	for _, rkcName := range sets.List(used.Union(existing).Union(sets.New(c.pool.Names()...))) {
 		rc, err := c.remoteCluster(rkcName)
 		switch {
 		case rc != nil:
-		case errors.Is(err, errCachesNotSynced) || !c.pool.Known(rkcName):
+		case errors.Is(err, errCachesNotSynced) || (existing.Has(rkcName) && !c.pool.Known(rkcName)):
 			// Also when no datacenter of sc is in it any more: a removed or moved datacenter's namespace may be left
 			// there. The pool tells when its caches sync, or that it has no clients (enqueueUsersOf).
 			unlisted = append(unlisted, rkcName)
