@@ -152,6 +152,7 @@ func (o *OperatorOptions) newControllers() (*controllerSet, error) {
 		kubeInformers.Core().V1().ServiceAccounts(),
 		kubeInformers.Rbac().V1().RoleBindings(),
 		kubeInformers.Policy().V1().PodDisruptionBudgets(),
+		kubeInformers.Networking().V1().Ingresses(),
 		kubeInformers.Core().V1().Pods(),
 		kubeInformers.Core().V1().PersistentVolumeClaims(),
 		clusterInformers.Core().V1().Nodes(),

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
@@ -100,10 +101,14 @@ func TestManagedInformersSeeOnlyTheOperatorsObjects(t *testing.T) {
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "scylla", Name: "someone-elses"}},
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "scylla", Name: "basic-dc1-a-0", Labels: managed}},
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "other", Name: "web-0", Labels: map[string]string{"scylla/cluster": "basic"}}},
+		// A cluster's Ingresses are mostly other applications'.
+		&networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "scylla", Name: "basic-client-cql", Labels: managed}},
+		&networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "other", Name: "web"}},
 	)
 	factory := newManagedObjectsInformerFactory(client, 0)
 	secrets := factory.Core().V1().Secrets().Lister()
 	pods := factory.Core().V1().Pods().Lister()
+	ingresses := factory.Networking().V1().Ingresses().Lister()
 	startInformers(t, factory)
 
 	var got []string
@@ -121,8 +126,15 @@ func TestManagedInformersSeeOnlyTheOperatorsObjects(t *testing.T) {
 	for _, p := range cachedPods {
 		got = append(got, "Pod "+p.Name)
 	}
+	cachedIngresses, err := ingresses.List(labels.Everything())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range cachedIngresses {
+		got = append(got, "Ingress "+i.Name)
+	}
 	slices.Sort(got)
-	if diff := cmp.Diff([]string{"Pod basic-dc1-a-0", "Secret basic-auth-token"}, got); diff != "" {
+	if diff := cmp.Diff([]string{"Ingress basic-client-cql", "Pod basic-dc1-a-0", "Secret basic-auth-token"}, got); diff != "" {
 		t.Errorf("unexpected cached objects (-want +got):\n%s", diff)
 	}
 }

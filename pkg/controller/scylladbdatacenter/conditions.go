@@ -9,6 +9,7 @@ const (
 	configMapControllerName       = "ConfigMapController"
 	secretControllerName          = "SecretController"
 	serviceControllerName         = "ServiceController"
+	ingressControllerName         = "IngressController"
 	statefulSetControllerName     = "StatefulSetController"
 	pdbControllerName             = "PodDisruptionBudgetController"
 	nodeReplacementControllerName = "NodeReplacementController"

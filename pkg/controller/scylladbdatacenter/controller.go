@@ -1,7 +1,8 @@
 // Package scylladbdatacenter holds the controller that runs a ScyllaDBDatacenter: per rack a StatefulSet of ScyllaDB
 // pods, a member Service per node, the datacenter's client Service, PodDisruptionBudget, member ServiceAccount and
 // RoleBinding, managed scylla.yaml ConfigMap and agent auth-token Secret, whose agent configuration also carries the
-// credentials of the ScyllaDBBackupBuckets its backup tasks store into (backup.go). It scales racks up, scales them
+// credentials of the ScyllaDBBackupBuckets its backup tasks store into (backup.go), and, with CQL ingress on, the
+// Ingresses an SNI-routing ingress controller brings CQL through (resource_ingress.go). It scales racks up, scales them
 // down by decommissioning one node at a time, replaces nodes on request or when their Kubernetes node is gone with their
 // data (replace.go, orphan.go), and reports the datacenter's state in its status.
 package scylladbdatacenter
@@ -28,11 +29,13 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	appsv1informers "k8s.io/client-go/informers/apps/v1"
 	corev1informers "k8s.io/client-go/informers/core/v1"
+	networkingv1informers "k8s.io/client-go/informers/networking/v1"
 	policyv1informers "k8s.io/client-go/informers/policy/v1"
 	rbacv1informers "k8s.io/client-go/informers/rbac/v1"
 	"k8s.io/client-go/kubernetes"
 	appsv1listers "k8s.io/client-go/listers/apps/v1"
 	corev1listers "k8s.io/client-go/listers/core/v1"
+	networkingv1listers "k8s.io/client-go/listers/networking/v1"
 	policyv1listers "k8s.io/client-go/listers/policy/v1"
 	rbacv1listers "k8s.io/client-go/listers/rbac/v1"
 	"k8s.io/client-go/tools/cache"
@@ -61,6 +64,7 @@ type Controller struct {
 	serviceAccountLister corev1listers.ServiceAccountLister
 	roleBindingLister    rbacv1listers.RoleBindingLister
 	pdbLister            policyv1listers.PodDisruptionBudgetLister
+	ingressLister        networkingv1listers.IngressLister
 	podLister            corev1listers.PodLister
 	pvcLister            corev1listers.PersistentVolumeClaimLister
 	// nodeIndexer, pvLister and pvIndexer tell which nodes are orphaned: their data volume is pinned to a Kubernetes
@@ -121,6 +125,7 @@ func NewController(
 	serviceAccountInformer corev1informers.ServiceAccountInformer,
 	roleBindingInformer rbacv1informers.RoleBindingInformer,
 	pdbInformer policyv1informers.PodDisruptionBudgetInformer,
+	ingressInformer networkingv1informers.IngressInformer,
 	podInformer corev1informers.PodInformer,
 	pvcInformer corev1informers.PersistentVolumeClaimInformer,
 	nodeInformer corev1informers.NodeInformer,
@@ -151,6 +156,7 @@ func NewController(
 		serviceAccountLister: serviceAccountInformer.Lister(),
 		roleBindingLister:    roleBindingInformer.Lister(),
 		pdbLister:            pdbInformer.Lister(),
+		ingressLister:        ingressInformer.Lister(),
 		podLister:            podInformer.Lister(),
 		pvcLister:            pvcInformer.Lister(),
 		nodeIndexer:          nodeInformer.Informer().GetIndexer(),
@@ -170,6 +176,7 @@ func NewController(
 			serviceAccountInformer.Informer().HasSynced,
 			roleBindingInformer.Informer().HasSynced,
 			pdbInformer.Informer().HasSynced,
+			ingressInformer.Informer().HasSynced,
 			podInformer.Informer().HasSynced,
 			pvcInformer.Informer().HasSynced,
 			nodeInformer.Informer().HasSynced,
@@ -220,6 +227,8 @@ func NewController(
 		// The disruption controller updates a PodDisruptionBudget's status at every change of its pods; the operator
 		// never reads it.
 		{"PodDisruptionBudget", pdbInformer.Informer(), controllerhelpers.IgnoringStatusUpdates(c.handlers.OwnedHandlerFuncs())},
+		// An ingress controller writes an Ingress's status (its load balancer addresses), which the operator never reads.
+		{"Ingress", ingressInformer.Informer(), controllerhelpers.IgnoringStatusUpdates(c.handlers.OwnedHandlerFuncs())},
 		// Removing a node waits for its pod and data claim to be gone; a rack's bootstrap follows its pods' readiness;
 		// a pod's new IPs may be serving certificate names.
 		{"Pod", podInformer.Informer(), cache.ResourceEventHandlerFuncs{DeleteFunc: c.enqueueByClusterLabel, UpdateFunc: c.enqueueOnPodChange}},

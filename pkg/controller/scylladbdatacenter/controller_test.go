@@ -229,7 +229,7 @@ func TestNewControllerNeedsTheOperatorImage(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, world{sdc: newBasicSDC()})
 	c := f.controller
-	_, err := NewController(c.kubeClient, c.scyllaClient, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, "")
+	_, err := NewController(c.kubeClient, c.scyllaClient, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, nil, "")
 	if err == nil || err.Error() != "can't create the ScyllaDBDatacenter controller: the operator image is empty" {
 		t.Errorf("unexpected error %v", err)
 	}

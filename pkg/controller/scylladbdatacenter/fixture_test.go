@@ -17,6 +17,7 @@ import (
 	"github.com/scyllakube/scylla-operator/pkg/test/fakeclient"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -80,6 +81,7 @@ func newFixture(t testing.TB, w world) *fixture {
 		kubeInformers.Core().V1().ServiceAccounts(),
 		kubeInformers.Rbac().V1().RoleBindings(),
 		kubeInformers.Policy().V1().PodDisruptionBudgets(),
+		kubeInformers.Networking().V1().Ingresses(),
 		kubeInformers.Core().V1().Pods(),
 		kubeInformers.Core().V1().PersistentVolumeClaims(),
 		kubeInformers.Core().V1().Nodes(),
@@ -224,6 +226,8 @@ func (f *fixture) cache(objects ...runtime.Object) {
 			informer = f.kubeInformers.Rbac().V1().RoleBindings().Informer()
 		case *policyv1.PodDisruptionBudget:
 			informer = f.kubeInformers.Policy().V1().PodDisruptionBudgets().Informer()
+		case *networkingv1.Ingress:
+			informer = f.kubeInformers.Networking().V1().Ingresses().Informer()
 		case *corev1.Pod:
 			informer = f.kubeInformers.Core().V1().Pods().Informer()
 		case *corev1.PersistentVolumeClaim:
@@ -251,6 +255,8 @@ func (f *fixture) uncache(obj runtime.Object) {
 		informer = f.kubeInformers.Apps().V1().StatefulSets().Informer()
 	case *corev1.Service:
 		informer = f.kubeInformers.Core().V1().Services().Informer()
+	case *networkingv1.Ingress:
+		informer = f.kubeInformers.Networking().V1().Ingresses().Informer()
 	default:
 		f.t.Fatalf("the fixture can't remove a %T", obj)
 	}
@@ -363,6 +369,7 @@ var kubeKinds = map[string]schema.GroupVersionKind{
 	"serviceaccounts":        corev1.SchemeGroupVersion.WithKind("ServiceAccount"),
 	"rolebindings":           rbacv1.SchemeGroupVersion.WithKind("RoleBinding"),
 	"poddisruptionbudgets":   policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"),
+	"ingresses":              networkingv1.SchemeGroupVersion.WithKind("Ingress"),
 	"pods":                   corev1.SchemeGroupVersion.WithKind("Pod"),
 	"persistentvolumeclaims": corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"),
 	"nodes":                  corev1.SchemeGroupVersion.WithKind("Node"),

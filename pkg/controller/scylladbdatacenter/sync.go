@@ -17,6 +17,7 @@ import (
 	"github.com/scyllakube/scylla-operator/pkg/validation"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -37,6 +38,7 @@ type ownedObjects struct {
 	serviceAccounts map[string]*corev1.ServiceAccount
 	roleBindings    map[string]*rbacv1.RoleBinding
 	pdbs            map[string]*policyv1.PodDisruptionBudget
+	ingresses       map[string]*networkingv1.Ingress
 	pods            map[string]*corev1.Pod
 	pvcs            map[string]*corev1.PersistentVolumeClaim
 	// key is the datacenter's key.
@@ -179,6 +181,14 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			return c.syncPodDisruptionBudgets(ctx, sdc, owned)
 		}},
 	}
+	if cqlIngressOptions(sdc) != nil || len(owned.ingresses) != 0 {
+		// After the Services, whose host IDs name the Node Ingresses. Datacenters without CQL ingress have no
+		// IngressController conditions: their status does not change.
+		servicesAt := slices.IndexFunc(subSyncs, func(s controllerhelpers.SubSync) bool { return s.Name == serviceControllerName })
+		subSyncs = slices.Insert(subSyncs, servicesAt+1, controllerhelpers.SubSync{Name: ingressControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
+			return c.syncIngresses(ctx, sdc, owned, services)
+		}})
+	}
 	// Right before the StatefulSets, which wait for what their pods mount.
 	certificatesAt := slices.IndexFunc(subSyncs, func(s controllerhelpers.SubSync) bool { return s.Name == statefulSetControllerName })
 	if c.tlsEnabled() {
@@ -298,6 +308,7 @@ func (c *Controller) getOwnedObjects(ctx context.Context, sdc *scyllav1alpha1.Sc
 	owned.serviceAccounts, errs = claim(ctx, sdc, selector, canAdopt, c.serviceAccountLister.ServiceAccounts(ns), c.kubeClient.CoreV1().ServiceAccounts(ns), owned.adopted, errs)
 	owned.roleBindings, errs = claim(ctx, sdc, selector, canAdopt, c.roleBindingLister.RoleBindings(ns), c.kubeClient.RbacV1().RoleBindings(ns), owned.adopted, errs)
 	owned.pdbs, errs = claim(ctx, sdc, selector, canAdopt, c.pdbLister.PodDisruptionBudgets(ns), c.kubeClient.PolicyV1().PodDisruptionBudgets(ns), owned.adopted, errs)
+	owned.ingresses, errs = claim(ctx, sdc, selector, canAdopt, c.ingressLister.Ingresses(ns), c.kubeClient.NetworkingV1().Ingresses(ns), owned.adopted, errs)
 
 	pods, err := c.podLister.Pods(ns).List(selector)
 	if err != nil {
