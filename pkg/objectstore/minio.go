@@ -146,10 +146,17 @@ func (s *minioStore) MakeBucket(ctx context.Context, bucket, region string) erro
 	return nil
 }
 
+// maxListKeys is the most keys an S3 listing request returns.
+const maxListKeys = 1000
+
 func (s *minioStore) ListObjects(ctx context.Context, bucket, prefix, startAfter string, limit int) (ObjectList, error) {
 	if limit <= 0 {
 		return ObjectList{}, fmt.Errorf("can't list objects under %q in bucket %q: limit must be positive, got %d", prefix, bucket, limit)
 	}
+	// One more key than returned tells whether more remain. A request returns at most maxListKeys: asking for as
+	// many, minio-go would fetch a second page for that one key, doubling the requests of a full batch; returning one
+	// key less keeps each listing one request.
+	limit = min(limit, maxListKeys-1)
 	// Stopping the iteration or cancelling ctx ends the listing; this context ends what minio-go started.
 	listCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -158,8 +165,7 @@ func (s *minioStore) ListObjects(ctx context.Context, bucket, prefix, startAfter
 		Prefix:     prefix,
 		StartAfter: startAfter,
 		Recursive:  true,
-		// One more than asked tells whether more remain, usually within the same request.
-		MaxKeys: min(limit+1, 1000),
+		MaxKeys:    limit + 1,
 	}) {
 		if obj.Err != nil {
 			return ObjectList{}, fmt.Errorf("can't list objects under %q in bucket %q: %w", prefix, bucket, obj.Err)

@@ -3,9 +3,12 @@ package objectstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/minio/minio-go/v7"
@@ -136,5 +139,77 @@ func TestErrorCode(t *testing.T) {
 				t.Errorf("want %q, got %q", tc.want, got)
 			}
 		})
+	}
+}
+
+// TestListObjectsIsOneRequest runs the minio implementation against a server that lists 2500 keys in pages as S3's
+// ListObjectsV2 does, and counts the requests each listing makes.
+func TestListObjectsIsOneRequest(t *testing.T) {
+	t.Parallel()
+	keys := make([]string, 2500)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("backup/sst/%05d", i)
+	}
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		q := r.URL.Query()
+		maxKeys, err := strconv.Atoi(q.Get("max-keys"))
+		if err != nil || maxKeys <= 0 || maxKeys > 1000 {
+			maxKeys = 1000
+		}
+		after := q.Get("start-after")
+		if token := q.Get("continuation-token"); token != "" {
+			after = token
+		}
+		var page []string
+		for _, k := range keys {
+			if strings.HasPrefix(k, q.Get("prefix")) && k > after {
+				page = append(page, k)
+			}
+		}
+		truncated := len(page) > maxKeys
+		page = page[:min(len(page), maxKeys)]
+		var b strings.Builder
+		b.WriteString(`<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">`)
+		fmt.Fprintf(&b, "<Name>bkt</Name><Prefix>%s</Prefix><KeyCount>%d</KeyCount><MaxKeys>%d</MaxKeys><IsTruncated>%t</IsTruncated>", q.Get("prefix"), len(page), maxKeys, truncated)
+		if truncated {
+			fmt.Fprintf(&b, "<NextContinuationToken>%s</NextContinuationToken>", page[len(page)-1])
+		}
+		for _, k := range page {
+			fmt.Fprintf(&b, "<Contents><Key>%s</Key><Size>1</Size></Contents>", k)
+		}
+		b.WriteString("</ListBucketResult>")
+		w.Header().Set("Content-Type", "application/xml")
+		_, _ = w.Write([]byte(b.String()))
+	}))
+	defer srv.Close()
+	store, err := New(Config{Endpoint: srv.URL, Region: "us-east-1", AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "secret", MaxAttempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		limit, wantObjects int
+		startAfter         string
+		wantMore           bool
+	}{
+		{limit: 10, wantObjects: 10, wantMore: true},
+		{limit: 1000, wantObjects: 999, wantMore: true},
+		{limit: 5000, wantObjects: 999, wantMore: true},
+		{limit: 1000, startAfter: keys[1499], wantObjects: 999, wantMore: true},
+		{limit: 1000, startAfter: keys[1500], wantObjects: 999, wantMore: false},
+		{limit: 1000, startAfter: keys[2000], wantObjects: 499, wantMore: false},
+	} {
+		requests.Store(0)
+		list, err := store.ListObjects(context.Background(), "bkt", "backup/sst/", tc.startAfter, tc.limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list.Objects) != tc.wantObjects || list.More != tc.wantMore {
+			t.Errorf("limit %d after %q: got %d objects, more %v; want %d, more %v", tc.limit, tc.startAfter, len(list.Objects), list.More, tc.wantObjects, tc.wantMore)
+		}
+		if n := requests.Load(); n != 1 {
+			t.Errorf("limit %d after %q: %d requests, want 1", tc.limit, tc.startAfter, n)
+		}
 	}
 }

@@ -22,7 +22,8 @@ type Interface interface {
 	// MakeBucket creates bucket in region; an empty region means the store's default.
 	MakeBucket(ctx context.Context, bucket, region string) error
 	// ListObjects lists, in lexical order, at most limit objects whose key starts with prefix and sorts after
-	// startAfter ("" lists from the start). More reports whether further objects remain after the last one listed.
+	// startAfter ("" lists from the start). More reports whether further objects remain after the last one listed;
+	// a listing may hold fewer than limit objects with More set (one request returns at most 999 of the minio store).
 	ListObjects(ctx context.Context, bucket, prefix, startAfter string, limit int) (ObjectList, error)
 	// DeleteObjects deletes keys from bucket. Deleting a missing key succeeds, so a retry is harmless. When some
 	// keys could not be deleted the error is a *DeleteObjectsError that names each of them.
