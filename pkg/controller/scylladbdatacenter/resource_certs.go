@@ -295,7 +295,8 @@ type servingNames struct {
 // makeServingNames returns every name a client may use to reach the datacenter's CQL endpoints, given its expose
 // options: the client Service's DNS names and cluster IPs; each member Service's DNS names; per node, the address it
 // broadcasts to clients (expose-options.md) as far as it is known: the member Service's cluster IPs, its load
-// balancer ingress IPs and host names, or the pod's IPs; each of spec.dnsDomains and any name below it. racks are the
+// balancer ingress IPs and host names, or the pod's IPs; each of spec.dnsDomains and any name directly below it, and
+// with CQL ingress every name directly below "cql.<domain>" (the Node Ingresses' hosts). racks are the
 // datacenter's effectiveRacks, services and pods its ownedObjects; the member Services the spec asks for are covered
 // before they exist. The result is sorted, so that it compares equal when nothing changed.
 func makeServingNames(sdc *scyllav1alpha1.ScyllaDBDatacenter, racks []scyllav1alpha1.RackSpec, services map[string]*corev1.Service, pods map[string]*corev1.Pod) (servingNames, error) {
@@ -303,9 +304,9 @@ func makeServingNames(sdc *scyllav1alpha1.ScyllaDBDatacenter, racks []scyllav1al
 	if err != nil {
 		return servingNames{}, err
 	}
-	// Sized for three names per Service and two per DNS domain. A member Service is named twice, from the spec and as
+	// Sized for three names per Service and per DNS domain. A member Service is named twice, from the spec and as
 	// it exists: withServiceDNS adds its names once.
-	dns := make(map[string]bool, 3*(len(services)+1)+2*len(sdc.Spec.DNSDomains))
+	dns := make(map[string]bool, 3*(len(services)+1)+3*len(sdc.Spec.DNSDomains))
 	ips := make(map[string]net.IP, len(services))
 	addIP := func(s string) {
 		if ip := net.ParseIP(s); ip != nil {
@@ -372,10 +373,15 @@ func makeServingNames(sdc *scyllav1alpha1.ScyllaDBDatacenter, racks []scyllav1al
 				scyllav1alpha1.BroadcastAddressTypePodIP, scyllav1alpha1.BroadcastAddressTypeServiceClusterIP, scyllav1alpha1.BroadcastAddressTypeServiceLoadBalancerIngressIP)
 		}
 	}
+	cqlIngress := cqlIngressOptions(sdc) != nil
 	for _, domain := range sdc.Spec.DNSDomains {
 		domain = strings.TrimSuffix(domain, ".")
 		dns[domain] = true
 		dns["*."+domain] = true
+		if cqlIngress {
+			// A wildcard covers one label: the Node Ingresses' hosts, "<hostID>.cql.<domain>", need their own.
+			dns[naming.NodeCQLHostWildcard(domain)] = true
+		}
 	}
 
 	names := servingNames{dnsNames: slices.Sorted(maps.Keys(dns))}

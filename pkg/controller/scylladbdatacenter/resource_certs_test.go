@@ -843,3 +843,54 @@ func TestUnreadablePublicationRecordIsRewrittenAsPublishedNow(t *testing.T) {
 		t.Errorf("publication records (-want +got):\n%s", diff)
 	}
 }
+
+// A client reaching the datacenter through its CQL Ingresses checks the serving certificate against the host it asked
+// for: "cql.<domain>" for any node, "<hostID>.cql.<domain>" for one node. A wildcard covers a single label, so the
+// second needs its own.
+func TestServingNamesCoverTheCQLIngressHosts(t *testing.T) {
+	t.Parallel()
+
+	hostID := "8d5ed9f4-7764-4dbd-bad8-43fddce94b7c"
+	for _, tc := range []struct {
+		name       string
+		cqlIngress bool
+		wantValid  map[string]bool
+	}{
+		{
+			name:       "with CQL ingress",
+			cqlIngress: true,
+			wantValid: map[string]bool{
+				"cql.db.example.com": true, hostID + ".cql.db.example.com": true,
+				"cql.db.example.org": true, hostID + ".cql.db.example.org": true,
+				// Not one of the Ingresses' hosts.
+				"a." + hostID + ".cql.db.example.com": false,
+			},
+		},
+		{
+			name: "without CQL ingress, only names directly below the domains",
+			wantValid: map[string]bool{
+				"cql.db.example.com": true, hostID + ".cql.db.example.com": false,
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			sdc := certTestDatacenter(func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+				sdc.Spec.DNSDomains = []string{"db.example.com", "db.example.org."}
+				if tc.cqlIngress {
+					sdc.Spec.ExposeOptions = &scyllav1alpha1.ExposeOptions{CQL: &scyllav1alpha1.CQLExposeOptions{Ingress: &scyllav1alpha1.IngressOptions{}}}
+				}
+			})
+			names, err := makeServingNames(sdc, effectiveRacks(sdc), map[string]*corev1.Service{}, map[string]*corev1.Pod{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cert := &x509.Certificate{DNSNames: names.dnsNames}
+			for host, want := range tc.wantValid {
+				if err := cert.VerifyHostname(host); (err == nil) != want {
+					t.Errorf("host %s: valid %v, want %v (names %q)", host, err == nil, want, names.dnsNames)
+				}
+			}
+		})
+	}
+}
