@@ -129,7 +129,9 @@
 // # Seeds
 //
 // The datacenter's member Services are ordered: those whose Pod is Ready first, then by creation time, then by name;
-// other nodes' Services carrying scylla/decommissioned are left out. The first is the first node: it seeds from
+// other nodes' Services carrying scylla/decommissioned are left out. A node whose Service carries
+// scylla/node-maintenance counts as not Ready here, whatever its Pod says: it reports ready even with ScyllaDB
+// stopped, and the operator may add a node meanwhile, which must not seed from it. The first is the first node: it seeds from
 // --external-seeds alone when given, else from its own broadcast_address. Every other node seeds from the external
 // seeds plus one local seed: the earliest Ready node with an address, or, while no node is Ready, the first node.
 // A node's address is the broadcast_address its sidecar recorded on its Service (below) if its current Pod recorded

@@ -43,8 +43,18 @@ type Seeds struct {
 	SkippedWait string
 }
 
-// OrderMembers returns the datacenter's member Services in the order every node computes alike: nodes whose Pod is
-// Ready first, then by the Service's creation time, then by name. Other nodes' Services that carry the
+// readyToSeed reports whether the node of svc counts as Ready for the seed choice: its Pod is Ready and it is not in
+// maintenance. A node in maintenance (naming.NodeMaintenanceLabel) reports ready whatever ScyllaDB's state, and its
+// ScyllaDB may well be stopped; the operator may add a node meanwhile.
+func readyToSeed(svc *corev1.Service, pod *corev1.Pod) bool {
+	if _, maintenance := svc.Labels[naming.NodeMaintenanceLabel]; maintenance {
+		return false
+	}
+	return controllerhelpers.IsPodReady(pod)
+}
+
+// OrderMembers returns the datacenter's member Services in the order every node computes alike: nodes that are
+// Ready (readyToSeed) first, then by the Service's creation time, then by name. Other nodes' Services that carry the
 // decommissioned label are left out: they are leaving or have left the ring. The node's own Service always stays.
 func OrderMembers(self string, services []*corev1.Service, pods []*corev1.Pod) []*corev1.Service {
 	podsByName := make(map[string]*corev1.Pod, len(pods))
@@ -59,7 +69,7 @@ func OrderMembers(self string, services []*corev1.Service, pods []*corev1.Pod) [
 		members = append(members, s)
 	}
 	slices.SortStableFunc(members, func(a, b *corev1.Service) int {
-		ra, rb := controllerhelpers.IsPodReady(podsByName[a.Name]), controllerhelpers.IsPodReady(podsByName[b.Name])
+		ra, rb := readyToSeed(a, podsByName[a.Name]), readyToSeed(b, podsByName[b.Name])
 		switch {
 		case ra && !rb:
 			return -1
@@ -111,9 +121,9 @@ func seedAddress(svc *corev1.Service, pod *corev1.Pod, family IPFamily) (string,
 // the external seeds when there are any, otherwise from its own broadcast address, and so founds the datacenter,
 // or the cluster. Every other node seeds from the external seeds plus one local seed, which must already be in the
 // ring or be about to found it: the earliest Ready node that has an address, or, while no node is Ready, the first
-// node. A later node never seeds from another unready node: if that node seeded from itself too, or from this one,
-// the two would form a ring apart from the first node's. When the node to seed from has no address yet, the error
-// wraps ErrNotYetAvailable and the caller waits. Every node computes the same order, so one node at most seeds from
+// node; a node in maintenance is not Ready here (readyToSeed). A later node never seeds from another unready node:
+// if that node seeded from itself too, or from this one, the two would form a ring apart from the first node's. When
+// the node to seed from has no address yet, the error wraps ErrNotYetAvailable and the caller waits. Every node computes the same order, so one node at most seeds from
 // itself while bootstrapping.
 //
 // A node that joined the ring before (in.Joined) doesn't wait: where the usual choice would, it seeds from the
@@ -159,7 +169,7 @@ func chooseSeeds(in SeedsInput) (Seeds, error) {
 		return Seeds{Seeds: append(slices.Clone(in.ExternalSeeds), addr), LocalSeed: m.Name}
 	}
 	// Ready nodes come first in the order; this node isn't first, so if any node is Ready, members[0] is.
-	if !controllerhelpers.IsPodReady(podsByName[members[0].Name]) {
+	if !readyToSeed(members[0], podsByName[members[0].Name]) {
 		founder := members[0]
 		addr, err := seedAddress(founder, podsByName[founder.Name], in.IPFamily)
 		if err != nil {
@@ -169,7 +179,7 @@ func chooseSeeds(in SeedsInput) (Seeds, error) {
 	}
 	var errs []string
 	for _, m := range members {
-		if m.Name == in.MemberServiceName || !controllerhelpers.IsPodReady(podsByName[m.Name]) {
+		if m.Name == in.MemberServiceName || !readyToSeed(m, podsByName[m.Name]) {
 			continue
 		}
 		addr, err := seedAddress(m, podsByName[m.Name], in.IPFamily)

@@ -35,6 +35,10 @@ func TestChooseSeeds(t *testing.T) {
 		s.Labels = map[string]string{naming.DecommissionedLabel: value}
 		return s
 	}
+	inMaintenance := func(s *corev1.Service) *corev1.Service {
+		s.Labels = map[string]string{naming.NodeMaintenanceLabel: ""}
+		return s
+	}
 
 	tt := []struct {
 		name     string
@@ -85,6 +89,21 @@ func TestChooseSeeds(t *testing.T) {
 			services: []*corev1.Service{svc("a", at(0), "10.96.0.1"), svc("b", at(1), "10.96.0.2"), svc("c", at(2), "10.96.0.3")},
 			pods:     []*corev1.Pod{makePod("c", true, "10.0.0.3"), makePod("b", false, "10.0.0.2")},
 			want:     Seeds{Seeds: []string{"10.96.0.3"}, LocalSeed: "c"},
+		},
+		{
+			// The operator may add a node while another is in maintenance.
+			name:     "a Ready node in maintenance is no seed: it reports ready even with ScyllaDB stopped",
+			self:     "c",
+			services: []*corev1.Service{inMaintenance(svc("a", at(0), "10.96.0.1")), svc("b", at(1), "10.96.0.2"), svc("c", at(2), "10.96.0.3")},
+			pods:     []*corev1.Pod{makePod("a", true, "10.0.0.1"), makePod("b", true, "10.0.0.2")},
+			want:     Seeds{Seeds: []string{"10.96.0.2"}, LocalSeed: "b"},
+		},
+		{
+			name:     "a node in maintenance doesn't count as Ready: with no other Ready node, the first node is the oldest",
+			self:     "c",
+			services: []*corev1.Service{svc("a", at(0), "10.96.0.1"), inMaintenance(svc("b", at(1), "10.96.0.2")), svc("c", at(2), "10.96.0.3")},
+			pods:     []*corev1.Pod{makePod("a", false, "10.0.0.1"), makePod("b", true, "10.0.0.2")},
+			want:     Seeds{Seeds: []string{"10.96.0.1"}, LocalSeed: "a"},
 		},
 		{
 			name:     "a later node gets the external seeds plus one local seed",
