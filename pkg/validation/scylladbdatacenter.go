@@ -45,6 +45,10 @@ func ValidateScyllaDBDatacenter(sdc *scyllav1alpha1.ScyllaDBDatacenter) field.Er
 		}
 		if eo.CQL != nil && eo.CQL.Ingress != nil {
 			allErrs = append(allErrs, validateMetadata(eo.CQL.Ingress.Labels, eo.CQL.Ingress.Annotations, path.Child("cql", "ingress"))...)
+			// The Ingresses' hosts are names under the DNS domains; a ScyllaDBDatacenter has no switch to disable them.
+			if len(spec.DNSDomains) == 0 {
+				allErrs = append(allErrs, field.Required(specPath.Child("dnsDomains"), "CQL ingress (spec.exposeOptions.cql.ingress) needs at least one DNS domain"))
+			}
 		}
 	}
 

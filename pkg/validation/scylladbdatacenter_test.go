@@ -121,6 +121,20 @@ func TestValidateScyllaDBDatacenterRefuses(t *testing.T) {
 			want: field.ErrorList{field.Invalid(annotations.Key(naming.SysctlsAnnotation).Index(1), "vm.swappiness", "must be key=value with a sysctl name as key, e.g. fs.aio-max-nr=30000000")},
 		},
 		{
+			name: "CQL ingress without DNS domains",
+			modify: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+				sdc.Spec.ExposeOptions = &scyllav1alpha1.ExposeOptions{CQL: &scyllav1alpha1.CQLExposeOptions{Ingress: &scyllav1alpha1.IngressOptions{}}}
+			},
+			want: field.ErrorList{field.Required(spec.Child("dnsDomains"), "CQL ingress (spec.exposeOptions.cql.ingress) needs at least one DNS domain")},
+		},
+		{
+			name: "CQL ingress with a DNS domain",
+			modify: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
+				sdc.Spec.DNSDomains = []string{"scylla.example.com"}
+				sdc.Spec.ExposeOptions = &scyllav1alpha1.ExposeOptions{CQL: &scyllav1alpha1.CQLExposeOptions{Ingress: &scyllav1alpha1.IngressOptions{}}}
+			},
+		},
+		{
 			name: "an external seed with a port",
 			modify: func(sdc *scyllav1alpha1.ScyllaDBDatacenter) {
 				sdc.Spec.ScyllaDB.ExternalSeeds = []string{"seed.example.com:7000"}
