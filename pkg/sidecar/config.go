@@ -80,9 +80,12 @@ func parseYAMLMap(name string, data []byte) (map[string]any, error) {
 	return m, nil
 }
 
+// alternatorAddressKey is where ScyllaDB serves Alternator; it stays the custom config's.
+const alternatorAddressKey = "alternator_address"
+
 // MergeConfig lays the user's custom scylla.yaml over the base (the image's) and the sidecar's owned keys over both,
-// key by key at the top level. It returns the merged YAML and, sorted, the owned keys the custom config tried to set,
-// which are ignored.
+// key by key at the top level. With IPv6, alternator_address is :: unless the custom config sets it. It returns the
+// merged YAML and, sorted, the owned keys the custom config tried to set, which are ignored.
 func MergeConfig(base, custom []byte, s ScyllaDBSettings) ([]byte, []string, error) {
 	merged, err := parseYAMLMap("the base config", base)
 	if err != nil {
@@ -102,6 +105,10 @@ func MergeConfig(base, custom []byte, s ScyllaDBSettings) ([]byte, []string, err
 		merged[k] = v
 	}
 	slices.Sort(ignored)
+	// ScyllaDB serves Alternator on alternator_address, 0.0.0.0 unless set, which an IPv6 Pod can't be reached on.
+	if _, set := user[alternatorAddressKey]; !set && s.IPFamily == IPv6 {
+		merged[alternatorAddressKey] = WildcardAddress(IPv6)
+	}
 	for _, k := range owned {
 		delete(merged, k)
 	}

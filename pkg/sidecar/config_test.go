@@ -103,8 +103,40 @@ func TestMergeConfigWithoutBaseOrCustom(t *testing.T) {
 	if len(ignored) != 0 {
 		t.Errorf("ignored %v with no custom config", ignored)
 	}
-	if len(got) != len(OwnedConfig(s)) || got["enable_ipv6_dns_lookup"] != true {
+	// The owned keys and alternator_address, which IPv6 needs (TestMergeConfigServesAlternatorOnTheIPFamily).
+	if len(got) != len(OwnedConfig(s))+1 || got["enable_ipv6_dns_lookup"] != true {
 		t.Errorf("unexpected config %v", got)
+	}
+}
+
+// TestMergeConfigServesAlternatorOnTheIPFamily checks alternator_address, whose ScyllaDB default is 0.0.0.0: an IPv6
+// Pod can't be reached on it, so with IPv6 Alternator listens on :: unless the custom config says where.
+func TestMergeConfigServesAlternatorOnTheIPFamily(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name         string
+		family       IPFamily
+		base, custom string
+		want         any
+	}{
+		{name: "IPv4 keeps ScyllaDB's default", family: IPv4, custom: "alternator_port: 8000\n"},
+		{name: "IPv6 listens on IPv6's wildcard", family: IPv6, custom: "alternator_port: 8000\n", want: "::"},
+		{name: "IPv6 overrides the image's IPv4 wildcard", family: IPv6, base: "alternator_address: 0.0.0.0\n", want: "::"},
+		{name: "IPv6 keeps the custom config's address", family: IPv6, custom: "alternator_address: fd00::5\n", want: "fd00::5"},
+		{name: "IPv4 keeps the custom config's address", family: IPv4, custom: "alternator_address: 10.0.0.5\n", want: "10.0.0.5"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := testSettings()
+			s.IPFamily = tc.family
+			got, ignored := mergeParsedConfig(t, []byte(tc.base), []byte(tc.custom), s)
+			if diff := cmp.Diff(tc.want, got["alternator_address"]); diff != "" {
+				t.Errorf("unexpected alternator_address (-want +got):\n%s", diff)
+			}
+			if len(ignored) != 0 {
+				t.Errorf("ignored %v, want nothing", ignored)
+			}
+		})
 	}
 }
 

@@ -113,7 +113,9 @@
 // rpc_interface and their *_prefer_ipv6 are owned too, so they are never set, and so are the replace options
 // replace_node_first_boot, replace_address_first_boot and replace_address (a node is replaced through its member
 // Service, below; in the datacenter's shared config they would apply to every new node's first boot). A custom or
-// base config key the sidecar owns is left out; a custom one is logged. ScyllaDB is run as
+// base config key the sidecar owns is left out; a custom one is logged. With --ip-family=IPv6, alternator_address
+// (where Alternator serves HTTP and HTTPS) is :: unless the custom config sets it: ScyllaDB's default, 0.0.0.0,
+// listens on IPv4 only, which an IPv6 Pod can't be reached on. ScyllaDB is run as
 //
 //	<entrypoint> --listen-address=L --rpc-address=R --broadcast-address=B --broadcast-rpc-address=BR --seeds=S1,S2
 //	  --api-address=H --api-port=P --developer-mode=0|1 [--smp=N] [--replace-node-first-boot=HOSTID] <extra args>
