@@ -149,8 +149,10 @@
 // it is Pending, its volume can't attach), which with Pod IP addresses (broadcast type PodIP, or a headless member
 // Service) would keep every other node down. The sidecar writes the marker file scylla-operator-joined, holding the
 // node's host ID, in --scylladb-data-dir (and flushes it) the first time /readyz finds the node with its host ID Up
-// and Normal in the ring (not in maintenance, when nothing is asked; never merely because ScyllaDB started: a node
-// whose bootstrap failed half-way must not seed from itself, or it could found a second ring). A marker that can't be
+// and Normal in the ring and ScyllaDB's operation mode NORMAL (not in maintenance, when nothing is asked; never
+// merely because ScyllaDB started: a node whose bootstrap failed half-way must not seed from itself, or it could
+// found a second ring; and not from the ring alone, which lists a new node Up and Normal while it still waits for
+// ring information, its mode JOINING). A marker that can't be
 // written is logged and written at the next readiness check; readiness never fails because of it. At start, when
 // the usual choice would wait and the marker is there, the node seeds from the external seeds plus its own
 // broadcast_address instead, and logs what it would have waited for. When the usual choice succeeds, it is kept. A

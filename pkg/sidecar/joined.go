@@ -15,8 +15,9 @@ import (
 // JoinedMarker is the record, on the node's volume, that the node has joined the ring: a file in ScyllaDB's data
 // directory holding the host ID under which the sidecar first saw the node Up and Normal. A node that has joined
 // needs no seed to come back (external-seeds.md), so after a full outage it seeds from itself instead of waiting
-// for another node's address. The record is made only from the ring's own word, never because ScyllaDB started: a
-// node whose bootstrap failed half-way and seeded from itself could found a second ring.
+// for another node's address. The record is made only from ScyllaDB's own word (Up and Normal in the ring, operation
+// mode NORMAL), never because ScyllaDB started: a node whose bootstrap failed half-way and seeded from itself could
+// found a second ring.
 type JoinedMarker struct {
 	path string
 	// recorded is set once this process has written the marker, or found it at start.
@@ -47,6 +48,11 @@ func (m *JoinedMarker) read() (bool, error) {
 		return false, fmt.Errorf("the joined marker %q doesn't hold a host ID: %w", m.path, err)
 	}
 	return true, nil
+}
+
+// Recorded reports whether this process has written the marker, or found it at start.
+func (m *JoinedMarker) Recorded() bool {
+	return m.recorded.Load()
 }
 
 // Joined reports whether the node joined the ring, as the marker says. Any trouble with the marker is logged and

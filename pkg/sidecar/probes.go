@@ -63,8 +63,8 @@ func (p *Prober) Healthz(ctx context.Context) error {
 
 // Readyz succeeds when ScyllaDB reports the node with this node's host ID as Up and Normal and its CQL server is on.
 // The host ID, unlike the IP, stays the same for the node's whole life. It fails once the node is to restart.
-// The first time the ring reports the node Up and Normal, the node has joined the ring, and the joined marker is
-// recorded; in maintenance nothing is asked, so nothing is recorded.
+// The first time the ring reports the node Up and Normal and its operation mode is NORMAL, the node has joined the
+// ring, and the joined marker is recorded (recordJoined); in maintenance nothing is asked, so nothing is recorded.
 func (p *Prober) Readyz(ctx context.Context) error {
 	// The node is about to stop, whatever the maintenance label says.
 	if reason := p.restart.Reason(); reason != nil {
@@ -97,7 +97,7 @@ func (p *Prober) Readyz(ctx context.Context) error {
 	if !found {
 		return fmt.Errorf("node %s is not in the ring", hostID)
 	}
-	p.joined.Record(ctx, hostID)
+	p.recordJoined(ctx, hostID)
 	nativeTransport, err := p.scylla.IsNativeTransportEnabled(ctx)
 	if err != nil {
 		return fmt.Errorf("can't get the native transport state: %w", err)
@@ -106,6 +106,25 @@ func (p *Prober) Readyz(ctx context.Context) error {
 		return fmt.Errorf("native transport (CQL) is off")
 	}
 	return nil
+}
+
+// recordJoined records the joined marker for a node the ring reports Up and Normal, once ScyllaDB's operation mode
+// is NORMAL too. The ring alone isn't enough: a new node lists itself Up and Normal under its host ID before it has
+// joined (ScyllaDB seeds its host ID map with the node before gossip starts, and its bootstrap tokens come later),
+// while its mode is JOINING; only the end of the join sets NORMAL. Trouble asking is left for the next check.
+func (p *Prober) recordJoined(ctx context.Context, hostID string) {
+	if p.joined.Recorded() {
+		return
+	}
+	mode, err := p.scylla.OperationMode(ctx)
+	if err != nil {
+		klog.FromContext(ctx).V(2).Info("Can't tell whether the node has joined the ring", "err", err)
+		return
+	}
+	if mode != scyllaclient.OperationModeNormal {
+		return
+	}
+	p.joined.Record(ctx, hostID)
 }
 
 // Handler serves HealthzPath and ReadyzPath: 200 "ok" or 503 with the reason.

@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/scyllaclient"
 	"github.com/scyllakube/scylla-operator/pkg/test/fakescylladb"
 )
 
@@ -248,5 +250,56 @@ func TestProberRetriesTheJoinedMarkerWithoutFailingReadiness(t *testing.T) {
 	}
 	if got := joinedMarkerHostID(t, joined); got != n.node.HostID() {
 		t.Errorf("after the retry the joined marker holds %q, want %q", got, n.node.HostID())
+	}
+}
+
+// TestProberRecordsTheJoinedMarkerOnlyOnceTheNodeIsNormal serves what ScyllaDB answers while a new node waits for
+// ring information: it lists itself Up and Normal under its host ID (it seeds its host ID map with itself before
+// gossip starts, and has no bootstrap tokens yet) while its operation mode is JOINING. Such a node hasn't joined the
+// ring, and a marker written then would let it seed from itself after a failed bootstrap.
+func TestProberRecordsTheJoinedMarkerOnlyOnceTheNodeIsNormal(t *testing.T) {
+	t.Parallel()
+	const hostID = "2c9f6f8e-1d3b-4c5a-9e7f-0a1b2c3d4e5f"
+	for _, tc := range []struct {
+		mode       scyllaclient.OperationMode
+		wantJoined string
+	}{
+		{mode: scyllaclient.OperationModeJoining},
+		{mode: scyllaclient.OperationModeNormal, wantJoined: hostID},
+	} {
+		t.Run(string(tc.mode), func(t *testing.T) {
+			t.Parallel()
+			answers := map[string]any{
+				scyllaclient.PathLocalHostID:     hostID,
+				scyllaclient.PathHostIDs:         []map[string]string{{"key": "10.96.0.1", "value": hostID}},
+				scyllaclient.PathLiveEndpoints:   []string{"10.96.0.1"},
+				scyllaclient.PathJoiningNodes:    []string{},
+				scyllaclient.PathLeavingNodes:    []string{},
+				scyllaclient.PathMovingNodes:     []string{},
+				scyllaclient.PathNativeTransport: false,
+				scyllaclient.PathOperationMode:   tc.mode,
+			}
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				answer, ok := answers[r.URL.Path]
+				if !ok {
+					http.NotFound(w, r)
+					return
+				}
+				_ = json.NewEncoder(w).Encode(answer)
+			}))
+			defer srv.Close()
+			client, err := scyllaclient.NewClient(srv.Listener.Addr().String(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			joined := NewJoinedMarker(t.TempDir())
+			p := NewProber(serviceLister(t), testNamespace, selfName, client, &atomic.Bool{}, NewRestart(), joined)
+			if got, want := errorString(p.Readyz(context.Background())), "native transport (CQL) is off"; got != want {
+				t.Errorf("Readyz() = %q, want %q", got, want)
+			}
+			if got := joinedMarkerHostID(t, joined); got != tc.wantJoined {
+				t.Errorf("joined marker holds %q, want %q", got, tc.wantJoined)
+			}
+		})
 	}
 }
