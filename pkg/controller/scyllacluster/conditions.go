@@ -32,6 +32,10 @@ const (
 	// invalidSpecReason: the ScyllaCluster's spec can't be translated.
 	invalidSpecReason = "InvalidSpec"
 
+	// refusedReason: the API server refuses the ScyllaDBDatacenter or a ScyllaDBManagerTask translated from the
+	// ScyllaCluster, for what it holds (isRefusal).
+	refusedReason = "Refused"
+
 	// ownershipConflictReason: an object the ScyllaCluster needs exists but is not the ScyllaCluster's.
 	ownershipConflictReason = "OwnershipConflict"
 

@@ -53,6 +53,8 @@ type Controller struct {
 	statusBatcher *controllerhelpers.StatusBatcher
 	// createdTasks are the ScyllaDBManagerTasks created that the cache may not show yet.
 	createdTasks *createExpectations
+	// refusals are the writes the API server refused, not sent again until what it judged changes.
+	refusals *refusals
 
 	// clock is the time source of condition transitions; tests replace it.
 	clock func() time.Time
@@ -94,6 +96,7 @@ func NewController(
 		statusBatcher: controllerhelpers.NewStatusBatcher(controllerhelpers.DefaultStatusBatchPeriod),
 		clock:         time.Now,
 		createdTasks:  newCreateExpectations(time.Now),
+		refusals:      newRefusals(),
 	}
 
 	c.handlers = controllerhelpers.NewHandlers(klog.Background().WithName(ControllerName), c.queue, scyllaClusterGVK, c.getScyllaCluster)

@@ -44,6 +44,8 @@ type syncState struct {
 	// sdcUntranslated tells whether the ScyllaCluster's spec has errors outside its tasks, so that its
 	// ScyllaDBDatacenter was not translated, and is not created or updated.
 	sdcUntranslated bool
+	// sdcRefused tells whether the API server refused to create or update the ScyllaDBDatacenter (isRefusal).
+	sdcRefused bool
 
 	// tasks holds, by object name, the ScyllaDBManagerTasks of the ScyllaCluster's backups and repairs that exist.
 	tasks map[string]*scyllav1alpha1.ScyllaDBManagerTask
@@ -57,6 +59,12 @@ type syncState struct {
 
 	// permanentErrors holds, by sub-sync name, the errors that retrying does not fix.
 	permanentErrors map[string]*permanentError
+
+	// previousRefusals are the writes the API server refused in the previous sync, by object (refusals).
+	previousRefusals map[string]refusal
+	// refusals are the writes refused in this sync, by object, the previous sync's included when they were not sent
+	// again.
+	refusals map[string]refusal
 }
 
 func newSyncState() *syncState {
@@ -65,6 +73,7 @@ func newSyncState() *syncState {
 		taskErrors:      map[string]error{},
 		entryErrors:     map[string]error{},
 		permanentErrors: map[string]*permanentError{},
+		refusals:        map[string]refusal{},
 	}
 }
 

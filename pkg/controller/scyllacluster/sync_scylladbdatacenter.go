@@ -6,14 +6,17 @@ import (
 	"fmt"
 
 	scyllav1 "github.com/scyllakube/api/scylla/v1"
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/resourceapply"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 )
 
 // syncScyllaDBDatacenter applies the ScyllaDBDatacenter translated from sc, handing sc's status.managerId over to it,
-// and records it in state, noting whether this sync created it.
+// and records it in state, noting whether this sync created it. A write the API server refuses (isRefusal) is a
+// permanent error, not sent again until sc or the ScyllaDBDatacenter changes (applyUnlessRefused).
 func (c *Controller) syncScyllaDBDatacenter(ctx context.Context, sc *scyllav1.ScyllaCluster, state *syncState) ([]metav1.Condition, error) {
 	required, err := makeScyllaDBDatacenter(sc)
 	if err != nil {
@@ -50,13 +53,37 @@ func (c *Controller) syncScyllaDBDatacenter(ctx context.Context, sc *scyllav1.Sc
 
 	// An invalid managerId is not handed over; sync reports it when the status drops it.
 	handOver, _ := makeScyllaDBManagerClusterIDHandOver(sc)
-	sdc, _, err := resourceapply.Apply(ctx, c.scyllaClient.ScyllaV1alpha1().ScyllaDBDatacenters(sc.Namespace), lister, c.eventRecorder, required, resourceapply.ApplyOptions{
-		AnnotationsIfAbsent: handOver,
-	})
-	if errors.Is(err, resourceapply.ErrObjectBeingDeleted) {
-		return []metav1.Condition{scyllaDBDatacenterBeingDeletedCondition(required)}, nil
+	var sdc *scyllav1alpha1.ScyllaDBDatacenter
+	verdictKey := func() (string, error) {
+		// The webhook judges an update by the existing object too (a rack removed while it still has nodes, in its
+		// status): any change of it, status included, is worth another try, as is any change of sc's spec.
+		var existingVersion string
+		if existing != nil {
+			existingVersion = existing.ResourceVersion
+		}
+		return resourceapply.Hash(struct {
+			Generation      int64
+			Required        *scyllav1alpha1.ScyllaDBDatacenter
+			HandOver        map[string]string
+			ExistingVersion string
+		}{sc.Generation, required, handOver, existingVersion})
 	}
-	if err != nil {
+	err = c.applyUnlessRefused(state, "ScyllaDBDatacenter", "ScyllaDBDatacenter/"+required.Name, verdictKey, func(recorder record.EventRecorder) error {
+		var err error
+		sdc, _, err = resourceapply.Apply(ctx, c.scyllaClient.ScyllaV1alpha1().ScyllaDBDatacenters(sc.Namespace), lister, recorder, required, resourceapply.ApplyOptions{
+			AnnotationsIfAbsent: handOver,
+		})
+		return err
+	})
+	switch {
+	case errors.Is(err, resourceapply.ErrObjectBeingDeleted):
+		return []metav1.Condition{scyllaDBDatacenterBeingDeletedCondition(required)}, nil
+	case isRefused(err):
+		// Retrying would be refused alike: reported once, and tried again when sc or the ScyllaDBDatacenter changes.
+		// The tasks are still applied while the ScyllaDBDatacenter exists, and the status is computed from it.
+		state.sdcRefused = true
+		return nil, state.permanent(scyllaDBDatacenterControllerName, refusedReason, err)
+	case err != nil:
 		return nil, err
 	}
 

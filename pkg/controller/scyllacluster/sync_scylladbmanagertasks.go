@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	scyllav1 "github.com/scyllakube/api/scylla/v1"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
@@ -16,13 +17,16 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 )
 
 // syncScyllaDBManagerTasks applies a ScyllaDBManagerTask for each of sc's backups and repairs, deletes those of
 // tasks that were removed from the spec, and records the tasks and their errors in state. A task that can't be
 // translated, among them those with validation errors (invalidTasks, by entry path), keeps the ScyllaDBManagerTask it
-// has, as it is, and its error is permanent: only a change of the spec, which syncs sc again, can fix it.
+// has, as it is, and its error is permanent: only a change of the spec, which syncs sc again, can fix it. So is a
+// task the API server refuses (isRefusal): it is not sent again until sc, the task or sc's ScyllaDBDatacenter
+// changes (applyUnlessRefused).
 func (c *Controller) syncScyllaDBManagerTasks(ctx context.Context, sc *scyllav1.ScyllaCluster, invalidTasks map[string]field.ErrorList, state *syncState) ([]metav1.Condition, error) {
 	tasks := makeScyllaDBManagerTasks(sc, invalidTasks)
 
@@ -95,14 +99,38 @@ func (c *Controller) syncScyllaDBManagerTasks(ctx context.Context, sc *scyllav1.
 			// A task naming a ScyllaDBDatacenter that does not exist is refused by the webhook.
 			awaitingScyllaDBDatacenter = "exists; it is not created while the spec outside the tasks can't be translated"
 			continue
+		case state.sdcRefused && state.sdc == nil:
+			awaitingScyllaDBDatacenter = "exists; it is not created while the API server refuses it"
+			continue
 		}
 
-		actual, _, err := resourceapply.Apply(ctx, client, lister, c.eventRecorder, t.task, resourceapply.ApplyOptions{})
+		var actual *scyllav1alpha1.ScyllaDBManagerTask
+		verdictKey := func() (string, error) {
+			// The webhook judges a task by the ScyllaDBDatacenter it names too, which must exist.
+			var existingVersion, sdcVersion string
+			if existing != nil {
+				existingVersion = existing.ResourceVersion
+			}
+			if state.sdc != nil {
+				sdcVersion = fmt.Sprintf("%s/%s", state.sdc.UID, state.sdc.ResourceVersion)
+			}
+			return resourceapply.Hash(struct {
+				Generation                  int64
+				Required                    *scyllav1alpha1.ScyllaDBManagerTask
+				ExistingVersion, SDCVersion string
+			}{sc.Generation, t.task, existingVersion, sdcVersion})
+		}
+		err = c.applyUnlessRefused(state, "ScyllaDBManagerTask", "ScyllaDBManagerTask/"+t.name, verdictKey, func(recorder record.EventRecorder) error {
+			var err error
+			actual, _, err = resourceapply.Apply(ctx, client, lister, recorder, t.task, resourceapply.ApplyOptions{})
+			return err
+		})
 		switch {
 		case errors.Is(err, resourceapply.ErrObjectBeingDeleted):
 			progressing = append(progressing, scyllaDBManagerTaskBeingDeletedCondition(t.task))
-		case errors.Is(err, resourceapply.ErrOwnershipConflict):
-			// Only whoever owns that object can resolve it: report it and don't retry in a hot loop.
+		case errors.Is(err, resourceapply.ErrOwnershipConflict), isRefused(err):
+			// Only whoever owns that object, or a change of the spec, can resolve it: report it and don't retry in a
+			// hot loop.
 			state.taskErrors[t.name] = err
 			permanentErrs = append(permanentErrs, err)
 		case err != nil:
@@ -136,7 +164,11 @@ func (c *Controller) syncScyllaDBManagerTasks(ctx context.Context, sc *scyllav1.
 		return progressing, utilerrors.NewAggregate(append(permanentErrs, transientErrs...))
 	}
 	if len(permanentErrs) != 0 {
-		return progressing, state.permanent(scyllaDBManagerTaskControllerName, invalidSpecReason, utilerrors.NewAggregate(permanentErrs))
+		reason := invalidSpecReason
+		if !slices.ContainsFunc(permanentErrs, func(err error) bool { return !isRefused(err) }) {
+			reason = refusedReason
+		}
+		return progressing, state.permanent(scyllaDBManagerTaskControllerName, reason, utilerrors.NewAggregate(permanentErrs))
 	}
 	return progressing, nil
 }
