@@ -25,7 +25,7 @@ import (
 
 const (
 	// purgeBatch is how many keys one purge batch of the manager-controller deletes (one S3 DeleteObjects).
-	purgeBatch = 1000
+	purgeBatch = 999
 	// extraDoomedKeys are uploaded into the doomed cluster's directory besides its backup, so that its purge takes
 	// three batches.
 	extraDoomedKeys = 2*purgeBatch + 500

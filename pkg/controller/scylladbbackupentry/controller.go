@@ -38,8 +38,10 @@ const (
 )
 
 const (
-	// defaultPurgeBatchSize is how many objects one PurgeBatch deletes: S3's DeleteObjects takes up to 1000 keys.
-	defaultPurgeBatchSize = 1000
+	// defaultPurgeBatchSize is how many objects one PurgeBatch deletes: S3's DeleteObjects takes up to 1000 keys, and
+	// one listing request returns up to 1000, one of which is held back to tell whether more remain (the minio
+	// store's ListObjects), so batches of 999 list with one request per prefix.
+	defaultPurgeBatchSize = 999
 	// defaultPurgeBatchesPerSync bounds the batches of one sync, so that a large directory does not hold a worker
 	// for long; the entry is queued again right away.
 	defaultPurgeBatchesPerSync = 10
