@@ -232,7 +232,7 @@ func WarningsForScyllaCluster(sc *scyllav1.ScyllaCluster) []string {
 	var warnings []string
 	spec := &sc.Spec
 	if len(spec.Sysctls) != 0 {
-		warnings = append(warnings, "spec.sysctls is deprecated: tune kernel parameters of the nodes with a NodeConfig instead")
+		warnings = append(warnings, "spec.sysctls is deprecated: every ScyllaDB pod sets them with a privileged init container; prefer tuning the nodes' kernel parameters where the nodes are provisioned")
 	}
 	if spec.ExposeOptions != nil && spec.ExposeOptions.CQL != nil {
 		warnings = append(warnings, "spec.exposeOptions.cql is deprecated: expose nodes with spec.exposeOptions.nodeService and broadcastOptions instead")

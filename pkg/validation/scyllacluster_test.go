@@ -467,7 +467,7 @@ func TestWarningsForScyllaCluster(t *testing.T) {
 	sc.Spec.Alternator = &scyllav1.AlternatorSpec{Port: 8000}
 	sc.Spec.Repairs[0].Interval = new("7d")
 	want := []string{
-		"spec.sysctls is deprecated: tune kernel parameters of the nodes with a NodeConfig instead",
+		"spec.sysctls is deprecated: every ScyllaDB pod sets them with a privileged init container; prefer tuning the nodes' kernel parameters where the nodes are provisioned",
 		"spec.exposeOptions.cql is deprecated: expose nodes with spec.exposeOptions.nodeService and broadcastOptions instead",
 		"spec.network.hostNetworking is deprecated: use spec.exposeOptions with broadcast type PodIP instead",
 		"spec.genericUpgrade.pollInterval is deprecated and has no effect",
