@@ -53,6 +53,10 @@ type registrationTarget[T kubeinterfaces.ObjectInterface] struct {
 	// as Degraded, and nothing is registered or read from ScyllaDB Manager. A cluster registered for it before is
 	// left alone until the object is deleted or unlabelled.
 	refused *progress
+
+	// rejected is set by the sync when ScyllaDB Manager rejected (400) what it sent for the object, which is then not
+	// retried with back-off but sent again after a delay.
+	rejected bool
 }
 
 // registrar reconciles the cluster each registration target asks for in ScyllaDB Manager, for targets of kind T. It

@@ -28,6 +28,12 @@ import (
 	"k8s.io/klog/v2"
 )
 
+// defaultRejectedRetryDelay is how long a registration or deregistration ScyllaDB Manager rejected (400) waits before
+// it is sent again. Some of its 400s heal without any change to the object (its connectivity check of every live
+// agent, "no live nodes" while the nodes restart), and the next resync is hours away; the task controller retries its
+// rejected tasks after as long (its status refresh interval).
+const defaultRejectedRetryDelay = 5 * time.Minute
+
 // registrationController is what the registration controllers of every kind share: the queue and its workers, the
 // handlers of the registered objects and of their agent auth-token Secrets, and the registrar. A kind's controller
 // embeds it and supplies the functions that depend on the kind.
@@ -48,6 +54,10 @@ type registrationController[T kubeinterfaces.ObjectInterface] struct {
 	// returned while the informer has not caught up with it, so that a sync does not write again what the previous
 	// sync of the same object wrote.
 	objects *controllerhelpers.MutationCache[T]
+
+	// rejectedRetryDelay is how long after ScyllaDB Manager rejected (400) an object's registration or deregistration
+	// it is sent again, when nothing changes the object meanwhile.
+	rejectedRetryDelay time.Duration
 
 	// list returns the cached objects of the kind in namespace.
 	list func(namespace string) ([]T, error)
@@ -181,7 +191,12 @@ func (c *registrationController[T]) sync(ctx context.Context, key string) error 
 	}
 
 	ctx = klog.NewContext(ctx, logger.WithValues(strings.ToLower(kind[:1])+kind[1:], klog.KObj(obj)))
-	return c.registrar.sync(ctx, c.target(obj, authTokenSecret))
+	target := c.target(obj, authTokenSecret)
+	err = c.registrar.sync(ctx, target)
+	if target.rejected {
+		c.queue.AddAfter(key, c.rejectedRetryDelay)
+	}
+	return err
 }
 
 // authTokenSecret returns the cached agent auth-token Secret of obj, or nil when it does not exist: its creation
@@ -280,6 +295,7 @@ func newRegistrationController[T kubeinterfaces.ObjectInterface](
 			clock:         time.Now,
 		},
 		objects:             objects,
+		rejectedRetryDelay:  defaultRejectedRetryDelay,
 		list:                config.list,
 		authTokenSecretName: config.authTokenSecretName,
 		observedGeneration:  config.observedGeneration,

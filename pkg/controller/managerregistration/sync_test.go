@@ -1,6 +1,7 @@
 package managerregistration
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/test/fakescyllamanager"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -837,6 +839,53 @@ func TestSyncReportsARejectedRegistrationWithoutRetrying(t *testing.T) {
 	}
 	if events := f.events(); len(events) != 0 {
 		t.Errorf("expected no events, got %v", events)
+	}
+}
+
+// TestSyncSendsARejectedRegistrationAgainAfterADelay: ScyllaDB Manager answers 400 to causes outside the object that
+// heal by themselves (its connectivity check of every live agent, "no live nodes"), so a rejected registration is
+// sent again after a delay rather than only at the next resync (12h by default), and not retried hot.
+func TestSyncSendsARejectedRegistrationAgainAfterADelay(t *testing.T) {
+	t.Parallel()
+
+	f := newFixture(t, newSDC(), newAuthTokenSecret(t, testToken))
+	t.Cleanup(f.controller.queue.ShutDown)
+	f.controller.rejectedRetryDelay = time.Millisecond
+	if err := f.manager.InjectFailure(fakescyllamanager.EndpointCreateCluster, fakescyllamanager.Failure{
+		Status: http.StatusBadRequest, Message: "create cluster: connectivity check: 10.0.0.2: agent is not responding",
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.sync(); err != nil {
+		t.Fatalf("expected a rejected registration not to be retried with back-off, got %v", err)
+	}
+	degraded := meta.FindStatusCondition(f.stored().Status.Conditions, ScyllaDBManagerRegistrationDegradedCondition)
+	if degraded == nil || degraded.Reason != scyllaDBManagerRejectedReason {
+		t.Fatalf("expected Degraded with reason %s, got %+v", scyllaDBManagerRejectedReason, degraded)
+	}
+
+	deadline := time.Now().Add(10 * time.Second)
+	for f.controller.queue.Len() == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if f.controller.queue.Len() == 0 {
+		t.Fatal("expected the datacenter to be synced again after the delay, but nothing was queued")
+	}
+	if key, _ := f.controller.queue.Get(); key != testKey {
+		t.Fatalf("expected the datacenter to be synced again, got %q", key)
+	}
+	f.controller.queue.Done(testKey)
+
+	f.manager.ClearFailures()
+	f.recache()
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]fakescyllamanager.ClusterState{wantCluster(t, testClusterID, testClusterName, testToken)}, f.manager.State().Clusters); diff != "" {
+		t.Errorf("unexpected clusters (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(goodConditions(), ownedConditions(f.stored())); diff != "" {
+		t.Errorf("unexpected conditions (-want +got):\n%s", diff)
 	}
 }
 
