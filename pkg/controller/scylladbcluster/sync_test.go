@@ -525,6 +525,31 @@ func TestDeletionRightAfterARestartWaitsForTheRemoteClustersThePoolWasNotToldAbo
 	}
 }
 
+func TestDeletionFailsWhileADatacenterIsInARemoteKubernetesClusterThatDoesNotExist(t *testing.T) {
+	t.Parallel()
+	sc := newTwoDatacenterCluster()
+	sc.Spec.Datacenters[1].RemoteKubernetesClusterName = "w9"
+	f := newFixture(t, sc, "w1")
+	if err := f.sync(); err == nil {
+		t.Fatal("want an error for the datacenter in a RemoteKubernetesCluster that does not exist")
+	}
+	f.updateScyllaDBCluster(func(sc *scyllav1alpha1.ScyllaDBCluster) {
+		sc.DeletionTimestamp = &metav1.Time{Time: sc.CreationTimestamp.Time}
+		sc.Generation--
+	})
+	// The first deletes dc1's namespace in w1, the second sees it gone.
+	var err error
+	for range 2 {
+		err = f.sync()
+	}
+	if err == nil || !strings.Contains(err.Error(), `RemoteKubernetesCluster "w9" has no client`) {
+		t.Errorf("want an error naming the RemoteKubernetesCluster the deletion can't look into, retried and logged, got %v", err)
+	}
+	if !slices.Contains(f.scyllaDBCluster().Finalizers, naming.ScyllaDBClusterProtectionFinalizer) {
+		t.Error("the finalizer went while w9 may hold a namespace of the ScyllaDBCluster")
+	}
+}
+
 func TestDeletionDoesNotWaitForARemoteClusterWithoutClientsItNoLongerUses(t *testing.T) {
 	t.Parallel()
 	sc := newTwoDatacenterCluster()
