@@ -52,6 +52,7 @@ func TestOperatorScenarios(t *testing.T) {
 			{"NoWritesOverTwoResyncPeriodsAfterConvergence", testNoWritesAfterConvergence},
 			{"LabelsOfAnotherActorSurviveReconciles", testLabelsOfAnotherActorSurvive},
 			{"SysctlsSetByAPrivilegedInitContainer", testSysctlsSetByAPrivilegedInitContainer},
+			{"CQLIngressesPerNodeAndDatacenter", testCQLIngresses},
 			// Node replacement (replace_test.go).
 			{"UserRequestedReplacementThenNoWritesAtRest", testUserRequestedReplacement},
 			{"OrphanedNodeIsReplacedAutomatically", testOrphanedNodeReplaced},
