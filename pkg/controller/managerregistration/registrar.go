@@ -54,9 +54,10 @@ type registrationTarget[T kubeinterfaces.ObjectInterface] struct {
 	// left alone until the object is deleted or unlabelled.
 	refused *progress
 
-	// rejected is set by the sync when ScyllaDB Manager rejected (400) what it sent for the object, which is then not
-	// retried with back-off but sent again after a delay.
-	rejected bool
+	// retryLater is set by the sync when it failed for a cause outside the object that may go away by itself: ScyllaDB
+	// Manager rejected (400) what it sent, or holds a cluster of another object under the name. It is not retried with
+	// back-off but synced again after a delay.
+	retryLater bool
 }
 
 // registrar reconciles the cluster each registration target asks for in ScyllaDB Manager, for targets of kind T. It

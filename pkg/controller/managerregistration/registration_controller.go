@@ -28,10 +28,11 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// defaultRejectedRetryDelay is how long a registration or deregistration ScyllaDB Manager rejected (400) waits before
-// it is sent again. Some of its 400s heal without any change to the object (its connectivity check of every live
-// agent, "no live nodes" while the nodes restart), and the next resync is hours away; the task controller retries its
-// rejected tasks after as long (its status refresh interval).
+// defaultRejectedRetryDelay is how long a registration or deregistration ScyllaDB Manager rejected (400), or a
+// registration that found a cluster of another object under its name, waits before it is sent again. Some of those
+// 400s heal without any change to the object (its connectivity check of every live agent, "no live nodes" while the
+// nodes restart), the other cluster may be deleted in ScyllaDB Manager, and the next resync is hours away; the task
+// controller retries its rejected tasks after as long (its status refresh interval).
 const defaultRejectedRetryDelay = 5 * time.Minute
 
 // registrationController is what the registration controllers of every kind share: the queue and its workers, the
@@ -55,8 +56,9 @@ type registrationController[T kubeinterfaces.ObjectInterface] struct {
 	// sync of the same object wrote.
 	objects *controllerhelpers.MutationCache[T]
 
-	// rejectedRetryDelay is how long after ScyllaDB Manager rejected (400) an object's registration or deregistration
-	// it is sent again, when nothing changes the object meanwhile.
+	// rejectedRetryDelay is how long after ScyllaDB Manager rejected (400) an object's registration or deregistration,
+	// or held a cluster of another object under its name, the object is synced again, when nothing changes it
+	// meanwhile.
 	rejectedRetryDelay time.Duration
 
 	// list returns the cached objects of the kind in namespace.
@@ -193,7 +195,7 @@ func (c *registrationController[T]) sync(ctx context.Context, key string) error 
 	ctx = klog.NewContext(ctx, logger.WithValues(strings.ToLower(kind[:1])+kind[1:], klog.KObj(obj)))
 	target := c.target(obj, authTokenSecret)
 	err = c.registrar.sync(ctx, target)
-	if target.rejected {
+	if target.retryLater {
 		c.queue.AddAfter(key, c.rejectedRetryDelay)
 	}
 	return err

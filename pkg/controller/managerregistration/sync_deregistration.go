@@ -22,7 +22,7 @@ func (r *registrar[T]) deregister(ctx context.Context, target *registrationTarge
 
 	failure, syncErr := r.deleteCluster(ctx, target)
 	if failure != nil {
-		target.rejected = failure.reason == scyllaDBManagerRejectedReason
+		target.retryLater = failure.reason == scyllaDBManagerRejectedReason
 		r.reportFailure(obj, failure)
 		waiting := &progress{reason: deregisteringReason, message: "waiting for the cluster to be removed from ScyllaDB Manager"}
 		if _, err := r.updateConditions(ctx, obj, makeConditions(obj.GetGeneration(), waiting, failure)); err != nil {

@@ -79,7 +79,7 @@ func (r *registrar[T]) register(ctx context.Context, target *registrationTarget[
 		obj = patched
 	}
 
-	target.rejected = failure != nil && failure.reason == scyllaDBManagerRejectedReason
+	target.retryLater = failure != nil && (failure.reason == scyllaDBManagerRejectedReason || failure.reason == ownershipConflictReason)
 	r.reportFailure(obj, failure)
 	if _, err := r.updateConditions(ctx, obj, makeConditions(obj.GetGeneration(), nil, failure)); err != nil {
 		return utilerrors.NewAggregate([]error{syncErr, err})

@@ -843,49 +843,86 @@ func TestSyncReportsARejectedRegistrationWithoutRetrying(t *testing.T) {
 }
 
 // TestSyncSendsARejectedRegistrationAgainAfterADelay: ScyllaDB Manager answers 400 to causes outside the object that
-// heal by themselves (its connectivity check of every live agent, "no live nodes"), so a rejected registration is
-// sent again after a delay rather than only at the next resync (12h by default), and not retried hot.
+// heal by themselves (its connectivity check of every live agent, "no live nodes"), and a cluster of another object
+// holding the name goes once deleted in ScyllaDB Manager, so such a registration is sent again after a delay rather
+// than only at the next resync (12h by default), and not retried hot.
 func TestSyncSendsARejectedRegistrationAgainAfterADelay(t *testing.T) {
 	t.Parallel()
 
-	f := newFixture(t, newSDC(), newAuthTokenSecret(t, testToken))
-	t.Cleanup(f.controller.queue.ShutDown)
-	f.controller.rejectedRetryDelay = time.Millisecond
-	if err := f.manager.InjectFailure(fakescyllamanager.EndpointCreateCluster, fakescyllamanager.Failure{
-		Status: http.StatusBadRequest, Message: "create cluster: connectivity check: 10.0.0.2: agent is not responding",
-	}); err != nil {
-		t.Fatal(err)
+	tt := []struct {
+		name string
+		// reason is the Degraded reason of the failed registration.
+		reason string
+		// fail makes the registration fail; heal makes the cause go away, outside the datacenter.
+		fail, heal func(t *testing.T, f *fixture)
+	}{
+		{
+			name:   "a 400 of the connectivity check",
+			reason: scyllaDBManagerRejectedReason,
+			fail: func(t *testing.T, f *fixture) {
+				if err := f.manager.InjectFailure(fakescyllamanager.EndpointCreateCluster, fakescyllamanager.Failure{
+					Status: http.StatusBadRequest, Message: "create cluster: connectivity check: 10.0.0.2: agent is not responding",
+				}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			heal: func(t *testing.T, f *fixture) { f.manager.ClearFailures() },
+		},
+		{
+			name:   "a cluster of another object holding the name",
+			reason: ownershipConflictReason,
+			fail: func(t *testing.T, f *fixture) {
+				f.registerCluster(managerclient.Cluster{Name: testClusterName, Host: "10.0.0.9", Labels: map[string]string{naming.ScyllaDBManagerOwnerUIDLabel: "someone-else"}})
+			},
+			heal: func(t *testing.T, f *fixture) {
+				for _, c := range f.manager.State().Clusters {
+					if err := f.managerClient.DeleteCluster(t.Context(), c.ID); err != nil {
+						t.Fatal(err)
+					}
+				}
+			},
+		},
 	}
-	if err := f.sync(); err != nil {
-		t.Fatalf("expected a rejected registration not to be retried with back-off, got %v", err)
-	}
-	degraded := meta.FindStatusCondition(f.stored().Status.Conditions, ScyllaDBManagerRegistrationDegradedCondition)
-	if degraded == nil || degraded.Reason != scyllaDBManagerRejectedReason {
-		t.Fatalf("expected Degraded with reason %s, got %+v", scyllaDBManagerRejectedReason, degraded)
-	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 
-	deadline := time.Now().Add(10 * time.Second)
-	for f.controller.queue.Len() == 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	if f.controller.queue.Len() == 0 {
-		t.Fatal("expected the datacenter to be synced again after the delay, but nothing was queued")
-	}
-	if key, _ := f.controller.queue.Get(); key != testKey {
-		t.Fatalf("expected the datacenter to be synced again, got %q", key)
-	}
-	f.controller.queue.Done(testKey)
+			f := newFixture(t, newSDC(), newAuthTokenSecret(t, testToken))
+			t.Cleanup(f.controller.queue.ShutDown)
+			f.controller.rejectedRetryDelay = time.Millisecond
+			tc.fail(t, f)
+			if err := f.sync(); err != nil {
+				t.Fatalf("expected the failure not to be retried with back-off, got %v", err)
+			}
+			degraded := meta.FindStatusCondition(f.stored().Status.Conditions, ScyllaDBManagerRegistrationDegradedCondition)
+			if degraded == nil || degraded.Reason != tc.reason {
+				t.Fatalf("expected Degraded with reason %s, got %+v", tc.reason, degraded)
+			}
 
-	f.manager.ClearFailures()
-	f.recache()
-	if err := f.sync(); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]fakescyllamanager.ClusterState{wantCluster(t, testClusterID, testClusterName, testToken)}, f.manager.State().Clusters); diff != "" {
-		t.Errorf("unexpected clusters (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(goodConditions(), ownedConditions(f.stored())); diff != "" {
-		t.Errorf("unexpected conditions (-want +got):\n%s", diff)
+			deadline := time.Now().Add(10 * time.Second)
+			for f.controller.queue.Len() == 0 && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
+			if f.controller.queue.Len() == 0 {
+				t.Fatal("expected the datacenter to be synced again after the delay, but nothing was queued")
+			}
+			if key, _ := f.controller.queue.Get(); key != testKey {
+				t.Fatalf("expected the datacenter to be synced again, got %q", key)
+			}
+			f.controller.queue.Done(testKey)
+
+			tc.heal(t, f)
+			f.recache()
+			if err := f.sync(); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]fakescyllamanager.ClusterState{wantCluster(t, testClusterID, testClusterName, testToken)}, f.manager.State().Clusters); diff != "" {
+				t.Errorf("unexpected clusters (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(goodConditions(), ownedConditions(f.stored())); diff != "" {
+				t.Errorf("unexpected conditions (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
