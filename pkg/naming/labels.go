@@ -81,4 +81,9 @@ const (
 	ScyllaDBManagerClusterFinalizer  = "scylla-operator.scylladb.com/scylladb-manager-cluster"
 	ScyllaDBManagerTaskFinalizer     = "scylla-operator.scylladb.com/scylladb-manager-task"
 	RemoteKubernetesClusterFinalizer = "scylla-operator.scylladb.com/remotekubernetescluster-protection"
+
+	// LegacyScyllaDBManagerTaskFinalizer is the established operator's finalizer for what
+	// ScyllaDBManagerTaskFinalizer does; ScyllaDBManagerTasks it created still carry it after an upgrade, and the
+	// manager-controller removes it with its own.
+	LegacyScyllaDBManagerTaskFinalizer = "scylla-operator.scylladb.com/scylladbmanagertask-deletion"
 )

@@ -388,7 +388,7 @@ func recordedClusterID(task *scyllav1alpha1.ScyllaDBManagerTask) string {
 // earlier manager-controller) whose referenced object is gone, unregistered or being deleted has nothing to delete
 // either: the cluster's removal from ScyllaDB Manager takes its tasks with it.
 func (c *Controller) syncDeletion(ctx context.Context, key string, task *scyllav1alpha1.ScyllaDBManagerTask) error {
-	if !controllerhelpers.HasFinalizer(task, naming.ScyllaDBManagerTaskFinalizer) {
+	if !controllerhelpers.HasFinalizer(task, naming.ScyllaDBManagerTaskFinalizer) && !controllerhelpers.HasFinalizer(task, naming.LegacyScyllaDBManagerTaskFinalizer) {
 		return nil
 	}
 	logger := klog.FromContext(ctx).WithValues("scyllaDBManagerTask", klog.KObj(task))
@@ -420,8 +420,13 @@ func (c *Controller) syncDeletion(ctx context.Context, key string, task *scyllav
 		}
 	}
 
-	if _, _, err := controllerhelpers.RemoveFinalizer(ctx, c.taskPatcher(task.Namespace), task, naming.ScyllaDBManagerTaskFinalizer); err != nil {
-		return fmt.Errorf("can't remove finalizer from ScyllaDBManagerTask %q: %w", key, err)
+	// A task the established operator created also holds its finalizer, which only it removed: the object would never
+	// go. Objects of this operator have ours alone, and are released with one patch.
+	for _, finalizer := range []string{naming.ScyllaDBManagerTaskFinalizer, naming.LegacyScyllaDBManagerTaskFinalizer} {
+		task, _, err = controllerhelpers.RemoveFinalizer(ctx, c.taskPatcher(task.Namespace), task, finalizer)
+		if err != nil {
+			return fmt.Errorf("can't remove finalizer %q from ScyllaDBManagerTask %q: %w", finalizer, key, err)
+		}
 	}
 	c.rejections.forget(key)
 	return nil

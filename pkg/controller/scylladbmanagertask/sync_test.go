@@ -876,6 +876,54 @@ func TestSyncDeletesTheTaskOnDeletionAndThenReleasesTheObject(t *testing.T) {
 	}
 }
 
+// TestSyncReleasesATaskOfTheEstablishedOperator: a ScyllaDBManagerTask the established operator created carries its
+// finalizer, next to this operator's or alone; the deletion removes it too, or the object would never go.
+func TestSyncReleasesATaskOfTheEstablishedOperator(t *testing.T) {
+	t.Parallel()
+
+	for _, tc := range []struct {
+		name       string
+		finalizers []string
+		wantWrites []string
+	}{
+		{
+			name:       "both finalizers",
+			finalizers: []string{naming.ScyllaDBManagerTaskFinalizer, naming.LegacyScyllaDBManagerTaskFinalizer},
+			wantWrites: []string{"patch scylladbmanagertasks " + jsonPatch, "patch scylladbmanagertasks " + jsonPatch},
+		},
+		{
+			name:       "the established operator's alone",
+			finalizers: []string{naming.LegacyScyllaDBManagerTaskFinalizer},
+			wantWrites: []string{"patch scylladbmanagertasks " + jsonPatch},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"))
+			f.mustSync(t, "daily")
+			f.onlyTask(t)
+			f.managerRequests()
+			f.kubeWrites()
+
+			task := f.task(t, "daily")
+			task.Finalizers = tc.finalizers
+			task.DeletionTimestamp = new(metav1.NewTime(testStart))
+			f.put(t, task, "scylladbmanagertasks")
+			f.mustSync(t, "daily")
+
+			if diff := cmp.Diff([]fakescyllamanager.Endpoint{fakescyllamanager.EndpointDeleteTask}, managerWrites(f.managerRequests())); diff != "" {
+				t.Errorf("unexpected ScyllaDB Manager writes (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantWrites, f.kubeWrites()); diff != "" {
+				t.Errorf("unexpected Kubernetes writes (-want +got):\n%s", diff)
+			}
+			if got := f.task(t, "daily").Finalizers; len(got) != 0 {
+				t.Errorf("expected every finalizer to be removed, got %q", got)
+			}
+		})
+	}
+}
+
 func TestSyncReleasesADeletedTaskOnceNoClusterHoldsItsTask(t *testing.T) {
 	t.Parallel()
 
