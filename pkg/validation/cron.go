@@ -34,6 +34,13 @@ func validateCron(spec string, path *field.Path) field.ErrorList {
 	if _, err := cronParser.Parse(trimmed); err != nil {
 		return field.ErrorList{field.Invalid(path, spec, fmt.Sprintf(`must be a cron expression with five fields and an optional leading seconds field, or @yearly, @monthly, @weekly, @daily, @hourly or "@every <duration>": %v`, err))}
 	}
+	// The cron library (ScyllaDB Manager's too) runs an @every shorter than a second, zero or negative every second,
+	// and drops fractions of a second: none of them is what was written.
+	if rest, ok := strings.CutPrefix(trimmed, "@every "); ok {
+		if d, err := time.ParseDuration(strings.TrimSpace(rest)); err == nil && (d < time.Second || d%time.Second != 0) {
+			return field.ErrorList{field.Invalid(path, spec, "@every needs a whole number of seconds, at least 1s, e.g. @every 12h")}
+		}
+	}
 	return nil
 }
 

@@ -86,6 +86,27 @@ func TestValidateScyllaClusterRefuses(t *testing.T) {
 			want:   field.ErrorList{field.Invalid(repair0.Child("cron"), "TZ=UTC @daily", "must not start with TZ= or CRON_TZ=: schedules are in UTC or in the task's timezone")},
 		},
 		{
+			name:   "an @every of zero, less than a second, negative or with a fraction of a second",
+			modify: func(sc *scyllav1.ScyllaCluster) {
+				sc.Spec.Repairs[0].Cron = new("@every 0s")
+				sc.Spec.Backups[0].Cron = new("@every 1.5s")
+			},
+			want: field.ErrorList{
+				field.Invalid(repair0.Child("cron"), "@every 0s", "@every needs a whole number of seconds, at least 1s, e.g. @every 12h"),
+				field.Invalid(field.NewPath("spec", "backups").Index(0).Child("cron"), "@every 1.5s", "@every needs a whole number of seconds, at least 1s, e.g. @every 12h"),
+			},
+		},
+		{
+			name:   "a negative @every",
+			modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.Repairs[0].Cron = new("@every -1h") },
+			want:   field.ErrorList{field.Invalid(repair0.Child("cron"), "@every -1h", "@every needs a whole number of seconds, at least 1s, e.g. @every 12h")},
+		},
+		{
+			name:   "an @every below a second",
+			modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.Repairs[0].Cron = new("@every 100ms") },
+			want:   field.ErrorList{field.Invalid(repair0.Child("cron"), "@every 100ms", "@every needs a whole number of seconds, at least 1s, e.g. @every 12h")},
+		},
+		{
 			name:   "an @every without a duration",
 			modify: func(sc *scyllav1.ScyllaCluster) { sc.Spec.Repairs[0].Cron = new("@every soon") },
 			want: field.ErrorList{field.Invalid(repair0.Child("cron"), "@every soon",
