@@ -185,7 +185,9 @@ func (h *Handlers[T]) OwnedHandlerFuncs() cache.ResourceEventHandlerFuncs {
 
 // RelatedHandlerFuncs handle events of objects tied to a T otherwise than by their controllerRef (a name they share,
 // a label naming it): each enqueues the T that relatedTo names for the object (a tombstone's object on delete), if
-// any. Resyncs (updates with an unchanged resourceVersion) enqueue nothing: the controller kind's own resync already
+// any. An update enqueues the T the object was tied to before it as well, so that a T an object stopped naming (a
+// label changed, a controllerRef removed) notices the loss, as OwnedHandlerFuncs do for a changed controllerRef.
+// Resyncs (updates with an unchanged resourceVersion) enqueue nothing: the controller kind's own resync already
 // covers every T.
 func (h *Handlers[T]) RelatedHandlerFuncs(relatedTo func(obj metav1.Object) (cache.ObjectName, bool)) cache.ResourceEventHandlerFuncs {
 	enqueue := func(obj any) {
@@ -207,6 +209,10 @@ func (h *Handlers[T]) RelatedHandlerFuncs(relatedTo func(obj metav1.Object) (cac
 				return
 			}
 			enqueue(newObj)
+			// The queue holds a key once: a T the object still names is not synced twice.
+			if oldErr == nil {
+				enqueue(oldObj)
+			}
 		},
 		DeleteFunc: enqueue,
 	}

@@ -408,6 +408,22 @@ func TestRelatedHandlersEnqueueWhatTheObjectNames(t *testing.T) {
 		{name: "add", event: func(h cache.ResourceEventHandlerFuncs) { h.OnAdd(labelled("1"), false) }, wantKeys: []string{"scylla/rack-a"}},
 		{name: "add of an object naming nothing", event: func(h cache.ResourceEventHandlerFuncs) { h.OnAdd(newPod("pod", "1", nil), false) }},
 		{name: "update", event: func(h cache.ResourceEventHandlerFuncs) { h.OnUpdate(labelled("1"), labelled("2")) }, wantKeys: []string{"scylla/rack-a"}},
+		{
+			name: "update that names another object enqueues both, so that the one no longer named notices",
+			event: func(h cache.ResourceEventHandlerFuncs) {
+				moved := labelled("2")
+				moved.Labels["rack"] = "rack-b"
+				h.OnUpdate(labelled("1"), moved)
+			},
+			wantKeys: []string{"scylla/rack-b", "scylla/rack-a"},
+		},
+		{
+			name: "update that names nothing any more enqueues what was named",
+			event: func(h cache.ResourceEventHandlerFuncs) {
+				h.OnUpdate(labelled("1"), newPod("pod", "2", nil))
+			},
+			wantKeys: []string{"scylla/rack-a"},
+		},
 		{name: "resync", event: func(h cache.ResourceEventHandlerFuncs) { h.OnUpdate(labelled("1"), labelled("1")) }},
 		{name: "delete", event: func(h cache.ResourceEventHandlerFuncs) { h.OnDelete(labelled("1")) }, wantKeys: []string{"scylla/rack-a"}},
 		{
