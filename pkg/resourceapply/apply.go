@@ -83,9 +83,10 @@ type ApplyOptions struct {
 //     propagation so its pods keep running. Apply then returns a nil object with changed set, and a later Apply
 //     creates the object once it is gone; until then Apply returns an error wrapping ErrObjectBeingDeleted.
 //
-// Every create, update and delete records a Normal event, every failure a Warning event, both on the required
-// object's controller (or on the object itself when it has none). Conflict, AlreadyExists and NotFound errors only
-// mean that the cache is behind; they are returned without an event and the next sync retries.
+// Every update and delete records a Normal event, every failure a Warning event, both on the required object's
+// controller (or on the object itself when it has none); a create is only logged (reportWrite says why). Conflict,
+// AlreadyExists and NotFound errors only mean that the cache is behind, and a create refused because its namespace
+// is being deleted goes away with the namespace: they are returned without an event and the next sync retries.
 func Apply[T kubeinterfaces.ObjectInterface](
 	ctx context.Context,
 	client kubeinterfaces.CreateUpdateDeleterInterface[T],
