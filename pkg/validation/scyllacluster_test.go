@@ -86,7 +86,7 @@ func TestValidateScyllaClusterRefuses(t *testing.T) {
 			want:   field.ErrorList{field.Invalid(repair0.Child("cron"), "TZ=UTC @daily", "must not start with TZ= or CRON_TZ=: schedules are in UTC or in the task's timezone")},
 		},
 		{
-			name:   "an @every of zero, less than a second, negative or with a fraction of a second",
+			name: "an @every of zero, less than a second, negative or with a fraction of a second",
 			modify: func(sc *scyllav1.ScyllaCluster) {
 				sc.Spec.Repairs[0].Cron = new("@every 0s")
 				sc.Spec.Backups[0].Cron = new("@every 1.5s")
