@@ -80,8 +80,9 @@
 //	                                                      on --probes-address; default false: that address is on
 //	                                                      the Pod IP, and the profiles expose the sidecar's memory
 //	                                                      and command line; the operator never sets it
-//	--startup-timeout   SCYLLA_OPERATOR_STARTUP_TIMEOUT   bound on waiting for a Pod IP, a LoadBalancer ingress IP
-//	                                                      or another node's address; default 10m
+//	--startup-timeout   SCYLLA_OPERATOR_STARTUP_TIMEOUT   bound on each wait at start: for a Pod IP, a LoadBalancer
+//	                                                      ingress IP, another node's address, the member Service's
+//	                                                      first list, the broadcast address record; default 10m
 //	--kubeconfig, --qps, --burst                          Kubernetes client; no kubeconfig: in-cluster
 //
 // TLS (each certificate with its key; absolute paths; none set: no TLS; the scylla.yaml keys of each endpoint served
@@ -162,7 +163,10 @@
 // Before starting ScyllaDB, the sidecar records its broadcast_address in the member Service annotation
 // internal.scylla-operator.scylladb.com/broadcast-address and its Pod's UID in .../broadcast-address-pod-uid (the
 // record of an earlier Pod of the node is ignored: a new Pod may have a new address), waiting up to
-// --startup-timeout for the write, and keeps both in step while it runs.
+// --startup-timeout for the write, and keeps both in step while it runs. It watches the member Service for that and
+// from then on (a decommissioned node too, before it waits to be stopped); when the first list doesn't succeed
+// within --startup-timeout (RBAC refuses the list or watch, the API server is out of reach), the sidecar exits with
+// an error naming the Service and the last error the list or watch got, and the kubelet restarts it with back-off.
 //
 // The addresses are computed once, at start. While ScyllaDB runs, every change of the member Service is checked:
 // when the Service gives a broadcast address (ServiceClusterIP or ServiceLoadBalancerIngressIP) other than the one

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -119,6 +120,46 @@ func (o *Options) waitForBroadcastAddressRecord(ctx context.Context, lister core
 		return fmt.Errorf("gave up after %v waiting to record the broadcast address on Service %q", o.StartupTimeout, o.PodNamespace+"/"+o.MemberServiceName)
 	}
 	return err
+}
+
+// lastWatchError keeps the last error an informer's reflector reported: why its cache has not synced yet.
+type lastWatchError struct {
+	mu  sync.Mutex
+	err error
+}
+
+// handle is a cache.WatchErrorHandlerWithContext; it logs like the default handler.
+func (l *lastWatchError) handle(ctx context.Context, r *cache.Reflector, err error) {
+	l.mu.Lock()
+	l.err = err
+	l.mu.Unlock()
+	cache.DefaultWatchErrorHandler(ctx, r, err)
+}
+
+func (l *lastWatchError) get() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
+// waitForMemberServiceCache waits up to --startup-timeout for the member Service informer's first list: without it
+// the sidecar can't record the broadcast address or serve /readyz. A list or watch the API server refuses, or an API
+// server out of reach, would otherwise keep the sidecar waiting until the kubelet's startup probe kills it, without
+// saying why. It returns ctx's error when ctx ends first.
+func (o *Options) waitForMemberServiceCache(ctx context.Context, synced cache.InformerSynced, watchErrors *lastWatchError) error {
+	syncCtx, cancel := context.WithTimeout(ctx, o.StartupTimeout)
+	defer cancel()
+	if cache.WaitForCacheSync(syncCtx.Done(), synced) {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	service := o.PodNamespace + "/" + o.MemberServiceName
+	if err := watchErrors.get(); err != nil {
+		return fmt.Errorf("can't watch the member Service: gave up after %v waiting to list Service %q: %w", o.StartupTimeout, service, err)
+	}
+	return fmt.Errorf("can't watch the member Service: gave up after %v waiting to list Service %q: the API server neither answered nor reported an error", o.StartupTimeout, service)
 }
 
 func (o *Options) settings(nc NodeConfig) ScyllaDBSettings {
@@ -295,6 +336,10 @@ func (o *Options) Run(ctx context.Context) error {
 		}),
 	)
 	serviceInformer := factory.Core().V1().Services()
+	watchErrors := &lastWatchError{}
+	if err := serviceInformer.Informer().SetWatchErrorHandlerWithContext(watchErrors.handle); err != nil {
+		return fmt.Errorf("can't watch the member Service: %w", err)
+	}
 	restart := NewRestart()
 	controller, err := NewMemberServiceController(o.kubeClient, serviceInformer, MemberServiceControllerConfig{
 		Namespace:          o.PodNamespace,
@@ -342,9 +387,12 @@ func (o *Options) Run(ctx context.Context) error {
 		cancel()
 		<-controllerDone
 	}()
-	if !cache.WaitForCacheSync(startCtx.Done(), serviceInformer.Informer().HasSynced) {
-		// Only a signal or the caller cancelling ends the wait.
-		return nil
+	if err := o.waitForMemberServiceCache(startCtx, serviceInformer.Informer().HasSynced, watchErrors); err != nil {
+		if startCtx.Err() != nil {
+			// A signal or the caller asked to stop.
+			return nil
+		}
+		return err
 	}
 
 	if wasDecommissioned {

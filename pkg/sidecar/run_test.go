@@ -18,9 +18,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/test/fakescylladb"
@@ -439,6 +444,42 @@ func TestRunStartupFailures(t *testing.T) {
 		o.StartupTimeout = time.Hour
 		rs := e.start(o)
 		rs.wantRunError(t, `can't configure ScyllaDB: member Service "ns5/badreplace-0" has label internal.scylla-operator.scylladb.com/replacing-node-hostid: "not-a-uuid" is not a host ID: want a UUID like 8d5ed9f4-7764-4dbd-bad8-43fddce94b7c; ScyllaDB is not started until the label names the host ID of the node to replace or is removed`)
+		if _, err := os.Stat(rs.recordPath); !os.IsNotExist(err) {
+			t.Errorf("ScyllaDB was started (its record: %v)", err)
+		}
+	})
+
+	t.Run("a member Service the sidecar may not list is waited for up to the startup timeout, then reported", func(t *testing.T) {
+		n := testNodeSpec{"ns6", "prod", "dc1", "forbidden-0", baseTime, "10.96.1.10", "10.0.1.10"}
+		e.addNode(n)
+		// Only the informer's list and watch, which select the Service by name; the node's configuration is read.
+		refuse := func(action k8stesting.Action) (bool, runtime.Object, error) {
+			restrictions := action.(interface {
+				GetListRestrictions() k8stesting.ListRestrictions
+			}).GetListRestrictions()
+			if action.GetNamespace() != n.namespace || restrictions.Fields.Empty() {
+				return false, nil, nil
+			}
+			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "services"}, "", fmt.Errorf("RBAC: no list"))
+		}
+		e.kube.PrependReactor("list", "services", refuse)
+		e.kube.PrependWatchReactor("services", func(action k8stesting.Action) (bool, watch.Interface, error) {
+			handled, _, err := refuse(action)
+			return handled, nil, err
+		})
+		o := e.options(n, nil)
+		o.StartupTimeout = 300 * time.Millisecond
+		rs := e.start(o)
+		select {
+		case <-rs.finished:
+		case <-time.After(30 * time.Second):
+			t.Fatal("Run() still waits for the member Service's informer 30s after the startup timeout")
+		}
+		want := `can't watch the member Service: gave up after 300ms waiting to list Service "ns6/forbidden-0": ` +
+			`failed to list *v1.Service: services is forbidden: RBAC: no list`
+		if rs.runErr == nil || rs.runErr.Error() != want {
+			t.Errorf("Run() = %v, want %s", rs.runErr, want)
+		}
 		if _, err := os.Stat(rs.recordPath); !os.IsNotExist(err) {
 			t.Errorf("ScyllaDB was started (its record: %v)", err)
 		}
@@ -998,6 +1039,48 @@ func TestProbesHandlerServesProfilesOnlyWithProfiling(t *testing.T) {
 			}
 			if code := get(HealthzPath); code != http.StatusOK {
 				t.Errorf("GET %s = %d, want 200 whatever --profiling says", HealthzPath, code)
+			}
+		})
+	}
+}
+
+func TestWaitForMemberServiceCacheSaysWhyItGaveUp(t *testing.T) {
+	t.Parallel()
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	tt := []struct {
+		name    string
+		ctx     context.Context
+		synced  bool
+		lastErr error
+		want    string
+	}{
+		{name: "a synced cache ends the wait", ctx: context.Background(), synced: true},
+		{
+			name:    "the last list error is the reason",
+			ctx:     context.Background(),
+			lastErr: fmt.Errorf("dial tcp 10.96.0.1:443: connect: connection refused"),
+			want:    `can't watch the member Service: gave up after 50ms waiting to list Service "ns/node-0": dial tcp 10.96.0.1:443: connect: connection refused`,
+		},
+		{
+			name: "no error reported is said so",
+			ctx:  context.Background(),
+			want: `can't watch the member Service: gave up after 50ms waiting to list Service "ns/node-0": the API server neither answered nor reported an error`,
+		},
+		{name: "a cancelled wait returns the context's error", ctx: cancelled, want: context.Canceled.Error()},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := &Options{PodNamespace: "ns", MemberServiceName: "node-0", StartupTimeout: 50 * time.Millisecond}
+			watchErrors := &lastWatchError{err: tc.lastErr}
+			err := o.waitForMemberServiceCache(tc.ctx, func() bool { return tc.synced }, watchErrors)
+			var got string
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tc.want {
+				t.Errorf("waitForMemberServiceCache() = %q, want %q", got, tc.want)
 			}
 		})
 	}
