@@ -185,35 +185,60 @@ func (s *minioStore) ListObjects(ctx context.Context, bucket, prefix, startAfter
 }
 
 func (s *minioStore) DeleteObjects(ctx context.Context, bucket string, keys []string) error {
-	if len(keys) == 0 {
+	versions := make([]ObjectVersion, 0, len(keys))
+	for _, k := range keys {
+		versions = append(versions, ObjectVersion{Key: k})
+	}
+	return s.removeObjects(ctx, bucket, versions)
+}
+
+func (s *minioStore) DeleteObjectVersions(ctx context.Context, bucket string, versions []ObjectVersion) error {
+	for _, v := range versions {
+		if v.VersionID == "" {
+			// Without a version ID a versioned bucket would add a delete marker instead of freeing anything.
+			return fmt.Errorf("can't delete versions from bucket %q: object %q has no version ID", bucket, v.Key)
+		}
+	}
+	return s.removeObjects(ctx, bucket, versions)
+}
+
+// versionRef identifies one deletion of a DeleteObjects request.
+type versionRef struct {
+	key, versionID string
+}
+
+// removeObjects deletes versions (or keys, when VersionID is empty) with DeleteObjects requests of up to 1000.
+func (s *minioStore) removeObjects(ctx context.Context, bucket string, versions []ObjectVersion) error {
+	if len(versions) == 0 {
 		return nil
 	}
 	objects := make(chan minio.ObjectInfo)
 	go func() {
 		defer close(objects)
-		for _, k := range keys {
+		for _, v := range versions {
 			select {
-			case objects <- minio.ObjectInfo{Key: k}:
+			case objects <- minio.ObjectInfo{Key: v.Key, VersionID: v.VersionID}:
 			case <-ctx.Done():
 				return
 			}
 		}
 	}()
-	requested := make(map[string]bool, len(keys))
-	for _, k := range keys {
-		requested[k] = true
+	requested := make(map[versionRef]bool, len(versions))
+	for _, v := range versions {
+		requested[versionRef{v.Key, v.VersionID}] = true
 	}
 	var failed []KeyError
 	var other []error
 	for res := range s.client.RemoveObjectsWithResult(ctx, bucket, objects, minio.RemoveObjectsOptions{}) {
+		ref := versionRef{res.ObjectName, res.ObjectVersionID}
 		switch {
 		case res.Err == nil:
-			delete(requested, res.ObjectName)
+			delete(requested, ref)
 		case res.ObjectName == "":
 			other = append(other, res.Err)
 		default:
-			failed = append(failed, KeyError{Key: res.ObjectName, Err: res.Err})
-			delete(requested, res.ObjectName)
+			failed = append(failed, KeyError{Key: res.ObjectName, VersionID: res.ObjectVersionID, Err: res.Err})
+			delete(requested, ref)
 		}
 	}
 	// Keys without any result (an undecodable response, a cancelled context) were not confirmed deleted.
@@ -221,15 +246,59 @@ func (s *minioStore) DeleteObjects(ctx context.Context, bucket string, keys []st
 	if cause == nil && len(requested) > 0 {
 		cause = errors.New("no result from the store")
 	}
-	for _, k := range keys {
-		if requested[k] {
-			failed = append(failed, KeyError{Key: k, Err: cause})
+	for _, v := range versions {
+		if requested[versionRef{v.Key, v.VersionID}] {
+			failed = append(failed, KeyError{Key: v.Key, VersionID: v.VersionID, Err: cause})
 		}
 	}
 	if len(failed) > 0 {
 		return &DeleteObjectsError{Bucket: bucket, Errors: failed}
 	}
 	return nil
+}
+
+func (s *minioStore) GetBucketVersioning(ctx context.Context, bucket string) (string, error) {
+	cfg, err := s.client.GetBucketVersioning(ctx, bucket)
+	if err != nil {
+		return "", fmt.Errorf("can't get the versioning of bucket %q: %w", bucket, err)
+	}
+	return cfg.Status, nil
+}
+
+func (s *minioStore) ListObjectVersions(ctx context.Context, bucket, prefix, startAfter string, limit int) (ObjectVersionList, error) {
+	fail := func(err error) (ObjectVersionList, error) {
+		return ObjectVersionList{}, fmt.Errorf("can't list object versions under %q in bucket %q: %w", prefix, bucket, err)
+	}
+	if limit <= 0 {
+		return fail(fmt.Errorf("limit must be positive, got %d", limit))
+	}
+	// As in ListObjects: one version more than returned, in one request of at most maxListKeys, tells whether more
+	// remain, and under which key. StartAfter is the request's key-marker.
+	limit = min(limit, maxListKeys-1)
+	listCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var out ObjectVersionList
+	for obj := range s.client.ListObjectsIter(listCtx, bucket, minio.ListObjectsOptions{
+		Prefix:       prefix,
+		StartAfter:   startAfter,
+		Recursive:    true,
+		WithVersions: true,
+		MaxKeys:      limit + 1,
+	}) {
+		if obj.Err != nil {
+			return fail(obj.Err)
+		}
+		if len(out.Versions) == limit {
+			out.More = true
+			out.NextKey = obj.Key
+			break
+		}
+		out.Versions = append(out.Versions, ObjectVersion{Key: obj.Key, VersionID: obj.VersionID, Size: obj.Size, DeleteMarker: obj.IsDeleteMarker})
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(err)
+	}
+	return out, nil
 }
 
 func (s *minioStore) PutObject(ctx context.Context, bucket, key string, data []byte) error {

@@ -30,6 +30,42 @@ type Interface interface {
 	DeleteObjects(ctx context.Context, bucket string, keys []string) error
 	// PutObject stores data under key in bucket.
 	PutObject(ctx context.Context, bucket, key string, data []byte) error
+	// GetBucketVersioning returns the versioning status of bucket: VersioningEnabled, VersioningSuspended, or ""
+	// when versioning was never enabled on it.
+	GetBucketVersioning(ctx context.Context, bucket string) (string, error)
+	// ListObjectVersions lists at most limit versions and delete markers of the keys that start with prefix and
+	// sort after startAfter (all versions of startAfter excluded; "" lists from the start): keys in lexical order,
+	// the versions of a key newest first. More and NextKey say whether and under which key further versions remain;
+	// like ListObjects, one request of the minio store returns at most 999.
+	ListObjectVersions(ctx context.Context, bucket, prefix, startAfter string, limit int) (ObjectVersionList, error)
+	// DeleteObjectVersions deletes the given versions and delete markers (Key and VersionID) for good. Deleting a
+	// missing version succeeds. When some could not be deleted the error is a *DeleteObjectsError that names each of
+	// them.
+	DeleteObjectVersions(ctx context.Context, bucket string, versions []ObjectVersion) error
+}
+
+// Versioning states of a bucket, as S3's GetBucketVersioning says them.
+const (
+	VersioningEnabled   = "Enabled"
+	VersioningSuspended = "Suspended"
+)
+
+// ObjectVersion is a listed version of a key, or a delete marker.
+type ObjectVersion struct {
+	Key       string
+	VersionID string
+	// Size is 0 for a delete marker.
+	Size         int64
+	DeleteMarker bool
+}
+
+// ObjectVersionList is one page of a version listing.
+type ObjectVersionList struct {
+	Versions []ObjectVersion
+	// More reports whether versions remain after the last one of Versions; NextKey is then the key of the first of
+	// them, which is the last key of Versions when the page ends within a key's versions.
+	More    bool
+	NextKey string
 }
 
 // Object is a listed object.
@@ -45,13 +81,18 @@ type ObjectList struct {
 	More bool
 }
 
-// KeyError is the failure to delete one key.
+// KeyError is the failure to delete one key, or one version of it.
 type KeyError struct {
 	Key string
-	Err error
+	// VersionID is the version that could not be deleted, empty for a deletion of the key.
+	VersionID string
+	Err       error
 }
 
 func (e KeyError) Error() string {
+	if e.VersionID != "" {
+		return fmt.Sprintf("can't delete version %q of object %q: %v", e.VersionID, e.Key, e.Err)
+	}
 	return fmt.Sprintf("can't delete object %q: %v", e.Key, e.Err)
 }
 
@@ -103,6 +144,7 @@ const (
 	ErrorCodeInvalidAccessKeyID    = "InvalidAccessKeyId"
 	ErrorCodeSignatureDoesNotMatch = "SignatureDoesNotMatch"
 	ErrorCodeBucketAlreadyOwned    = "BucketAlreadyOwnedByYou"
+	ErrorCodeNotImplemented        = "NotImplemented"
 )
 
 // ErrorCode returns the S3 error code ("NoSuchBucket", "AccessDenied", ...) of the first store error err wraps,

@@ -7,16 +7,25 @@ import (
 	"strings"
 )
 
+// versionsCursorPrefix starts the cursor of a walk through every version of a directory: a versioned bucket's.
+// Keys of a directory start with "backup/", so the two kinds of cursors can't be mistaken for one another, and a
+// cursor says the bucket's versioning for the rest of the walk: it is asked only when a walk starts.
+const versionsCursorPrefix = "versions:"
+
 // PurgeResult is the outcome of one PurgeBatch.
 type PurgeResult struct {
-	// Cursor is the last key the batch went past; the next batch starts after it. It only moves when every
-	// deletion of the batch succeeded, so a failed batch is retried from where it started.
+	// Cursor is where the next batch starts: the last key the batch went past, all of its versions in a versioned
+	// bucket (then prefixed with "versions:"). It only moves when every deletion of the batch succeeded, so a failed
+	// batch is retried from where it started.
 	Cursor string
-	// Deleted and DeletedBytes count the objects this batch deleted.
+	// Deleted and DeletedBytes count the objects this batch deleted: in a versioned bucket, the versions that hold
+	// data, current or not.
 	Deleted      int
 	DeletedBytes int64
+	// DeletedMarkers counts the delete markers this batch deleted in a versioned bucket.
+	DeletedMarkers int
 	// Skipped lists the keys under the cluster's prefixes that IsClusterKey refuses (the prefix itself, a ".."
-	// segment, ...): they are left in place, reported, and passed over by the cursor.
+	// segment, ...): they are left in place, with every version, reported, and passed over by the cursor.
 	Skipped []string
 	// Done reports that nothing is left after Cursor under any of the cluster's prefixes.
 	Done bool
@@ -28,13 +37,29 @@ type PurgeResult struct {
 // batch that fails (listing, or deleting some keys) leaves the cursor where it was, so that a retry, even after a
 // restart, lists again whatever is left.
 //
+// In a bucket whose versioning is Enabled or Suspended, deleting a key only adds a delete marker and frees nothing,
+// so the batch lists and deletes up to limit versions and delete markers instead, each by its version ID. Whether
+// the bucket is versioned is asked (GetBucketVersioning; NotImplemented means unversioned) only when cursor is "":
+// the cursor of a versioned bucket records it. A batch may end within the versions of a key; the cursor then stays
+// before that key, whose deleted versions no longer list, so that the next batch lists the rest of them.
+//
 // It never deletes a key IsClusterKey rejects, and refuses the whole batch when the store lists a key outside the
 // prefix it was asked for.
 func PurgeBatch(ctx context.Context, store Interface, bucket, managerClusterID, cursor string, limit int) (PurgeResult, error) {
 	result := PurgeResult{Cursor: cursor}
-	batch, err := listClusterBatch(ctx, store, bucket, managerClusterID, cursor, limit)
-	if err != nil {
+	fail := func(err error) (PurgeResult, error) {
 		return result, fmt.Errorf("can't purge cluster %q from bucket %q: %w", managerClusterID, bucket, err)
+	}
+	versioned, after, err := startWalk(ctx, store, bucket, managerClusterID, cursor, limit)
+	if err != nil {
+		return fail(err)
+	}
+	if versioned {
+		return purgeVersionsBatch(ctx, store, bucket, managerClusterID, after, limit, result)
+	}
+	batch, err := listClusterBatch(ctx, store, bucket, managerClusterID, after, limit)
+	if err != nil {
+		return fail(err)
 	}
 	toDelete, skipped, last, done := batch.objects, batch.skipped, batch.last, batch.done
 
@@ -42,35 +67,114 @@ func PurgeBatch(ctx context.Context, store Interface, bucket, managerClusterID, 
 	for _, obj := range toDelete {
 		keys = append(keys, obj.Key)
 	}
+	result.Skipped = skipped
 	if err := deleteObjects(ctx, store, bucket, keys); err != nil {
-		failed := map[string]bool{}
-		var doe *DeleteObjectsError
-		if errors.As(err, &doe) {
-			for _, k := range doe.FailedKeys() {
-				failed[k] = true
-			}
-		} else {
-			for _, k := range keys {
-				failed[k] = true
-			}
-		}
+		failed := failedDeletions(err)
 		for _, obj := range toDelete {
-			if !failed[obj.Key] {
+			if failed != nil && !failed[versionRef{key: obj.Key}] {
 				result.Deleted++
 				result.DeletedBytes += obj.Size
 			}
 		}
-		result.Skipped = skipped
-		return result, fmt.Errorf("can't purge cluster %q from bucket %q: %w", managerClusterID, bucket, err)
+		return fail(err)
 	}
 	for _, obj := range toDelete {
 		result.Deleted++
 		result.DeletedBytes += obj.Size
 	}
-	result.Skipped = skipped
 	result.Cursor = last
 	result.Done = done
 	return result, nil
+}
+
+// purgeVersionsBatch is PurgeBatch in a versioned bucket, after the key after.
+func purgeVersionsBatch(ctx context.Context, store Interface, bucket, managerClusterID, after string, limit int, result PurgeResult) (PurgeResult, error) {
+	fail := func(err error) (PurgeResult, error) {
+		return result, fmt.Errorf("can't purge cluster %q from bucket %q: %w", managerClusterID, bucket, err)
+	}
+	batch, err := listClusterVersionsBatch(ctx, store, bucket, managerClusterID, after, limit)
+	if err != nil {
+		return fail(err)
+	}
+	if !batch.done && batch.last == after && len(batch.versions) == 0 {
+		// Only a key left in place fills the batch: the next one would list the same versions.
+		return fail(fmt.Errorf("%w; it is not a plain key of the directory and is left in place: delete its versions by hand", tooManyVersions(batch.stuckKey(after), "the purge", limit)))
+	}
+	result.Skipped = batch.skipped
+	count := func(v ObjectVersion) {
+		if v.DeleteMarker {
+			result.DeletedMarkers++
+			return
+		}
+		result.Deleted++
+		result.DeletedBytes += v.Size
+	}
+	if len(batch.versions) != 0 {
+		if err := store.DeleteObjectVersions(ctx, bucket, batch.versions); err != nil {
+			failed := failedDeletions(err)
+			for _, v := range batch.versions {
+				if failed != nil && !failed[versionRef{key: v.Key, versionID: v.VersionID}] {
+					count(v)
+				}
+			}
+			return fail(err)
+		}
+	}
+	for _, v := range batch.versions {
+		count(v)
+	}
+	result.Cursor = versionsCursorPrefix + batch.last
+	result.Done = batch.done
+	return result, nil
+}
+
+// failedDeletions returns the keys, or versions, a failed deletion names, or nil when it names none: then none was
+// confirmed deleted.
+func failedDeletions(err error) map[versionRef]bool {
+	var doe *DeleteObjectsError
+	if !errors.As(err, &doe) {
+		return nil
+	}
+	failed := map[versionRef]bool{}
+	for _, ke := range doe.Errors {
+		failed[versionRef{key: ke.Key, versionID: ke.VersionID}] = true
+	}
+	return failed
+}
+
+// startWalk checks the arguments of a walk through the directory of managerClusterID and tells from cursor whether
+// it goes through every version of a versioned bucket, asking the store when the walk starts; it returns the key the
+// walk resumes after. Bad arguments make no store call.
+func startWalk(ctx context.Context, store Interface, bucket, managerClusterID, cursor string, limit int) (bool, string, error) {
+	after, versioned := strings.CutPrefix(cursor, versionsCursorPrefix)
+	if _, err := checkWalk(managerClusterID, after, limit); err != nil {
+		return false, "", err
+	}
+	if versioned || cursor != "" {
+		return versioned, after, nil
+	}
+	versioned, err := BucketVersioned(ctx, store, bucket)
+	return versioned, "", err
+}
+
+// BucketVersioned reports whether bucket keeps versions of its keys: its versioning is Enabled, or Suspended after
+// having been enabled (the versions kept meanwhile stay). A store that answers NotImplemented, as some
+// S3-compatible stores without versioning do, has an unversioned bucket.
+func BucketVersioned(ctx context.Context, store Interface, bucket string) (bool, error) {
+	status, err := store.GetBucketVersioning(ctx, bucket)
+	if err != nil {
+		if ErrorCode(err) == ErrorCodeNotImplemented {
+			return false, nil
+		}
+		return false, err
+	}
+	switch status {
+	case "":
+		return false, nil
+	case VersioningEnabled, VersioningSuspended:
+		return true, nil
+	}
+	return false, fmt.Errorf("bucket %q has an unknown versioning status %q", bucket, status)
 }
 
 // clusterBatch is one listing step through a cluster's directory.
@@ -84,20 +188,29 @@ type clusterBatch struct {
 	done bool
 }
 
+// checkWalk checks the arguments of a walk through the directory of managerClusterID and returns its prefixes.
+func checkWalk(managerClusterID, cursor string, limit int) ([]string, error) {
+	prefixes, err := ClusterPrefixes(managerClusterID)
+	if err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		return nil, fmt.Errorf("limit must be positive, got %d", limit)
+	}
+	if cursor != "" && !hasAnyPrefix(cursor, prefixes) {
+		return nil, fmt.Errorf("cursor %q is outside its directory", cursor)
+	}
+	return prefixes, nil
+}
+
 // listClusterBatch lists up to limit keys of the directory of the cluster with managerClusterID after cursor,
 // through its prefixes in lexical order. Its errors do not name the cluster and bucket: callers say what they were
 // doing to which.
 func listClusterBatch(ctx context.Context, store Interface, bucket, managerClusterID, cursor string, limit int) (clusterBatch, error) {
 	b := clusterBatch{last: cursor, done: true}
-	prefixes, err := ClusterPrefixes(managerClusterID)
+	prefixes, err := checkWalk(managerClusterID, cursor, limit)
 	if err != nil {
 		return clusterBatch{}, err
-	}
-	if limit <= 0 {
-		return clusterBatch{}, fmt.Errorf("limit must be positive, got %d", limit)
-	}
-	if cursor != "" && !hasAnyPrefix(cursor, prefixes) {
-		return clusterBatch{}, fmt.Errorf("cursor %q is outside its directory", cursor)
 	}
 	budget := limit
 	for _, prefix := range prefixes {
@@ -139,11 +252,115 @@ func listClusterBatch(ctx context.Context, store Interface, bucket, managerClust
 	return b, nil
 }
 
+// versionBatch is one step through every version of a cluster's directory.
+type versionBatch struct {
+	// versions are the versions and delete markers of the keys IsClusterKey accepts; skipped are the keys it
+	// refuses, once each.
+	versions []ObjectVersion
+	skipped  []string
+	// last is the last key all of whose versions were listed, or the cursor when there is none.
+	last string
+	// partial is the key after last when the batch holds only some of its versions.
+	partial string
+	// done reports that nothing is left after last.
+	done bool
+}
+
+// stuckKey names the key a batch that could not move its cursor from after is stuck on: the key whose versions it
+// holds part of, or the cursor's own key, which some stores list again.
+func (b versionBatch) stuckKey(after string) string {
+	if b.partial != "" {
+		return b.partial
+	}
+	return after
+}
+
+// tooManyVersions is the error of a batch that can't move its cursor because it holds nothing but some versions of
+// one key, which it does not delete: minio-go can't resume a listing within a key's versions.
+func tooManyVersions(key, what string, limit int) error {
+	return fmt.Errorf("key %q has more versions than a batch of %d holds, so %s can't go past it", key, limit, what)
+}
+
+// listClusterVersionsBatch is listClusterBatch through versions: it lists up to limit versions and delete markers
+// of the keys of the directory after cursor. When the listing stops within the versions of a key, last stays
+// before that key, named by partial.
+func listClusterVersionsBatch(ctx context.Context, store Interface, bucket, managerClusterID, cursor string, limit int) (versionBatch, error) {
+	b := versionBatch{last: cursor, done: true}
+	prefixes, err := checkWalk(managerClusterID, cursor, limit)
+	if err != nil {
+		return versionBatch{}, err
+	}
+	budget := limit
+	for _, prefix := range prefixes {
+		var startAfter string
+		switch {
+		case strings.HasPrefix(cursor, prefix):
+			startAfter = cursor
+		case cursor > prefix:
+			continue
+		}
+		if budget == 0 {
+			b.done = false
+			break
+		}
+		list, err := store.ListObjectVersions(ctx, bucket, prefix, startAfter, budget)
+		if err != nil {
+			return versionBatch{}, err
+		}
+		var key string
+		for _, v := range list.Versions {
+			if !strings.HasPrefix(v.Key, prefix) || v.Key < startAfter || v.Key < key {
+				return versionBatch{}, fmt.Errorf("listing the versions of %q returned key %q after %q, outside what was asked for; refusing the batch",
+					prefix, v.Key, max(startAfter, key))
+			}
+			if v.VersionID == "" {
+				return versionBatch{}, fmt.Errorf("listing the versions of %q returned a version of key %q without version ID; refusing the batch", prefix, v.Key)
+			}
+			if startAfter != "" && v.Key == startAfter {
+				// Some stores (versitygw) list the key-marker's own versions too: the cursor's key was done with
+				// already, and what is left of it is a key left in place.
+				key = v.Key
+				continue
+			}
+			clusterKey := IsClusterKey(managerClusterID, v.Key)
+			if v.Key != key {
+				if key != "" {
+					// A new key: every version of the previous one was listed.
+					b.last = key
+				}
+				key = v.Key
+				if !clusterKey {
+					b.skipped = append(b.skipped, v.Key)
+				}
+			}
+			if clusterKey {
+				b.versions = append(b.versions, v)
+			}
+		}
+		budget -= len(list.Versions)
+		if !list.More {
+			if key != "" {
+				b.last = key
+			}
+			continue
+		}
+		b.done = false
+		if list.NextKey != "" && list.NextKey != key {
+			b.last = key
+		} else {
+			b.partial = key
+		}
+		break
+	}
+	return b, nil
+}
+
 // InventoryResult is the outcome of one InventoryBatch.
 type InventoryResult struct {
-	// Cursor is the last key counted; the next batch starts after it.
+	// Cursor is where the next batch starts, as PurgeResult's.
 	Cursor string
-	// Objects and Bytes count the keys of the batch IsClusterKey accepts.
+	// Objects and Bytes count the objects of the batch IsClusterKey accepts: in a versioned bucket, every version
+	// that holds data, current or not, since the purge deletes them all; delete markers are not counted.
 	Objects int
 	Bytes   int64
 	// Skipped lists the keys under the prefixes that IsClusterKey refuses, not counted.
@@ -152,12 +369,38 @@ type InventoryResult struct {
 	Done bool
 }
 
-// InventoryBatch counts up to limit objects of the directory of the cluster with managerClusterID after cursor, as
-// PurgeBatch walks them, without deleting anything. Sum the batches until Done for the directory's size.
+// InventoryBatch counts up to limit objects (versions and delete markers, in a versioned bucket) of the directory of
+// the cluster with managerClusterID after cursor, as PurgeBatch walks them, without deleting anything. Sum the
+// batches until Done for what the purge will free.
 func InventoryBatch(ctx context.Context, store Interface, bucket, managerClusterID, cursor string, limit int) (InventoryResult, error) {
-	batch, err := listClusterBatch(ctx, store, bucket, managerClusterID, cursor, limit)
-	if err != nil {
+	fail := func(err error) (InventoryResult, error) {
 		return InventoryResult{Cursor: cursor}, fmt.Errorf("can't inventory cluster %q in bucket %q: %w", managerClusterID, bucket, err)
+	}
+	versioned, after, err := startWalk(ctx, store, bucket, managerClusterID, cursor, limit)
+	if err != nil {
+		return fail(err)
+	}
+	if versioned {
+		batch, err := listClusterVersionsBatch(ctx, store, bucket, managerClusterID, after, limit)
+		if err != nil {
+			return fail(err)
+		}
+		if !batch.done && batch.last == after {
+			return fail(tooManyVersions(batch.stuckKey(after), "the inventory", limit))
+		}
+		result := InventoryResult{Cursor: versionsCursorPrefix + batch.last, Skipped: batch.skipped, Done: batch.done}
+		for _, v := range batch.versions {
+			// The next batch lists the versions of a key this one holds only some of again: they are counted then.
+			if !v.DeleteMarker && v.Key != batch.partial {
+				result.Objects++
+				result.Bytes += v.Size
+			}
+		}
+		return result, nil
+	}
+	batch, err := listClusterBatch(ctx, store, bucket, managerClusterID, after, limit)
+	if err != nil {
+		return fail(err)
 	}
 	result := InventoryResult{Cursor: batch.last, Objects: len(batch.objects), Skipped: batch.skipped, Done: batch.done}
 	for _, obj := range batch.objects {

@@ -19,7 +19,9 @@ import (
 const maxSkippedKeysInEvent = 5
 
 // purge deletes up to purgeBatchesPerSync batches of the directory of entry, resuming after the cursor annotation,
-// and writes the progress after each batch. Once nothing is left it records the success and removes the finalizer.
+// and writes the progress after each batch. In a versioned bucket the batches delete every version and delete
+// marker, and the cursor (prefixed "versions:") records that the bucket is versioned, so that only a purge's
+// first batch asks. Once nothing is left it records the success and removes the finalizer.
 // A failure keeps the finalizer and the cursor where the last successful batch left it, and is returned so that the
 // queue backs off.
 func (c *Controller) purge(ctx context.Context, entry *scyllav1alpha1.ScyllaDBBackupEntry, bucket *scyllav1alpha1.ScyllaDBBackupBucket, prefixes []string, o *outcome) (*outcome, error) {
@@ -59,7 +61,7 @@ func (c *Controller) purge(ctx context.Context, entry *scyllav1alpha1.ScyllaDBBa
 		if err != nil {
 			return failed(storeErrorReason(err, purgeFailedReason), err)
 		}
-		logger.V(2).Info("Purged a batch", "deleted", result.Deleted, "cursor", result.Cursor, "done", result.Done)
+		logger.V(2).Info("Purged a batch", "deleted", result.Deleted, "deletedMarkers", result.DeletedMarkers, "cursor", result.Cursor, "done", result.Done)
 
 		if result.Done {
 			o.lastOperation = purgeOperation(scyllav1alpha1.ScyllaDBBackupEntryOperationStateSucceeded, deleted,

@@ -46,18 +46,26 @@ func expectNoStoreCalls(t *testing.T, f *fixture) {
 	}
 }
 
-// expectOnlyListing checks that the object store was only listed since the last check (an inventory), and forgets
-// the stores built.
+// expectOnlyListing checks that the object store was only listed since the last check (an inventory), after
+// being asked its versioning at most once, and forgets the stores built.
 func expectOnlyListing(t *testing.T, f *fixture) {
 	t.Helper()
 	calls := f.storeCalls()
 	if len(calls) == 0 {
 		t.Error("expected the directory to be listed, got no object store calls")
 	}
+	versioning := 0
 	for _, c := range calls {
-		if c.Op != objectstorefake.OpListObjects {
+		switch c.Op {
+		case objectstorefake.OpGetBucketVersioning:
+			versioning++
+		case objectstorefake.OpListObjects, objectstorefake.OpListObjectVersions:
+		default:
 			t.Errorf("expected only listings, got %+v", c)
 		}
+	}
+	if versioning > 1 {
+		t.Errorf("expected the versioning asked at most once, got %d times", versioning)
 	}
 	f.storeConfigs = nil
 }

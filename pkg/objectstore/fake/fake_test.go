@@ -77,3 +77,66 @@ func TestDeleteObjectsFailsPerKey(t *testing.T) {
 		t.Errorf("want NoSuchBucket for a missing bucket, got %v", err)
 	}
 }
+
+func TestVersionedBucketKeepsVersionsAndDeleteMarkers(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := New("b")
+	put := func(key, data string) {
+		t.Helper()
+		if err := s.PutObject(ctx, "b", key, []byte(data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("k", "unversioned")
+	s.SetVersioning("b", objectstore.VersioningEnabled)
+	put("k", "one")
+	put("k", "two")
+	if err := s.DeleteObjects(ctx, "b", []string{"k"}); err != nil {
+		t.Fatal(err)
+	}
+	want := []objectstore.ObjectVersion{
+		{Key: "k", VersionID: "v000003", DeleteMarker: true},
+		{Key: "k", VersionID: "v000002", Size: 3},
+		{Key: "k", VersionID: "v000001", Size: 3},
+		{Key: "k", VersionID: "null", Size: 11},
+	}
+	if diff := cmp.Diff(want, s.Versions("b")); diff != "" {
+		t.Errorf("a deletion without version ID must add a delete marker (-want +got):\n%s", diff)
+	}
+	if keys := s.Keys("b"); len(keys) != 0 {
+		t.Errorf("want no current key under a delete marker, got %v", keys)
+	}
+	list, err := s.ListObjects(ctx, "b", "", "", 10)
+	if err != nil || len(list.Objects) != 0 {
+		t.Errorf("want a listing of current objects to hide the deleted key, got %v, %v", list, err)
+	}
+
+	// Suspended: a write or a deletion replaces the null version.
+	s.SetVersioning("b", objectstore.VersioningSuspended)
+	put("k", "three")
+	if err := s.DeleteObjects(ctx, "b", []string{"k"}); err != nil {
+		t.Fatal(err)
+	}
+	want = append([]objectstore.ObjectVersion{{Key: "k", VersionID: "null", DeleteMarker: true}}, want[:3]...)
+	if diff := cmp.Diff(want, s.Versions("b")); diff != "" {
+		t.Errorf("versions of a suspended bucket differ (-want +got):\n%s", diff)
+	}
+
+	versions, err := s.ListObjectVersions(ctx, "b", "", "", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(objectstore.ObjectVersionList{Versions: want[:2], More: true, NextKey: "k"}, versions); diff != "" {
+		t.Errorf("version listing differs (-want +got):\n%s", diff)
+	}
+	if err := s.DeleteObjectVersions(ctx, "b", []objectstore.ObjectVersion{want[0], want[1], {Key: "k", VersionID: "missing"}}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]objectstore.ObjectVersion{want[2], want[3]}, s.Versions("b")); diff != "" {
+		t.Errorf("versions left differ (-want +got):\n%s", diff)
+	}
+	if data, ok := s.Object("b", "k"); !ok || string(data) != "two" {
+		t.Errorf("want the newest version left current, got %q, %v", data, ok)
+	}
+}
