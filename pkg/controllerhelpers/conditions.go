@@ -70,9 +70,11 @@ func AggregateCondition(conditions []metav1.Condition, condType string, generati
 		switch {
 		case c.Status == against:
 			counting = append(counting, c)
-		case c.ObservedGeneration < generation:
+		case condType == ProgressingCondition && c.ObservedGeneration < generation:
 			notObserved = append(notObserved, c)
 		case c.Status != good:
+			// Also when the child describes an older generation: for Available and Degraded, what it said then is
+			// all there is to go by, and an unknown state is not a good one.
 			unknown = append(unknown, c)
 		}
 	}

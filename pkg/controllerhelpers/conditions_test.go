@@ -62,6 +62,34 @@ func TestAggregateCondition(t *testing.T) {
 			want:     condition("Available", metav1.ConditionTrue, "AsExpected", "", 3),
 		},
 		{
+			name: "a stale child of unknown availability makes availability unknown",
+			conditions: []metav1.Condition{
+				condition("StatefulSetControllerAvailable", metav1.ConditionTrue, "AsExpected", "", 3),
+				condition("ManagerControllerAvailable", metav1.ConditionUnknown, "NotReported", "no word yet", 2),
+			},
+			condType: AvailableCondition,
+			want:     condition("Available", metav1.ConditionUnknown, "NotReported", "ManagerControllerAvailable: no word yet", 3),
+		},
+		{
+			name: "a stale child in an unknown state makes Degraded unknown",
+			conditions: []metav1.Condition{
+				condition("StatefulSetControllerDegraded", metav1.ConditionFalse, "AsExpected", "", 3),
+				condition("ManagerControllerDegraded", metav1.ConditionUnknown, "NotReported", "no word yet", 2),
+			},
+			condType: DegradedCondition,
+			want:     condition("Degraded", metav1.ConditionUnknown, "NotReported", "ManagerControllerDegraded: no word yet", 3),
+		},
+		{
+			name: "a stale child in an unknown state keeps Progressing True until it observes the generation",
+			conditions: []metav1.Condition{
+				condition("StatefulSetControllerProgressing", metav1.ConditionFalse, "AsExpected", "", 3),
+				condition("ManagerControllerProgressing", metav1.ConditionUnknown, "NotReported", "no word yet", 2),
+			},
+			condType: ProgressingCondition,
+			want: condition("Progressing", metav1.ConditionTrue, "NotObserved",
+				"ManagerControllerProgressing: observed generation 2, not 3 yet", 3),
+		},
+		{
 			name: "nothing progressing",
 			conditions: []metav1.Condition{
 				condition("StatefulSetControllerProgressing", metav1.ConditionFalse, "AsExpected", "", 3),
