@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/minio/minio-go/v7"
@@ -277,7 +278,7 @@ func (s *minioStore) ListObjectVersions(ctx context.Context, bucket, prefix, sta
 	limit = min(limit, maxListKeys-1)
 	listCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var out ObjectVersionList
+	var versions []ObjectVersion
 	for obj := range s.client.ListObjectsIter(listCtx, bucket, minio.ListObjectsOptions{
 		Prefix:       prefix,
 		StartAfter:   startAfter,
@@ -288,15 +289,21 @@ func (s *minioStore) ListObjectVersions(ctx context.Context, bucket, prefix, sta
 		if obj.Err != nil {
 			return fail(obj.Err)
 		}
-		if len(out.Versions) == limit {
-			out.More = true
-			out.NextKey = obj.Key
+		versions = append(versions, ObjectVersion{Key: obj.Key, VersionID: obj.VersionID, Size: obj.Size, DeleteMarker: obj.IsDeleteMarker})
+		if len(versions) == limit+1 {
 			break
 		}
-		out.Versions = append(out.Versions, ObjectVersion{Key: obj.Key, VersionID: obj.VersionID, Size: obj.Size, DeleteMarker: obj.IsDeleteMarker})
 	}
 	if err := ctx.Err(); err != nil {
 		return fail(err)
+	}
+	// S3 lists keys in lexical order, but some stores (versitygw) put a page's delete markers before its versions:
+	// the page is put in key order, each key's versions kept in the order listed, before the one past the limit is
+	// set apart.
+	slices.SortStableFunc(versions, func(a, b ObjectVersion) int { return strings.Compare(a.Key, b.Key) })
+	out := ObjectVersionList{Versions: versions}
+	if len(versions) > limit {
+		out = ObjectVersionList{Versions: versions[:limit], More: true, NextKey: versions[limit].Key}
 	}
 	return out, nil
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +24,8 @@ type versionServer struct {
 	versioning string
 	versions   []ObjectVersion
 	locked     map[string]bool
+	// markersFirst puts a page's delete markers before its versions, as versitygw does.
+	markersFirst bool
 
 	mu        sync.Mutex
 	listings  []string
@@ -83,6 +86,18 @@ func (vs *versionServer) list(w http.ResponseWriter, q map[string][]string) {
 	}
 	truncated := len(page) > maxKeys
 	page = page[:min(len(page), maxKeys)]
+	if vs.markersFirst {
+		page = slices.Clone(page)
+		slices.SortStableFunc(page, func(a, b ObjectVersion) int {
+			switch {
+			case a.DeleteMarker == b.DeleteMarker:
+				return 0
+			case a.DeleteMarker:
+				return -1
+			}
+			return 1
+		})
+	}
 	var b strings.Builder
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?><ListVersionsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">`)
 	fmt.Fprintf(&b, "<Name>bkt</Name><Prefix>%s</Prefix><KeyMarker>%s</KeyMarker><MaxKeys>%d</MaxKeys><IsTruncated>%t</IsTruncated>", get("prefix"), keyMarker, maxKeys, truncated)
@@ -137,10 +152,22 @@ func newVersionServerStore(t *testing.T, vs *versionServer) Interface {
 }
 
 // TestListObjectVersionsIsOneRequest lists 1500 keys of two versions each, every third one's newest a delete
-// marker, as S3's ListObjectVersions pages them, and counts the requests each listing makes.
+// marker, as S3's ListObjectVersions pages them (and as versitygw does, a page's markers first), checks that the
+// listing is in key order, and counts the requests each listing makes.
 func TestListObjectVersionsIsOneRequest(t *testing.T) {
 	t.Parallel()
-	vs := &versionServer{}
+	for _, markersFirst := range []bool{false, true} {
+		t.Run(fmt.Sprintf("markersFirst=%t", markersFirst), func(t *testing.T) {
+			t.Parallel()
+			testListObjectVersionsIsOneRequest(t, markersFirst)
+		})
+	}
+}
+
+// testListObjectVersionsIsOneRequest is TestListObjectVersionsIsOneRequest against a store that puts the delete
+// markers of a page first, or not.
+func testListObjectVersionsIsOneRequest(t *testing.T, markersFirst bool) {
+	vs := &versionServer{markersFirst: markersFirst}
 	for i := range 1500 {
 		key := fmt.Sprintf("backup/sst/%05d", i)
 		vs.versions = append(vs.versions,
