@@ -226,4 +226,11 @@
 // the output that process's descendants still write for at most 5s more: daemons the entrypoint started and left
 // behind don't keep the sidecar, and so the container, up. Before ScyllaDB starts, SIGTERM
 // or SIGINT stop the sidecar with 0; afterwards SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 are forwarded.
+//
+// As the container's command the sidecar is PID 1 in the container (the Pod shares no process namespace), so the
+// processes ScyllaDB's entrypoint starts that outlive their parent become its children. When it is PID 1, or a child
+// subreaper, it reaps them: at every SIGCHLD (never forwarded), and every minute as a backstop, it waits without
+// blocking for each of its zombie children (state Z and parent pid its own in /proc/<pid>/stat) except ScyllaDB's
+// process, whose exit status os/exec collects for the sidecar's own exit; it doesn't look while that process is being
+// started. Their zombies would otherwise pile up for the container's life. The sidecar starts no other process.
 package sidecar

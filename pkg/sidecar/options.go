@@ -105,6 +105,8 @@ type Options struct {
 	signals                  <-chan os.Signal
 	childStdout, childStderr *os.File
 	childEnv                 []string
+	// reapOrphans reaps the zombies of processes re-parented to the sidecar: set when it is PID 1 or a subreaper.
+	reapOrphans bool
 }
 
 // NewOptions returns Options with the defaults.
@@ -135,6 +137,7 @@ func NewOptions() *Options {
 		childStdout:              os.Stdout,
 		childStderr:              os.Stderr,
 		childEnv:                 os.Environ(),
+		reapOrphans:              adoptsOrphans(),
 	}
 }
 

@@ -24,22 +24,35 @@ func (e *ExitError) Error() string {
 
 // exitCode is the process's exit status, or 128 plus the signal that killed it, as a shell reports it.
 func exitCode(state *os.ProcessState) int {
-	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok {
+		return waitStatusCode(ws)
 	}
 	return state.ExitCode()
 }
 
+// waitStatusCode is the exit status in ws, or 128 plus the signal that killed the process.
+func waitStatusCode(ws syscall.WaitStatus) int {
+	if ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ws.ExitStatus()
+}
+
 // runChild starts cmd, forwards every signal from signals to it, sends it SIGTERM when ctx is done, and returns its
-// exit code once it exits (and its output is read, for at most cmd.WaitDelay once it exited).
-func runChild(ctx context.Context, cmd *exec.Cmd, signals <-chan os.Signal) (int, error) {
+// exit code once it exits (and its output is read, for at most cmd.WaitDelay once it exited). reaper, when not nil,
+// is told which process os/exec waits for, so that it leaves it alone.
+func runChild(ctx context.Context, cmd *exec.Cmd, signals <-chan os.Signal, reaper *orphanReaper) (int, error) {
 	logger := klog.FromContext(ctx)
-	if err := cmd.Start(); err != nil {
+	if err := reaper.startChild(cmd); err != nil {
 		return 0, fmt.Errorf("can't start ScyllaDB %q: %w", cmd.Path, err)
 	}
 	logger.Info("Started ScyllaDB", "pid", cmd.Process.Pid, "path", cmd.Path, "args", redactArgs(cmd.Args[1:]))
 	waitErr := make(chan error, 1)
-	go func() { waitErr <- cmd.Wait() }()
+	go func() {
+		err := cmd.Wait()
+		reaper.childWaited()
+		waitErr <- err
+	}()
 
 	done := ctx.Done()
 	for {

@@ -81,7 +81,7 @@ func TestRunChildExitCodes(t *testing.T) {
 					signals <- tc.signal
 				}()
 			}
-			code, err := runChild(ctx, cmd, signals)
+			code, err := runChild(ctx, cmd, signals, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,7 +94,7 @@ func TestRunChildExitCodes(t *testing.T) {
 
 func TestRunChildReportsAMissingProgram(t *testing.T) {
 	t.Parallel()
-	_, err := runChild(context.Background(), exec.Command(filepath.Join(t.TempDir(), "nope")), nil)
+	_, err := runChild(context.Background(), exec.Command(filepath.Join(t.TempDir(), "nope")), nil, nil)
 	if err == nil {
 		t.Error("expected an error for a missing program")
 	}
@@ -123,7 +123,7 @@ func TestRunChildLogsNoSecretArguments(t *testing.T) {
 	// ScyllaDB's LDAP role manager takes its bind password as ldap_bind_passwd.
 	cmd := exec.Command("/bin/true", "--smp=2", "--auth-superuser-salted-password=s3cr3t-hash", "--client-token", "t0k3n-value",
 		"--SECRET_key", "k3y-value", "--ldap-bind-passwd=b1nd-pa55", "--ldap_bind_passwd", "b1nd-pa55-again", "--developer-mode=1")
-	if code, err := runChild(ctx, cmd, nil); err != nil || code != 0 {
+	if code, err := runChild(ctx, cmd, nil, nil); err != nil || code != 0 {
 		t.Fatalf("runChild() = %d, %v", code, err)
 	}
 	for _, secret := range []string{"s3cr3t-hash", "t0k3n-value", "k3y-value", "b1nd-pa55"} {

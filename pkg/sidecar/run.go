@@ -275,6 +275,20 @@ func (o *Options) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
+	var reaper *orphanReaper
+	if o.reapOrphans {
+		reaper = newOrphanReaper()
+		reaperDone := make(chan struct{})
+		go func() {
+			defer close(reaperDone)
+			reaper.run(ctx)
+		}()
+		defer func() {
+			cancel()
+			<-reaperDone
+		}()
+	}
+
 	scylla, err := scyllaclient.NewClient(o.ScyllaDBAPIAddress, nil)
 	if err != nil {
 		return err
@@ -458,7 +472,7 @@ func (o *Options) Run(ctx context.Context) error {
 		case <-childCtx.Done():
 		}
 	}()
-	code, err := runChild(childCtx, cmd, o.signals)
+	code, err := runChild(childCtx, cmd, o.signals, reaper)
 	if err != nil {
 		return err
 	}
