@@ -535,6 +535,22 @@ func TestApplyRecreatesOtherKindsOnImmutableChanges(t *testing.T) {
 				wantEvent:       "Normal RoleBindingDeleted RoleBinding scylla/basic-member deleted to recreate it because immutable field roleRef changed (propagation Background)",
 			},
 			{
+				name:     "roleRef with the API group the API server defaults left unset is not a change",
+				existing: stored(t, newTestRoleBinding(), nil),
+				required: func() *rbacv1.RoleBinding {
+					rb := newTestRoleBinding()
+					rb.RoleRef.APIGroup = ""
+					rb.Subjects[0].Name = "other"
+					return rb
+				}(),
+				checkUpdated: func(t *testing.T, updated *rbacv1.RoleBinding) {
+					if got := updated.Subjects[0].Name; got != "other" {
+						t.Errorf("unexpected subject %q", got)
+					}
+				},
+				wantEvent: "Normal RoleBindingUpdated RoleBinding scylla/basic-member updated",
+			},
+			{
 				name:     "subjects",
 				existing: stored(t, newTestRoleBinding(), nil),
 				required: func() *rbacv1.RoleBinding {
