@@ -98,6 +98,8 @@ type scenario struct {
 type scenarioOptions struct {
 	// gated puts a framework.TCPGate in front of versitygw as the bucket's endpoint.
 	gated bool
+	// versioned serves the bucket with S3 versioning enabled (see restartWithVersioning).
+	versioned bool
 }
 
 // newScenario starts the stack, declares a ScyllaDBBackupBucket named bucketObjectName (a bucket of the same name
@@ -154,8 +156,14 @@ func newScenarioWith(t *testing.T, opts scenarioOptions, bucketObjectName string
 		t.Logf("the ScyllaDBBackupBucket reaches versitygw through the gate %s", endpoint)
 	}
 
+	if opts.versioned {
+		restartWithVersioning(t, s.s3)
+	}
 	if err := s.s3.CreateBucket(ctx, bucketName); err != nil {
 		t.Fatalf("can't create bucket %q in versitygw: %v", bucketName, err)
+	}
+	if opts.versioned {
+		enableVersioning(t, s.s3.Config(), bucketName)
 	}
 	_, err = c.Clients.Kube.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: credentialsSecretName},
