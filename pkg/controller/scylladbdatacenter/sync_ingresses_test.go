@@ -148,6 +148,8 @@ func TestSyncDeletesCQLIngressesNoLongerWanted(t *testing.T) {
 	}
 }
 
+// TestSyncWithoutDNSDomainsKeepsTheCQLIngressesAndSaysWhy: the webhook refuses CQL ingress without DNS domains; a
+// datacenter stored without it is reported with the webhook's message, and its Ingresses are left as they are.
 func TestSyncWithoutDNSDomainsKeepsTheCQLIngressesAndSaysWhy(t *testing.T) {
 	t.Parallel()
 
@@ -155,7 +157,7 @@ func TestSyncWithoutDNSDomainsKeepsTheCQLIngressesAndSaysWhy(t *testing.T) {
 	w.sdc = w.sdc.DeepCopy()
 	w.sdc.Generation++
 	w.sdc.Spec.DNSDomains = nil
-	f := syncSpecError(t, w, "IngressControllerDegraded: spec.exposeOptions.cql.ingress needs at least one DNS domain in spec.dnsDomains: the Ingresses' hosts are below them; no CQL Ingress is created or removed until then")
+	f := syncSpecError(t, w, "SpecValidationDegraded: spec.dnsDomains: Required value: CQL ingress (spec.exposeOptions.cql.ingress) needs at least one DNS domain")
 	if writes := ingressWrites(f); len(writes) != 0 {
 		t.Errorf("unexpected Ingress writes %q", writes)
 	}
