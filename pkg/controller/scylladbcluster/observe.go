@@ -39,12 +39,17 @@ type remoteDatacenter struct {
 
 // remoteCluster returns the remote cluster of the RemoteKubernetesCluster rkcName and nil, or, when it can't be
 // written to, why: it has no clients (the RemoteKubernetesCluster does not exist or its kubeconfig is not usable),
-// its last health check failed, or its caches have not synced (errCachesNotSynced, a wait). When its health check
+// its last health check failed, or its caches have not synced (errCachesNotSynced, a wait; so is a
+// RemoteKubernetesCluster the pool was not told about yet since the operator started). When its health check
 // failed but its caches have synced, the cluster is returned too: its caches hold the last known state. A cluster
 // whose caches have not synced and whose health check failed is unreachable, not loading: its caches may never sync.
 func (c *Controller) remoteCluster(rkcName string) (*remoteclient.Cluster, error) {
 	rc, ok := c.pool.Get(rkcName)
 	if !ok {
+		if _, err := c.remoteKubernetesClusterLister.Get(rkcName); err == nil && !c.pool.Known(rkcName) {
+			// Right after the operator started, before the RemoteKubernetesCluster controller built its client.
+			return nil, fmt.Errorf("RemoteKubernetesCluster %q: its client is not built yet, %w", rkcName, errCachesNotSynced)
+		}
 		return nil, fmt.Errorf("RemoteKubernetesCluster %q has no client: it does not exist, or its kubeconfig Secret is missing or not usable (see its status)", rkcName)
 	}
 	var unreachable error
@@ -100,6 +105,11 @@ func (dc *remoteDatacenter) observe(sdcName string) {
 			dc.services[svc.Name] = svc
 		}
 	}
+}
+
+// loading tells whether the caches of dc's remote cluster have not synced yet: what they do not hold is unknown.
+func (dc *remoteDatacenter) loading() bool {
+	return errors.Is(dc.err, errCachesNotSynced)
 }
 
 // rolledOut tells whether dc's ScyllaDBDatacenter exists and its status at its current generation says its rollout

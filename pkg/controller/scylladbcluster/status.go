@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 )
 
 // Reasons of the DatacentersAvailable condition and of an invalid spec.
@@ -40,30 +41,9 @@ func calculateStatus(sc *scyllav1alpha1.ScyllaDBCluster, dcs []*remoteDatacenter
 	versions := sets.New[string]()
 	updatedVersions := sets.New[string]()
 	for _, dc := range dcs {
-		dcStatus := scyllav1alpha1.ScyllaDBClusterDatacenterStatus{
-			Name:                dc.spec.Name,
-			RemoteNamespaceName: new(dc.namespace),
-			Stale:               new(dc.err != nil || dc.sdc == nil || dc.sdc.Status.ObservedGeneration == nil || *dc.sdc.Status.ObservedGeneration != dc.sdc.Generation),
-		}
-		if sdc := dc.sdc; sdc != nil {
-			dcStatus.NodeCounts = *sdc.Status.NodeCounts.DeepCopy()
-			dcStatus.CurrentVersion = nonEmpty(sdc.Status.CurrentVersion)
-			dcStatus.UpdatedVersion = nonEmpty(sdc.Status.UpdatedVersion)
-			versions.Insert(sdc.Status.CurrentVersion)
-			updatedVersions.Insert(sdc.Status.UpdatedVersion)
-			for _, r := range sdc.Status.Racks {
-				dcStatus.Racks = append(dcStatus.Racks, scyllav1alpha1.ScyllaDBClusterRackStatus{
-					Name:           r.Name,
-					CurrentVersion: nonEmpty(r.CurrentVersion),
-					UpdatedVersion: nonEmpty(r.UpdatedVersion),
-					NodeCounts:     *r.NodeCounts.DeepCopy(),
-					Stale:          r.Stale,
-				})
-			}
-		} else {
-			versions.Insert("")
-			updatedVersions.Insert("")
-		}
+		dcStatus := datacenterStatus(sc, dc)
+		versions.Insert(ptr.Deref(dcStatus.CurrentVersion, ""))
+		updatedVersions.Insert(ptr.Deref(dcStatus.UpdatedVersion, ""))
 		addNodeCounts(&status.NodeCounts, &dcStatus.NodeCounts)
 		status.Datacenters = append(status.Datacenters, dcStatus)
 	}
@@ -75,6 +55,50 @@ func calculateStatus(sc *scyllav1alpha1.ScyllaDBCluster, dcs []*remoteDatacenter
 		status.UpdatedVersion = nonEmpty(updatedVersions.UnsortedList()[0])
 	}
 	return status, nil
+}
+
+// datacenterStatus returns the status of dc: what its ScyllaDBDatacenter reports, or, while the caches of its remote
+// cluster load, what sc's status said of it before, if anything: what they do not hold yet is unknown, not absent.
+func datacenterStatus(sc *scyllav1alpha1.ScyllaDBCluster, dc *remoteDatacenter) scyllav1alpha1.ScyllaDBClusterDatacenterStatus {
+	if dc.loading() {
+		if previous := previousDatacenterStatus(sc, dc.spec.Name); previous != nil {
+			dcStatus := *previous.DeepCopy()
+			dcStatus.RemoteNamespaceName = new(dc.namespace)
+			return dcStatus
+		}
+	}
+	dcStatus := scyllav1alpha1.ScyllaDBClusterDatacenterStatus{
+		Name:                dc.spec.Name,
+		RemoteNamespaceName: new(dc.namespace),
+		Stale:               new(dc.err != nil || dc.sdc == nil || dc.sdc.Status.ObservedGeneration == nil || *dc.sdc.Status.ObservedGeneration != dc.sdc.Generation),
+	}
+	sdc := dc.sdc
+	if sdc == nil {
+		return dcStatus
+	}
+	dcStatus.NodeCounts = *sdc.Status.NodeCounts.DeepCopy()
+	dcStatus.CurrentVersion = nonEmpty(sdc.Status.CurrentVersion)
+	dcStatus.UpdatedVersion = nonEmpty(sdc.Status.UpdatedVersion)
+	for _, r := range sdc.Status.Racks {
+		dcStatus.Racks = append(dcStatus.Racks, scyllav1alpha1.ScyllaDBClusterRackStatus{
+			Name:           r.Name,
+			CurrentVersion: nonEmpty(r.CurrentVersion),
+			UpdatedVersion: nonEmpty(r.UpdatedVersion),
+			NodeCounts:     *r.NodeCounts.DeepCopy(),
+			Stale:          r.Stale,
+		})
+	}
+	return dcStatus
+}
+
+// previousDatacenterStatus returns the status sc has of the datacenter name, nil when it has none.
+func previousDatacenterStatus(sc *scyllav1alpha1.ScyllaDBCluster, name string) *scyllav1alpha1.ScyllaDBClusterDatacenterStatus {
+	for i := range sc.Status.Datacenters {
+		if sc.Status.Datacenters[i].Name == name {
+			return &sc.Status.Datacenters[i]
+		}
+	}
+	return nil
 }
 
 // invalidSpecStatus returns the status of a ScyllaDBCluster whose spec can't be built: Degraded with the validation
@@ -92,10 +116,21 @@ func invalidSpecStatus(sc *scyllav1alpha1.ScyllaDBCluster, validationErr error) 
 	return status
 }
 
-// availableCondition is True when every datacenter's ScyllaDBDatacenter is Available at its generation.
+// availableCondition is True when every datacenter's ScyllaDBDatacenter is Available at its generation. Of a
+// datacenter whose remote cluster's caches load, it says what sc's status said before (previouslyNotAvailable).
 func availableCondition(sc *scyllav1alpha1.ScyllaDBCluster, dcs []*remoteDatacenter) metav1.Condition {
 	var notAvailable []string
 	for _, dc := range dcs {
+		if dc.loading() {
+			if line, ok := previouslyNotAvailable(sc, dc.spec.Name); ok {
+				if len(line) != 0 {
+					notAvailable = append(notAvailable, line)
+				}
+				continue
+			}
+			notAvailable = append(notAvailable, fmt.Sprintf("datacenter %q: not known yet, the caches of its remote cluster are loading", dc.spec.Name))
+			continue
+		}
 		sdc := dc.sdc
 		if sdc == nil {
 			notAvailable = append(notAvailable, fmt.Sprintf("datacenter %q: its ScyllaDBDatacenter does not exist yet", dc.spec.Name))
@@ -118,6 +153,30 @@ func availableCondition(sc *scyllav1alpha1.ScyllaDBCluster, dcs []*remoteDatacen
 		condition.Message = strings.Join(notAvailable, "\n")
 	}
 	return condition
+}
+
+// previouslyNotAvailable returns what sc's DatacentersAvailable condition said of the datacenter name, with ok: its
+// line when it was not available, "" when it was. ok is false when sc's status said nothing of it: it has no such
+// condition, or one not built from its datacenters (an invalid spec), or no status of the datacenter.
+func previouslyNotAvailable(sc *scyllav1alpha1.ScyllaDBCluster, name string) (line string, ok bool) {
+	previous := apimeta.FindStatusCondition(sc.Status.Conditions, datacentersAvailableCondition)
+	if previous == nil || previousDatacenterStatus(sc, name) == nil {
+		return "", false
+	}
+	switch {
+	case previous.Status == metav1.ConditionTrue && previous.Reason == controllerhelpers.AsExpectedReason:
+		return "", true
+	case previous.Status == metav1.ConditionFalse && previous.Reason == datacentersNotAvailableReason:
+		prefix := fmt.Sprintf("datacenter %q: ", name)
+		for _, l := range strings.Split(previous.Message, "\n") {
+			if strings.HasPrefix(l, prefix) {
+				return l, true
+			}
+		}
+		return "", true
+	default:
+		return "", false
+	}
 }
 
 // addNodeCounts adds the counts of dc to total; a count total does not have yet starts at dc's.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
@@ -12,8 +14,10 @@ import (
 	"github.com/scyllakube/scylla-operator/pkg/remoteclient"
 	"github.com/scyllakube/scylla-operator/pkg/validation"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 )
@@ -70,6 +74,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 
 	dcs := c.observeDatacenters(sc)
 	var token string
+	var dcProgressing []metav1.Condition
+	var dcErr error
 	conditions, syncErr := controllerhelpers.RunSubSyncs(ctx, sc.Generation,
 		controllerhelpers.SubSync{Name: authTokenSecretControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
 			var err error
@@ -77,7 +83,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			return nil, err
 		}},
 		controllerhelpers.SubSync{Name: remoteDatacenterControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
-			return c.syncDatacenters(ctx, sc, dcs, token)
+			dcProgressing, dcErr = c.syncDatacenters(ctx, sc, dcs, token)
+			return dcProgressing, dcErr
 		}},
 		controllerhelpers.SubSync{Name: removedDatacenterControllerName, Sync: func(ctx context.Context) ([]metav1.Condition, error) {
 			return c.syncRemovedDatacenters(ctx, sc)
@@ -91,7 +98,16 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return errors.Join(syncErr, err)
 	}
-	statusErr := c.updateStatus(ctx, sc, status)
+	var statusErr error
+	quiet, err := c.onlyLoading(sc, dcs, conditions, dcProgressing, dcErr)
+	switch {
+	case err != nil:
+		statusErr = err
+	case quiet:
+		logger.V(4).Info("Not writing the status: only the caches of remote clusters are loading")
+	default:
+		statusErr = c.updateStatus(ctx, sc, status)
+	}
 
 	if referencesObjects(sc) {
 		c.queue.AddAfter(key, referencedObjectsPeriod)
@@ -118,4 +134,42 @@ func (c *Controller) syncDeletion(ctx context.Context, sc *scyllav1alpha1.Scylla
 	client := c.scyllaDBClusters.Patcher(c.scyllaClient.ScyllaV1alpha1().ScyllaDBClusters(sc.Namespace))
 	_, _, err = controllerhelpers.RemoveFinalizer(ctx, client, sc, naming.ScyllaDBClusterProtectionFinalizer)
 	return err
+}
+
+// onlyLoading tells whether the status computed from conditions says nothing new but that the caches of some
+// datacenters' remote clusters are loading: the status sc has, with the RemoteDatacenterController's progressing
+// conditions of those (dcProgressing, returned with dcErr) left out, is the status it would get. Caches load after
+// every restart of the operator and change of a kubeconfig, for a moment: the status stays as it is then.
+func (c *Controller) onlyLoading(sc *scyllav1alpha1.ScyllaDBCluster, dcs []*remoteDatacenter, conditions, dcProgressing []metav1.Condition, dcErr error) (bool, error) {
+	if !slices.ContainsFunc(dcs, (*remoteDatacenter).loading) {
+		return false, nil
+	}
+	progressing, degraded, err := controllerhelpers.SubSyncConditions(remoteDatacenterControllerName, sc.Generation,
+		slices.DeleteFunc(slices.Clone(dcProgressing), func(p metav1.Condition) bool { return p.Reason == waitingForClusterReason }), dcErr)
+	if err != nil {
+		return false, err
+	}
+	conditions = slices.Clone(conditions)
+	for i := range conditions {
+		switch conditions[i].Type {
+		case progressing.Type:
+			conditions[i] = progressing
+		case degraded.Type:
+			conditions[i] = degraded
+		}
+	}
+	status, err := calculateStatus(sc, dcs, conditions)
+	if err != nil {
+		return false, err
+	}
+	controllerhelpers.SetTransitionTimes(status.Conditions, sc.Status.Conditions, metav1.NewTime(c.clock()))
+	applier := c.statusApplier()
+	owned := sets.New[string]()
+	for _, c := range status.Conditions {
+		owned.Insert(c.Type)
+	}
+	byType := func(x, y metav1.Condition) int { return strings.Compare(x.Type, y.Type) }
+	existing, desired := applier.OwnedStatus(&sc.Status, owned), applier.OwnedStatus(status, owned)
+	existing.Conditions, desired.Conditions = slices.SortedStableFunc(slices.Values(existing.Conditions), byType), slices.SortedStableFunc(slices.Values(desired.Conditions), byType)
+	return apiequality.Semantic.DeepEqual(existing, desired), nil
 }

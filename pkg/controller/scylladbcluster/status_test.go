@@ -1,0 +1,245 @@
+package scylladbcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+)
+
+// reloadCaches gives the remote cluster name new clients, as a changed kubeconfig does, whose lists fail with
+// listErr until the returned function is called; that function waits for their caches to sync.
+func (f *fixture) reloadCaches(name string, listErr error) (whenSynced func()) {
+	f.t.Helper()
+	r := f.remotes[name]
+	var lock sync.Mutex
+	refusing := true
+	refuse := func(clienttesting.Action) (bool, runtime.Object, error) {
+		lock.Lock()
+		defer lock.Unlock()
+		if refusing {
+			return true, nil, listErr
+		}
+		return false, nil, nil
+	}
+	r.kube.PrependReactor("list", "*", refuse)
+	r.scylla.PrependReactor("list", "*", refuse)
+	prefix := name + " "
+	caches := slices.DeleteFunc(slices.Clone(f.synced), func(c syncedCache) bool { return !strings.HasPrefix(c.name, prefix) })
+	f.synced = slices.DeleteFunc(f.synced, func(c syncedCache) bool { return strings.HasPrefix(c.name, prefix) })
+	if _, err := f.pool.Update(name, append(kubeconfig(f.t, remoteHost(name)), '\n')); err != nil {
+		f.t.Fatal(err)
+	}
+	return func() {
+		f.t.Helper()
+		lock.Lock()
+		refusing = false
+		lock.Unlock()
+		f.synced = append(f.synced, caches...)
+		rc, _ := f.pool.Get(name)
+		if !cache.WaitForCacheSync(f.ctx.Done(), rc.HasSynced) {
+			f.t.Fatalf("the caches of %q did not sync", name)
+		}
+		f.settle()
+	}
+}
+
+func statusWrites(writes []string) []string {
+	return slices.DeleteFunc(slices.Clone(writes), func(w string) bool { return !strings.HasSuffix(w, "scylladbclusters/status") })
+}
+
+func TestWhileARemoteClustersCachesLoadTheStatusKeepsWhatItSaidOfItsDatacenter(t *testing.T) {
+	t.Parallel()
+	f := newRolledOutFixture(t)
+	before := f.scyllaDBCluster().Status
+	if c := f.condition("Available"); c.Status != metav1.ConditionTrue {
+		t.Fatalf("want the rolled-out cluster Available, got %+v", c)
+	}
+
+	t.Log("w2's kubeconfig changes: its new caches have not listed when the ScyllaDBCluster is synced")
+	cachesSynced := f.reloadCaches("w2", errors.New("the server is currently unable to handle the request"))
+	f.clearActions()
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if writes := statusWrites(f.writes()["meta"]); len(writes) != 0 {
+		t.Errorf("the status was written though only w2's caches are loading: %v", writes)
+	}
+	if diff := cmp.Diff(before, f.scyllaDBCluster().Status); diff != "" {
+		t.Errorf("the status changed while w2's caches load (-want +got):\n%s", diff)
+	}
+
+	t.Log("Something else changes meanwhile: the status is written, and still says of dc2 what it said")
+	f.updateScyllaDBCluster(func(sc *scyllav1alpha1.ScyllaDBCluster) {
+		sc.Spec.Datacenters[0].ForceRedeploymentReason = new("first only")
+	})
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	status := f.scyllaDBCluster().Status
+	if diff := cmp.Diff(before.Datacenters[1], status.Datacenters[1]); diff != "" {
+		t.Errorf("the status of dc2 changed while its caches load (-want +got):\n%s", diff)
+	}
+	if c := f.condition(datacentersAvailableCondition); strings.Contains(c.Message, `"dc2"`) {
+		t.Errorf("dc2, available before its caches reloaded, is reported not available: %+v", c)
+	}
+	progressing := f.condition("Progressing")
+	if progressing.Status != metav1.ConditionTrue || !strings.Contains(progressing.Message, `datacenter "dc2": RemoteKubernetesCluster "w2": the caches of the remote cluster have not synced yet`) ||
+		!strings.Contains(progressing.Reason, waitingForClusterReason) {
+		t.Errorf("want Progressing saying dc2's caches are loading, got %+v", progressing)
+	}
+	if c := f.condition("Degraded"); c.Status != metav1.ConditionFalse {
+		t.Errorf("want Degraded False while caches load, got %+v", c)
+	}
+
+	t.Log("The caches sync and dc1 rolls out: the status says what the caches hold")
+	cachesSynced()
+	f.rollOut("w1", "dc1", "10.1.0.5")
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if c := f.condition("Available"); c.Status != metav1.ConditionTrue {
+		t.Errorf("want Available True once the caches synced, got %+v", c)
+	}
+	if c := f.condition("Progressing"); c.Status != metav1.ConditionFalse {
+		t.Errorf("want Progressing False once the caches synced, got %+v", c)
+	}
+	f.clearActions()
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if writes := f.writes(); len(writes) != 0 {
+		t.Errorf("a sync at rest wrote: %v", writes)
+	}
+}
+
+func TestTheAvailabilityOfADatacenterWhoseCachesLoadIsWhatTheStatusSaidOfIt(t *testing.T) {
+	t.Parallel()
+	loading := fmt.Errorf("RemoteKubernetesCluster %q: %w", "w2", errCachesNotSynced)
+	available := func(name string) *scyllav1alpha1.ScyllaDBDatacenter {
+		return &scyllav1alpha1.ScyllaDBDatacenter{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Generation: 1},
+			Status: scyllav1alpha1.ScyllaDBDatacenterStatus{Conditions: []metav1.Condition{
+				{Type: controllerhelpers.AvailableCondition, Status: metav1.ConditionTrue, ObservedGeneration: 1},
+			}},
+		}
+	}
+	dcStatuses := []scyllav1alpha1.ScyllaDBClusterDatacenterStatus{{Name: "dc1"}, {Name: "dc2"}}
+	tt := []struct {
+		name        string
+		previous    *metav1.Condition
+		dcStatuses  []scyllav1alpha1.ScyllaDBClusterDatacenterStatus
+		wantStatus  metav1.ConditionStatus
+		wantMessage string
+	}{
+		{
+			name:       "available before",
+			previous:   &metav1.Condition{Type: datacentersAvailableCondition, Status: metav1.ConditionTrue, Reason: controllerhelpers.AsExpectedReason},
+			dcStatuses: dcStatuses,
+			wantStatus: metav1.ConditionTrue,
+		},
+		{
+			name: "not available before",
+			previous: &metav1.Condition{Type: datacentersAvailableCondition, Status: metav1.ConditionFalse, Reason: datacentersNotAvailableReason,
+				Message: "datacenter \"dc1\": ScyllaDBDatacenter \"a\" is not available\ndatacenter \"dc2\": ScyllaDBDatacenter \"b\" is not available"},
+			dcStatuses:  dcStatuses,
+			wantStatus:  metav1.ConditionFalse,
+			wantMessage: `datacenter "dc2": ScyllaDBDatacenter "b" is not available`,
+		},
+		{
+			name: "another datacenter not available before",
+			previous: &metav1.Condition{Type: datacentersAvailableCondition, Status: metav1.ConditionFalse, Reason: datacentersNotAvailableReason,
+				Message: `datacenter "dc1": ScyllaDBDatacenter "a" is not available`},
+			dcStatuses: dcStatuses,
+			wantStatus: metav1.ConditionTrue,
+		},
+		{
+			name:        "no status before",
+			wantStatus:  metav1.ConditionFalse,
+			wantMessage: `datacenter "dc2": not known yet, the caches of its remote cluster are loading`,
+		},
+		{
+			name:        "a datacenter added since",
+			previous:    &metav1.Condition{Type: datacentersAvailableCondition, Status: metav1.ConditionTrue, Reason: controllerhelpers.AsExpectedReason},
+			dcStatuses:  dcStatuses[:1],
+			wantStatus:  metav1.ConditionFalse,
+			wantMessage: `datacenter "dc2": not known yet, the caches of its remote cluster are loading`,
+		},
+		{
+			name:        "an invalid spec before",
+			previous:    &metav1.Condition{Type: datacentersAvailableCondition, Status: metav1.ConditionFalse, Reason: invalidSpecReason, Message: "the spec is not valid"},
+			dcStatuses:  dcStatuses,
+			wantStatus:  metav1.ConditionFalse,
+			wantMessage: `datacenter "dc2": not known yet, the caches of its remote cluster are loading`,
+		},
+	}
+	for _, tc := range tt {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			sc := newTwoDatacenterCluster()
+			sc.Status.Datacenters = tc.dcStatuses
+			if tc.previous != nil {
+				sc.Status.Conditions = []metav1.Condition{*tc.previous}
+			}
+			dcs := []*remoteDatacenter{
+				{spec: &sc.Spec.Datacenters[0], sdc: available("a")},
+				{spec: &sc.Spec.Datacenters[1], err: loading},
+			}
+			got := availableCondition(sc, dcs)
+			if got.Status != tc.wantStatus || got.Message != tc.wantMessage {
+				t.Errorf("want %s %q, got %s %q", tc.wantStatus, tc.wantMessage, got.Status, got.Message)
+			}
+		})
+	}
+}
+
+func TestRightAfterARestartADatacenterWhoseClientIsNotBuiltYetIsLoadingNotDegraded(t *testing.T) {
+	t.Parallel()
+	f := newFixtureBuilding(t, newTwoDatacenterCluster(), []string{"w1", "w2"}, []string{"w1"})
+	for _, name := range []string{"w1", "w2"} {
+		rkc := &scyllav1alpha1.RemoteKubernetesCluster{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		if _, err := f.scyllaClient.ScyllaV1alpha1().RemoteKubernetesClusters().Create(f.ctx, rkc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := wait.PollUntilContextTimeout(f.ctx, 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		rkcs, err := f.controller.remoteKubernetesClusterLister.List(labels.Everything())
+		return len(rkcs) == 2, err
+	})
+	if err != nil {
+		t.Fatalf("the RemoteKubernetesClusters did not reach the cache: %v", err)
+	}
+
+	if err := f.sync(); err != nil {
+		t.Fatalf("a datacenter whose client is not built yet failed the sync: %v", err)
+	}
+	if c := f.condition("Degraded"); c.Status != metav1.ConditionFalse {
+		t.Errorf("want Degraded False while w2's client is not built yet, got %+v", c)
+	}
+	if c := f.condition("Progressing"); !strings.Contains(c.Message, `datacenter "dc2": RemoteKubernetesCluster "w2": its client is not built yet`) {
+		t.Errorf("want Progressing saying dc2's client is not built yet, got %+v", c)
+	}
+
+	t.Log("Once the pool was told w2 has no usable kubeconfig, dc2 is degraded")
+	f.pool.Delete("w2")
+	if err := f.sync(); err == nil || !strings.Contains(err.Error(), `RemoteKubernetesCluster "w2" has no client`) {
+		t.Fatalf("want an error saying w2 has no client, got %v", err)
+	}
+	if c := f.condition("Degraded"); c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, `RemoteKubernetesCluster "w2" has no client`) {
+		t.Errorf("want Degraded saying w2 has no client, got %+v", c)
+	}
+}
