@@ -238,10 +238,18 @@ func (o *ManagerControllerOptions) newControllers() (*controllerSet, error) {
 		return nil, fmt.Errorf("can't create the ScyllaDBCluster registration controller: %w", err)
 	}
 
+	// The task controller is the first to read a cluster ScyllaDB Manager lost (its tasks' list answers 404); it hands
+	// the object to its registration controller, which registers it again now rather than at its next resync.
+	clusterMissingReporter, err := managerregistration.NewClusterMissingReporter(registrationController, scyllaDBClusterRegistrationController)
+	if err != nil {
+		return nil, err
+	}
+
 	taskController, err := scylladbmanagertask.NewController(
 		o.kubeClient,
 		o.scyllaClient,
 		o.managerClient,
+		clusterMissingReporter,
 		scyllaInformers.Scylla().V1alpha1().ScyllaDBManagerTasks(),
 		scyllaInformers.Scylla().V1alpha1().ScyllaDBDatacenters(),
 		scyllaInformers.Scylla().V1alpha1().ScyllaDBClusters(),

@@ -2,7 +2,9 @@ package operator
 
 import (
 	"bytes"
+	"context"
 	"encoding/pem"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,10 +13,22 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/component-base/metrics/testutil"
 
+	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+
 	"github.com/scyllakube/scylla-operator/pkg/genericclioptions"
+	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/scyllaagent"
+	"github.com/scyllakube/scylla-operator/pkg/test/apiserverfields"
+	"github.com/scyllakube/scylla-operator/pkg/test/fakescyllamanager"
 )
 
 func TestManagerControllerOptionsValidate(t *testing.T) {
@@ -251,5 +265,181 @@ func TestManagerControllerCommandIsRegistered(t *testing.T) {
 	}
 	if got := cmd.Flags().Lookup("leader-election-lease-name").DefValue; got != "scylla-manager-controller-lock" {
 		t.Errorf("the default lease is %q, want its own, scylla-manager-controller-lock", got)
+	}
+}
+
+// A cluster ScyllaDB Manager lost (its database reset, or sctool cluster delete) is registered again under the same ID
+// as soon as the task controller finds it missing, not at the registration controller's next resync: the whole
+// manager-controller runs against fake API servers and a fake ScyllaDB Manager, with a resync period far longer than
+// the test.
+func TestManagerControllerRegistersALostClusterAgainWhenItsTasksFindItMissing(t *testing.T) {
+	t.Parallel()
+	const (
+		namespace = "scylla"
+		name      = "basic"
+	)
+	manager, err := fakescyllamanager.NewServer(fakescyllamanager.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := httptest.NewServer(manager)
+	defer server.Close()
+
+	token, err := scyllaagent.MakeAuthTokenConfig("token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeClient := kubefake.NewClientset(&corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: namespace,
+			Name:      naming.AgentAuthTokenSecretName(name),
+			Labels:    map[string]string{naming.ManagedByLabel: naming.ManagedByLabelValue},
+		},
+		Data: map[string][]byte{naming.ScyllaDBManagerAgentAuthTokenKey: token},
+	})
+	sdc := &scyllav1alpha1.ScyllaDBDatacenter{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:       namespace,
+			Name:            name,
+			UID:             "5d0c3f6e-1b2a-4c8d-9e7f-0a1b2c3d4e5f",
+			Generation:      1,
+			ResourceVersion: "1",
+			Labels:          map[string]string{naming.RegisterWithScyllaDBManagerLabel: "true"},
+		},
+		Status: scyllav1alpha1.ScyllaDBDatacenterStatus{ObservedGeneration: new(int64(1)), Conditions: []metav1.Condition{
+			{Type: "Available", Status: metav1.ConditionTrue, Reason: "AsExpected", ObservedGeneration: 1, LastTransitionTime: metav1.Now()},
+		}},
+	}
+	clusterID := naming.ScyllaDBManagerClusterID("ScyllaDBDatacenter", sdc.UID)
+	// Two tasks of the cluster: both find it missing, and one registration sync follows.
+	taskNames := []string{"weekly", "daily"}
+	objects := []runtime.Object{sdc}
+	for i, taskName := range taskNames {
+		objects = append(objects, &scyllav1alpha1.ScyllaDBManagerTask{
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: taskName, UID: types.UID(fmt.Sprintf("6e1d4a7f-2c3b-4d9e-8f0a-1b2c3d4e5f6%d", i)), Generation: 1, ResourceVersion: "1"},
+			Spec: scyllav1alpha1.ScyllaDBManagerTaskSpec{
+				ScyllaDBClusterRef: scyllav1alpha1.LocalScyllaDBReference{Kind: "ScyllaDBDatacenter", Name: name},
+				Type:               scyllav1alpha1.ScyllaDBManagerTaskTypeRepair,
+				Repair: &scyllav1alpha1.ScyllaDBManagerRepairTaskOptions{
+					ScyllaDBManagerTaskSchedule: scyllav1alpha1.ScyllaDBManagerTaskSchedule{Cron: new(fmt.Sprintf("0 %d * * SUN", i))},
+				},
+			},
+		})
+	}
+	scyllaClient, tracker, err := apiserverfields.NewScyllaClientset(objects...)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	o := NewManagerControllerOptions()
+	o.ScyllaDBManagerURL = server.URL
+	o.ConcurrentSyncs = 1
+	// No resync during the test: only the hand-off brings the cluster back.
+	o.ResyncPeriod = time.Hour
+	if err := o.completeScyllaDBManager(); err != nil {
+		t.Fatal(err)
+	}
+	o.kubeClient, o.scyllaClient = kubeClient, scyllaClient
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	p := &controllerProgram{newControllers: o.newControllers}
+	go func() { done <- p.runControllers(ctx, func() {}) }()
+
+	liveTasks := func() int {
+		n := 0
+		for _, ts := range manager.State().LiveTasks() {
+			if ts.ClusterID == clusterID && ts.Type == "repair" {
+				n++
+			}
+		}
+		return n
+	}
+	registered := func() bool {
+		st := manager.State()
+		return len(st.Clusters) == 1 && st.Clusters[0].ID == clusterID
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			return cond(), nil
+		}); err != nil {
+			var tasks []string
+			for _, taskName := range taskNames {
+				obj, _ := tracker.Get(scyllav1alpha1.SchemeGroupVersion.WithResource("scylladbmanagertasks"), namespace, taskName)
+				if task, ok := obj.(*scyllav1alpha1.ScyllaDBManagerTask); ok {
+					tasks = append(tasks, fmt.Sprintf("%s: %+v", taskName, task.Status.Conditions))
+				}
+			}
+			sdcObj, _ := tracker.Get(scyllav1alpha1.SchemeGroupVersion.WithResource("scylladbdatacenters"), namespace, name)
+			t.Fatalf("waiting for %s: %v\nScyllaDB Manager: %+v\nScyllaDBDatacenter: %+v\nScyllaDBManagerTasks: %v", what, err, manager.State(), sdcObj, tasks)
+		}
+	}
+	// touchTasks changes the tasks as another actor would, which syncs them: it stands in for the task controller's
+	// own looks (its status refresh every 5 minutes, its poll of a missing cluster every 30 seconds).
+	touches := 0
+	touchTasks := func() {
+		t.Helper()
+		touches++
+		patch := fmt.Appendf(nil, `{"metadata":{"annotations":{"example.com/touched":"%d"}}}`, touches)
+		for _, taskName := range taskNames {
+			if _, err := scyllaClient.ScyllaV1alpha1().ScyllaDBManagerTasks(namespace).Patch(ctx, taskName, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	waitFor("the datacenter's registration", func() bool {
+		obj, err := tracker.Get(scyllav1alpha1.SchemeGroupVersion.WithResource("scylladbdatacenters"), namespace, name)
+		return err == nil && obj.(*scyllav1alpha1.ScyllaDBDatacenter).Annotations[naming.ScyllaDBManagerClusterIDAnnotation] == clusterID && registered()
+	})
+	// The fake tracker stores a patch and then its new resourceVersion as two watch events, the first with the old
+	// resourceVersion, so the task controller's handler takes the annotation's arrival for a resync and waits for the
+	// tasks' next look.
+	touchTasks()
+	waitFor("the tasks in ScyllaDB Manager", func() bool { return liveTasks() == len(taskNames) })
+	// At rest nothing reads ScyllaDB Manager: no periodic GETs come with the hand-off. The wait also outlasts the task
+	// controller's memo of the task list (15 s), so that the tasks' next look reads ScyllaDB Manager.
+	time.Sleep(time.Second)
+	manager.ResetRequests()
+	time.Sleep(15 * time.Second)
+	if requests := manager.Requests(); len(requests) != 0 {
+		t.Errorf("expected no ScyllaDB Manager requests at rest, got %d: %+v", len(requests), requests)
+	}
+
+	// ScyllaDB Manager loses the cluster and its tasks; the tasks' next look finds it missing.
+	deleteReq, err := http.NewRequestWithContext(ctx, http.MethodDelete, server.URL+"/api/v1/cluster/"+clusterID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(deleteReq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if registered() {
+		t.Fatal("expected ScyllaDB Manager to have lost the cluster")
+	}
+	manager.ResetRequests()
+	touchTasks()
+	waitFor("the cluster to be registered again under the same ID", registered)
+	// Let the reports of both tasks arrive.
+	time.Sleep(300 * time.Millisecond)
+	counts := map[fakescyllamanager.Endpoint]int{}
+	for _, r := range manager.Requests() {
+		counts[r.Endpoint]++
+	}
+	if counts[fakescyllamanager.EndpointGetCluster] != 1 || counts[fakescyllamanager.EndpointCreateCluster] != 1 {
+		t.Errorf("expected one registration sync (one GET and one create of the cluster) for the reports of both tasks, got %v", counts)
+	}
+
+	// The tasks' next look creates them again in the cluster.
+	touchTasks()
+	waitFor("the tasks to be created again", func() bool { return liveTasks() == len(taskNames) })
+
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -61,6 +61,13 @@ type registrationController[T kubeinterfaces.ObjectInterface] struct {
 	// meanwhile.
 	rejectedRetryDelay time.Duration
 
+	// clusterMissingReports limits the syncs that the task controller's reports of lost clusters start
+	// (ClusterMissing) to one per clusterMissingInterval per object, and none while a retry is scheduled.
+	clusterMissingReports  *clusterMissingReports
+	clusterMissingInterval time.Duration
+	// clock is the time source of clusterMissingReports; tests replace it.
+	clock func() time.Time
+
 	// list returns the cached objects of the kind in namespace.
 	list func(namespace string) ([]T, error)
 	// authTokenSecretName returns the name of the agent auth-token Secret of the object named name.
@@ -181,6 +188,7 @@ func (c *registrationController[T]) sync(ctx context.Context, key string) error 
 	if apierrors.IsNotFound(err) {
 		// Its finalizer kept it until its cluster was deregistered, unless it never had one.
 		logger.V(4).Info("Object is gone", "kind", kind, "object", klog.KRef(namespace, name))
+		c.clusterMissingReports.forget(key)
 		return nil
 	}
 	if err != nil {
@@ -195,9 +203,12 @@ func (c *registrationController[T]) sync(ctx context.Context, key string) error 
 	ctx = klog.NewContext(ctx, logger.WithValues(strings.ToLower(kind[:1])+kind[1:], klog.KObj(obj)))
 	target := c.target(obj, authTokenSecret)
 	err = c.registrar.sync(ctx, target)
+	var retryLaterUntil time.Time
 	if target.retryLater {
 		c.queue.AddAfter(key, c.rejectedRetryDelay)
+		retryLaterUntil = c.clock().Add(c.rejectedRetryDelay)
 	}
+	c.clusterMissingReports.synced(key, retryLaterUntil)
 	return err
 }
 
@@ -296,12 +307,15 @@ func newRegistrationController[T kubeinterfaces.ObjectInterface](
 			recorder:      eventRecorder,
 			clock:         time.Now,
 		},
-		objects:             objects,
-		rejectedRetryDelay:  defaultRejectedRetryDelay,
-		list:                config.list,
-		authTokenSecretName: config.authTokenSecretName,
-		observedGeneration:  config.observedGeneration,
-		target:              config.target,
+		objects:                objects,
+		rejectedRetryDelay:     defaultRejectedRetryDelay,
+		clusterMissingReports:  newClusterMissingReports(),
+		clusterMissingInterval: defaultClusterMissingInterval,
+		clock:                  time.Now,
+		list:                   config.list,
+		authTokenSecretName:    config.authTokenSecretName,
+		observedGeneration:     config.observedGeneration,
+		target:                 config.target,
 	}
 	c.handlers = controllerhelpers.NewHandlers(klog.Background().WithName(config.name), c.queue, config.gvk, config.get)
 

@@ -62,11 +62,24 @@ type managerClient interface {
 
 var _ managerClient = &managerclient.Client{}
 
+// ClusterMissingReporter is how the controller hands a lost cluster to the registration controllers, which run in the
+// same process: a task of a registered object whose cluster ScyllaDB Manager does not hold waits for the cluster to be
+// registered again, and without the report that happens only at the object's next resync.
+type ClusterMissingReporter interface {
+	// ReportClusterMissing says that ScyllaDB Manager answered 404 for clusterID, the cluster ID annotation of the
+	// object of kind (ScyllaDBDatacenter or ScyllaDBCluster) named name in namespace. It must not block: it is called
+	// from the controller's syncs, once for each sync of each of the cluster's tasks that finds it missing; the
+	// receiver limits what the reports start.
+	ReportClusterMissing(kind, namespace, name, clusterID string)
+}
+
 // Controller schedules ScyllaDBManagerTasks with ScyllaDB Manager.
 type Controller struct {
 	kubeClient    kubernetes.Interface
 	scyllaClient  scyllaclientset.Interface
 	managerClient managerClient
+	// clusterMissingReporter is told about registered objects whose cluster ScyllaDB Manager does not hold.
+	clusterMissingReporter ClusterMissingReporter
 
 	scyllaDBManagerTaskLister scyllav1alpha1listers.ScyllaDBManagerTaskLister
 	// scyllaDBManagerTasks is what a sync reads its task from: the informer's copy, or the one the controller's last
@@ -102,12 +115,14 @@ type Controller struct {
 	clusterMissingRequeueDelay time.Duration
 }
 
-// NewController returns a Controller that reads through the given informers and writes through the clients. The
-// caller starts the informers (after every controller registered its handlers) and then calls Run.
+// NewController returns a Controller that reads through the given informers and writes through the clients, and tells
+// clusterMissingReporter (the registration controllers) about registered objects whose cluster ScyllaDB Manager does
+// not hold. The caller starts the informers (after every controller registered its handlers) and then calls Run.
 func NewController(
 	kubeClient kubernetes.Interface,
 	scyllaClient scyllaclientset.Interface,
 	managerClient *managerclient.Client,
+	clusterMissingReporter ClusterMissingReporter,
 	scyllaDBManagerTaskInformer scyllav1alpha1informers.ScyllaDBManagerTaskInformer,
 	scyllaDBDatacenterInformer scyllav1alpha1informers.ScyllaDBDatacenterInformer,
 	scyllaDBClusterInformer scyllav1alpha1informers.ScyllaDBClusterInformer,
@@ -117,13 +132,17 @@ func NewController(
 	if managerClient == nil {
 		return nil, errors.New("can't create the ScyllaDBManagerTask controller without a ScyllaDB Manager client")
 	}
-	return newController(kubeClient, scyllaClient, managerClient, scyllaDBManagerTaskInformer, scyllaDBDatacenterInformer, scyllaDBClusterInformer, scyllaDBBackupBucketInformer, scyllaDBBackupEntryInformer)
+	if clusterMissingReporter == nil {
+		return nil, errors.New("can't create the ScyllaDBManagerTask controller without a reporter of missing ScyllaDB Manager clusters: a lost cluster would be registered again only at the next resync")
+	}
+	return newController(kubeClient, scyllaClient, managerClient, clusterMissingReporter, scyllaDBManagerTaskInformer, scyllaDBDatacenterInformer, scyllaDBClusterInformer, scyllaDBBackupBucketInformer, scyllaDBBackupEntryInformer)
 }
 
 func newController(
 	kubeClient kubernetes.Interface,
 	scyllaClient scyllaclientset.Interface,
 	managerClient managerClient,
+	clusterMissingReporter ClusterMissingReporter,
 	scyllaDBManagerTaskInformer scyllav1alpha1informers.ScyllaDBManagerTaskInformer,
 	scyllaDBDatacenterInformer scyllav1alpha1informers.ScyllaDBDatacenterInformer,
 	scyllaDBClusterInformer scyllav1alpha1informers.ScyllaDBClusterInformer,
@@ -162,6 +181,8 @@ func newController(
 		kubeClient:    kubeClient,
 		scyllaClient:  scyllaClient,
 		managerClient: managerClient,
+
+		clusterMissingReporter: clusterMissingReporter,
 
 		scyllaDBManagerTaskLister: scyllaDBManagerTaskInformer.Lister(),
 		scyllaDBManagerTasks: controllerhelpers.NewMutationCache[*scyllav1alpha1.ScyllaDBManagerTask](

@@ -72,6 +72,8 @@ type fixture struct {
 	factory       scyllainformers.SharedInformerFactory
 	controller    *Controller
 	recorder      *record.FakeRecorder
+	// clusterMissing records what the controller reports of missing clusters.
+	clusterMissing *fakeClusterMissingReporter
 	// journal lists the writes to Kubernetes and ScyllaDB Manager in order.
 	journal *fakeclient.Journal
 }
@@ -105,10 +107,12 @@ func newFixture(t *testing.T, objects ...runtime.Object) *fixture {
 	apiserverfields.BumpResourceVersions(&scyllaClient.Fake, scyllaClient.Tracker())
 	scyllaClient.PrependReactor("*", "*", journal.Reactor)
 	factory := scyllainformers.NewSharedInformerFactory(scyllaClient, 0)
+	clusterMissing := &fakeClusterMissingReporter{}
 	controller, err := NewController(
 		kubefake.NewClientset(),
 		scyllaClient,
 		managerClient,
+		clusterMissing,
 		factory.Scylla().V1alpha1().ScyllaDBManagerTasks(),
 		factory.Scylla().V1alpha1().ScyllaDBDatacenters(),
 		factory.Scylla().V1alpha1().ScyllaDBClusters(),
@@ -125,19 +129,41 @@ func newFixture(t *testing.T, objects ...runtime.Object) *fixture {
 	controller.clock = clock.Now
 
 	f := &fixture{
-		clock:         clock,
-		manager:       manager,
-		managerClient: managerClient,
-		scyllaClient:  scyllaClient,
-		factory:       factory,
-		controller:    controller,
-		recorder:      recorder,
-		journal:       journal,
+		clock:          clock,
+		manager:        manager,
+		managerClient:  managerClient,
+		scyllaClient:   scyllaClient,
+		factory:        factory,
+		controller:     controller,
+		recorder:       recorder,
+		clusterMissing: clusterMissing,
+		journal:        journal,
 	}
 	f.catchUp(t)
 	scyllaClient.ClearActions()
 	journal.Take()
 	return f
+}
+
+// fakeClusterMissingReporter records the reports of missing clusters, as "<kind> <namespace>/<name> <clusterID>".
+type fakeClusterMissingReporter struct {
+	mu      sync.Mutex
+	reports []string
+}
+
+func (r *fakeClusterMissingReporter) ReportClusterMissing(kind, namespace, name, clusterID string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reports = append(r.reports, kind+" "+namespace+"/"+name+" "+clusterID)
+}
+
+// take returns and forgets the reports so far.
+func (r *fakeClusterMissingReporter) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	reports := r.reports
+	r.reports = nil
+	return reports
 }
 
 // catchUp makes the informer caches hold exactly what the fake API server holds, as caches that caught up with

@@ -181,7 +181,9 @@ func (c *Controller) syncManagerTask(ctx context.Context, key string, task *scyl
 	items, err := c.taskLists.get(ctx, clusterID)
 	if managerclient.IsNotFound(err) {
 		// The cluster is gone from ScyllaDB Manager, and its tasks with it. The registration controller registers it
-		// again under the same ID; nothing the informers see changes then, hence the requeue.
+		// again under the same ID once told (it would otherwise only find out at its next resync); nothing the
+		// informers see changes then, hence the requeue.
+		c.clusterMissingReporter.ReportClusterMissing(ref.Kind, task.Namespace, ref.Name, clusterID)
 		o.managerRead = true
 		o.wait(clusterNotInManagerReason, fmt.Sprintf("ScyllaDB Manager does not know cluster %q; waiting for it to be registered again: %s", clusterID, managerErrorMessage(err)))
 		o.requeueAfter = c.clusterMissingRequeueDelay
