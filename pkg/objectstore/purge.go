@@ -207,11 +207,42 @@ func checkWalk(managerClusterID, cursor string, limit int) ([]string, error) {
 // through its prefixes in lexical order. Its errors do not name the cluster and bucket: callers say what they were
 // doing to which.
 func listClusterBatch(ctx context.Context, store Interface, bucket, managerClusterID, cursor string, limit int) (clusterBatch, error) {
-	b := clusterBatch{last: cursor, done: true}
+	b := clusterBatch{last: cursor}
 	prefixes, err := checkWalk(managerClusterID, cursor, limit)
 	if err != nil {
 		return clusterBatch{}, err
 	}
+	b.done, err = walkPrefixes(prefixes, cursor, limit, func(prefix, startAfter string, budget int) (int, bool, error) {
+		list, err := store.ListObjects(ctx, bucket, prefix, startAfter, budget)
+		if err != nil {
+			return 0, false, err
+		}
+		for _, obj := range list.Objects {
+			if !strings.HasPrefix(obj.Key, prefix) || obj.Key <= startAfter {
+				return 0, false, fmt.Errorf("listing %q returned key %q after %q, outside what was asked for; refusing the batch",
+					prefix, obj.Key, startAfter)
+			}
+			if IsClusterKey(managerClusterID, obj.Key) {
+				b.objects = append(b.objects, obj)
+			} else {
+				b.skipped = append(b.skipped, obj.Key)
+			}
+			b.last = obj.Key
+		}
+		return len(list.Objects), list.More, nil
+	})
+	if err != nil {
+		return clusterBatch{}, err
+	}
+	return b, nil
+}
+
+// walkPrefixes walks prefixes, a cluster's directory in lexical order, from cursor with a budget of limit entries:
+// it skips the prefixes before the cursor's, and calls list for each prefix from there, with the cursor as startAfter
+// in the cursor's own prefix ("" in the later ones) and what is left of the budget. list returns how many entries
+// it took and whether more remain under its prefix. The walk stops at a prefix with more left, or once the budget is
+// spent, and tells whether it reached the end of the directory.
+func walkPrefixes(prefixes []string, cursor string, limit int, list func(prefix, startAfter string, budget int) (int, bool, error)) (bool, error) {
 	budget := limit
 	for _, prefix := range prefixes {
 		var startAfter string
@@ -224,32 +255,18 @@ func listClusterBatch(ctx context.Context, store Interface, bucket, managerClust
 		}
 		if budget == 0 {
 			// Out of budget before this prefix was even looked at.
-			b.done = false
-			break
+			return false, nil
 		}
-		list, err := store.ListObjects(ctx, bucket, prefix, startAfter, budget)
+		n, more, err := list(prefix, startAfter, budget)
 		if err != nil {
-			return clusterBatch{}, err
+			return false, err
 		}
-		for _, obj := range list.Objects {
-			if !strings.HasPrefix(obj.Key, prefix) || obj.Key <= startAfter {
-				return clusterBatch{}, fmt.Errorf("listing %q returned key %q after %q, outside what was asked for; refusing the batch",
-					prefix, obj.Key, startAfter)
-			}
-			if IsClusterKey(managerClusterID, obj.Key) {
-				b.objects = append(b.objects, obj)
-			} else {
-				b.skipped = append(b.skipped, obj.Key)
-			}
-			b.last = obj.Key
-		}
-		budget -= len(list.Objects)
-		if list.More {
-			b.done = false
-			break
+		budget -= n
+		if more {
+			return false, nil
 		}
 	}
-	return b, nil
+	return true, nil
 }
 
 // versionBatch is one step through every version of a cluster's directory.
@@ -285,36 +302,24 @@ func tooManyVersions(key, what string, limit int) error {
 // of the keys of the directory after cursor. When the listing stops within the versions of a key, last stays
 // before that key, named by partial.
 func listClusterVersionsBatch(ctx context.Context, store Interface, bucket, managerClusterID, cursor string, limit int) (versionBatch, error) {
-	b := versionBatch{last: cursor, done: true}
+	b := versionBatch{last: cursor}
 	prefixes, err := checkWalk(managerClusterID, cursor, limit)
 	if err != nil {
 		return versionBatch{}, err
 	}
-	budget := limit
-	for _, prefix := range prefixes {
-		var startAfter string
-		switch {
-		case strings.HasPrefix(cursor, prefix):
-			startAfter = cursor
-		case cursor > prefix:
-			continue
-		}
-		if budget == 0 {
-			b.done = false
-			break
-		}
+	b.done, err = walkPrefixes(prefixes, cursor, limit, func(prefix, startAfter string, budget int) (int, bool, error) {
 		list, err := store.ListObjectVersions(ctx, bucket, prefix, startAfter, budget)
 		if err != nil {
-			return versionBatch{}, err
+			return 0, false, err
 		}
 		var key string
 		for _, v := range list.Versions {
 			if !strings.HasPrefix(v.Key, prefix) || v.Key < startAfter || v.Key < key {
-				return versionBatch{}, fmt.Errorf("listing the versions of %q returned key %q after %q, outside what was asked for; refusing the batch",
+				return 0, false, fmt.Errorf("listing the versions of %q returned key %q after %q, outside what was asked for; refusing the batch",
 					prefix, v.Key, max(startAfter, key))
 			}
 			if v.VersionID == "" {
-				return versionBatch{}, fmt.Errorf("listing the versions of %q returned a version of key %q without version ID; refusing the batch", prefix, v.Key)
+				return 0, false, fmt.Errorf("listing the versions of %q returned a version of key %q without version ID; refusing the batch", prefix, v.Key)
 			}
 			if startAfter != "" && v.Key == startAfter {
 				// Some stores (versitygw) list the key-marker's own versions too: the cursor's key was done with
@@ -337,20 +342,20 @@ func listClusterVersionsBatch(ctx context.Context, store Interface, bucket, mana
 				b.versions = append(b.versions, v)
 			}
 		}
-		budget -= len(list.Versions)
-		if !list.More {
+		switch {
+		case !list.More:
 			if key != "" {
 				b.last = key
 			}
-			continue
-		}
-		b.done = false
-		if list.NextKey != "" && list.NextKey != key {
+		case list.NextKey != "" && list.NextKey != key:
 			b.last = key
-		} else {
+		default:
 			b.partial = key
 		}
-		break
+		return len(list.Versions), list.More, nil
+	})
+	if err != nil {
+		return versionBatch{}, err
 	}
 	return b, nil
 }
