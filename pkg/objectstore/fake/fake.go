@@ -256,24 +256,34 @@ func (s *Store) MakeBucket(ctx context.Context, bucket, region string) error {
 	return nil
 }
 
+// startListing records call, a listing, and returns its bucket, or why it fails: an injected error, ctx done, a
+// limit that is not positive, or no such bucket. s.mu is held.
+func (s *Store) startListing(ctx context.Context, call Call) (*versionedBucket, error) {
+	if err := s.record(call); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if call.Limit <= 0 {
+		return nil, fmt.Errorf("limit must be positive, got %d", call.Limit)
+	}
+	b, ok := s.buckets[call.Bucket]
+	if !ok {
+		return nil, NoSuchBucket(call.Bucket)
+	}
+	return b, nil
+}
+
 func (s *Store) ListObjects(ctx context.Context, bucket, prefix, startAfter string, limit int) (objectstore.ObjectList, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	fail := func(err error) (objectstore.ObjectList, error) {
 		return objectstore.ObjectList{}, fmt.Errorf("can't list objects under %q in bucket %q: %w", prefix, bucket, err)
 	}
-	if err := s.record(Call{Op: OpListObjects, Bucket: bucket, Key: prefix, StartAfter: startAfter, Limit: limit}); err != nil {
+	b, err := s.startListing(ctx, Call{Op: OpListObjects, Bucket: bucket, Key: prefix, StartAfter: startAfter, Limit: limit})
+	if err != nil {
 		return fail(err)
-	}
-	if err := ctx.Err(); err != nil {
-		return fail(err)
-	}
-	if limit <= 0 {
-		return fail(fmt.Errorf("limit must be positive, got %d", limit))
-	}
-	b, ok := s.buckets[bucket]
-	if !ok {
-		return fail(NoSuchBucket(bucket))
 	}
 	objects := b.current()
 	var out objectstore.ObjectList
@@ -377,18 +387,9 @@ func (s *Store) ListObjectVersions(ctx context.Context, bucket, prefix, startAft
 	fail := func(err error) (objectstore.ObjectVersionList, error) {
 		return objectstore.ObjectVersionList{}, fmt.Errorf("can't list object versions under %q in bucket %q: %w", prefix, bucket, err)
 	}
-	if err := s.record(Call{Op: OpListObjectVersions, Bucket: bucket, Key: prefix, StartAfter: startAfter, Limit: limit}); err != nil {
+	b, err := s.startListing(ctx, Call{Op: OpListObjectVersions, Bucket: bucket, Key: prefix, StartAfter: startAfter, Limit: limit})
+	if err != nil {
 		return fail(err)
-	}
-	if err := ctx.Err(); err != nil {
-		return fail(err)
-	}
-	if limit <= 0 {
-		return fail(fmt.Errorf("limit must be positive, got %d", limit))
-	}
-	b, ok := s.buckets[bucket]
-	if !ok {
-		return fail(NoSuchBucket(bucket))
 	}
 	var out objectstore.ObjectVersionList
 	for _, k := range slices.Sorted(maps.Keys(b.objects)) {
