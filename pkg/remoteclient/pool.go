@@ -188,6 +188,8 @@ func (p *Pool) Update(name string, kubeconfig []byte) (bool, error) {
 		scyllaInformers: scyllainformers.NewSharedInformerFactoryWithOptions(scyllaClient, p.opts.ResyncPeriod, p.opts.ScyllaInformerOptions...),
 		stopCh:          make(chan struct{}),
 		clock:           p.opts.Clock,
+		built:           p.opts.Clock(),
+		listErrors:      map[cache.SharedIndexInformer]error{},
 	}
 
 	p.lock.Lock()
@@ -304,10 +306,14 @@ type Cluster struct {
 	stopCh          chan struct{}
 	stopOnce        sync.Once
 	clock           func() time.Time
+	// built is when the clients were built, and the informers started loading.
+	built time.Time
 
 	lock      sync.Mutex
 	informers []cache.SharedIndexInformer
-	lastProbe *ProbeResult
+	// listErrors are the last list or watch error of each informer, as its reflector reported it.
+	listErrors map[cache.SharedIndexInformer]error
+	lastProbe  *ProbeResult
 }
 
 // Name is the name of the cluster's RemoteKubernetesCluster.
@@ -342,6 +348,35 @@ func (c *Cluster) HasSynced() bool {
 		}
 	}
 	return true
+}
+
+// Built is when the cluster's clients were built: its informers have been loading their caches since, until
+// HasSynced.
+func (c *Cluster) Built() time.Time { return c.built }
+
+// SyncError returns why the informers registered through Pool.AddHandler that have not synced yet could not list,
+// nil when none of them reported an error: the last error of the first of them in registration order, e.g. that the
+// kubeconfig's user may not list the kind (RBAC missing in the remote cluster). The informers keep retrying.
+func (c *Cluster) SyncError() error {
+	c.lock.Lock()
+	defer c.lock.Unlock()
+	var first error
+	more := 0
+	for _, informer := range c.informers {
+		err := c.listErrors[informer]
+		if err == nil || informer.HasSynced() {
+			continue
+		}
+		if first == nil {
+			first = err
+			continue
+		}
+		more++
+	}
+	if more != 0 {
+		return fmt.Errorf("%w (and %d more kinds)", first, more)
+	}
+	return first
 }
 
 // ProbeResult is the outcome of a health check of a remote cluster's API server.
@@ -379,7 +414,8 @@ func (c *Cluster) LastProbe() (ProbeResult, bool) {
 	return *c.lastProbe, true
 }
 
-// register creates h's informer in the cluster and adds h's handler to it.
+// register creates h's informer in the cluster and adds h's handler to it. The informer's list and watch errors are
+// kept for SyncError, and logged as client-go does by default.
 func (c *Cluster) register(h InformerHandler) error {
 	informer := h.Informer(c)
 	if _, err := informer.AddEventHandler(h.Handler(c.name)); err != nil {
@@ -387,9 +423,20 @@ func (c *Cluster) register(h InformerHandler) error {
 	}
 	c.lock.Lock()
 	defer c.lock.Unlock()
-	if !slices.Contains(c.informers, informer) {
-		c.informers = append(c.informers, informer)
+	if slices.Contains(c.informers, informer) {
+		return nil
 	}
+	// Set before the informer starts: it can't be set afterwards.
+	err := informer.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
+		c.lock.Lock()
+		c.listErrors[informer] = err
+		c.lock.Unlock()
+		cache.DefaultWatchErrorHandler(ctx, r, err)
+	})
+	if err != nil {
+		return fmt.Errorf("can't watch the list errors of the %s informer in remote cluster %q: %w", h.Kind, c.name, err)
+	}
+	c.informers = append(c.informers, informer)
 	return nil
 }
 

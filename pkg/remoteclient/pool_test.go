@@ -1,9 +1,11 @@
 package remoteclient
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,8 +15,11 @@ import (
 	scyllaclientset "github.com/scyllakube/client/scylla/clientset/versioned"
 	scyllafake "github.com/scyllakube/client/scylla/clientset/versioned/fake"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
@@ -32,6 +37,8 @@ type fakeClients struct {
 	err     error
 	// listGate, when set, holds every list of namespaces until it is closed.
 	listGate chan struct{}
+	// listErr, when it returns an error, fails every list of namespaces with it.
+	listErr func() error
 }
 
 func (f *fakeClients) newClients(config *rest.Config) (kubernetes.Interface, scyllaclientset.Interface, error) {
@@ -53,6 +60,14 @@ func (f *fakeClients) newClients(config *rest.Config) (kubernetes.Interface, scy
 	if gate := f.listGate; gate != nil {
 		kube.PrependReactor("list", "namespaces", func(clienttesting.Action) (bool, runtime.Object, error) {
 			<-gate
+			return false, nil, nil
+		})
+	}
+	if listErr := f.listErr; listErr != nil {
+		kube.PrependReactor("list", "namespaces", func(clienttesting.Action) (bool, runtime.Object, error) {
+			if err := listErr(); err != nil {
+				return true, nil, err
+			}
 			return false, nil, nil
 		})
 	}
@@ -433,4 +448,54 @@ func TestPoolIsSafeForConcurrentUse(t *testing.T) {
 		}
 	})
 	wg.Wait()
+}
+
+func TestSyncErrorTellsWhyTheCachesDoNotSyncUntilTheyDo(t *testing.T) {
+	t.Parallel()
+	var lock sync.Mutex
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "namespaces"}, "", errors.New(`User "x" cannot list resource "namespaces" in API group "" at the cluster scope`))
+	listErr := error(forbidden)
+	f := &fakeClients{listErr: func() error {
+		lock.Lock()
+		defer lock.Unlock()
+		return listErr
+	}}
+	now := time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC)
+	p := NewPool(Options{NewClients: f.newClients, Clock: func() time.Time { return now }})
+	t.Cleanup(p.Shutdown)
+	r := &recorder{}
+	if err := p.AddHandler(namespaceHandler(r)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Update("dc2", newKubeconfig(t, "https://dc2.example.com", nil)); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := p.Get("dc2")
+	if !c.Built().Equal(now) {
+		t.Errorf("want the clients built at %v, got %v", now, c.Built())
+	}
+
+	err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return c.SyncError() != nil, nil
+	})
+	if err != nil {
+		t.Fatal("the list error of the namespaces informer was not reported")
+	}
+	if err := c.SyncError(); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `User "x" cannot list resource "namespaces"`) {
+		t.Errorf("want the forbidden list error, got %v", err)
+	}
+	if c.HasSynced() {
+		t.Error("the caches synced though no list succeeded")
+	}
+
+	t.Log("The RBAC is fixed: the informer's retry lists, and there is no error any more")
+	lock.Lock()
+	listErr = nil
+	lock.Unlock()
+	if !cache.WaitForCacheSync(t.Context().Done(), c.HasSynced) {
+		t.Fatal("the caches did not sync")
+	}
+	if err := c.SyncError(); err != nil {
+		t.Errorf("want no error once the caches synced, got %v", err)
+	}
 }

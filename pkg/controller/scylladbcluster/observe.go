@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"time"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
@@ -18,6 +19,17 @@ import (
 // errCachesNotSynced is wrapped by remoteCluster's error when a remote cluster's informers have not listed yet: a
 // wait, not a failure.
 var errCachesNotSynced = errors.New("the caches of the remote cluster have not synced yet")
+
+// errCachesNotSyncing is wrapped by remoteCluster's error when a remote cluster's informers have failed to list for
+// cachesSyncTimeout, e.g. because the kubeconfig's user may not list what the operator watches (RBAC missing in the
+// remote cluster): a failure, though the informers keep retrying.
+var errCachesNotSyncing = errors.New("the caches of the remote cluster have not synced")
+
+// cachesSyncTimeout is how long a remote cluster that answers its health checks may take to sync its caches while
+// its informers report list errors before its datacenters are degraded: three default health-check periods (60s),
+// so that an API server restarting or a kubeconfig whose RBAC is being set up is a wait, and more than five of the
+// informers' longest back-off between lists (30s), so that the error has been seen on several retries.
+const cachesSyncTimeout = 3 * time.Minute
 
 // remoteDatacenter is what a sync knows of one datacenter of a ScyllaDBCluster in its remote cluster, from the
 // remote informers' caches.
@@ -40,7 +52,8 @@ type remoteDatacenter struct {
 // remoteCluster returns the remote cluster of the RemoteKubernetesCluster rkcName and nil, or, when it can't be
 // written to, why: it has no clients (the RemoteKubernetesCluster does not exist or its kubeconfig is not usable),
 // its last health check failed, or its caches have not synced (errCachesNotSynced, a wait; so is a
-// RemoteKubernetesCluster the pool was not told about yet since the operator started). When its health check
+// RemoteKubernetesCluster the pool was not told about yet since the operator started), or have failed to list for
+// cachesSyncTimeout (errCachesNotSyncing, with the last list error). When its health check
 // failed but its caches have synced, the cluster is returned too: its caches hold the last known state. A cluster
 // whose caches have not synced and whose health check failed is unreachable, not loading: its caches may never sync.
 func (c *Controller) remoteCluster(rkcName string) (*remoteclient.Cluster, error) {
@@ -62,8 +75,27 @@ func (c *Controller) remoteCluster(rkcName string) (*remoteclient.Cluster, error
 	case unreachable != nil:
 		return nil, unreachable
 	default:
+		if c.clock().Sub(rc.Built()) >= cachesSyncTimeout {
+			if err := rc.SyncError(); err != nil {
+				return nil, fmt.Errorf("RemoteKubernetesCluster %q: %w for over %v: %w", rkcName, errCachesNotSyncing, cachesSyncTimeout, err)
+			}
+		}
 		return nil, fmt.Errorf("RemoteKubernetesCluster %q: %w", rkcName, errCachesNotSynced)
 	}
+}
+
+// cachesSyncDeadline returns in how long the caches of the remote cluster of dc, which are loading, will have taken
+// cachesSyncTimeout to sync, and whether there is such a cluster, not past it yet.
+func (c *Controller) cachesSyncDeadline(dc *remoteDatacenter) (time.Duration, bool) {
+	if !dc.loading() {
+		return 0, false
+	}
+	rc, ok := c.pool.Get(dc.spec.RemoteKubernetesClusterName)
+	if !ok {
+		return 0, false
+	}
+	left := rc.Built().Add(cachesSyncTimeout).Sub(c.clock())
+	return left, left > 0
 }
 
 // observeDatacenters returns what the remote caches hold of each datacenter of sc, in spec order.
@@ -110,6 +142,12 @@ func (dc *remoteDatacenter) observe(sdcName string) {
 // loading tells whether the caches of dc's remote cluster have not synced yet: what they do not hold is unknown.
 func (dc *remoteDatacenter) loading() bool {
 	return errors.Is(dc.err, errCachesNotSynced)
+}
+
+// unknown tells whether the caches of dc's remote cluster have not synced, loading or failing to list: the status
+// keeps what it said of dc.
+func (dc *remoteDatacenter) unknown() bool {
+	return dc.loading() || errors.Is(dc.err, errCachesNotSyncing)
 }
 
 // rolledOut tells whether dc's ScyllaDBDatacenter exists and its status at its current generation says its rollout

@@ -2,6 +2,7 @@ package scylladbcluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -58,12 +59,16 @@ func calculateStatus(sc *scyllav1alpha1.ScyllaDBCluster, dcs []*remoteDatacenter
 }
 
 // datacenterStatus returns the status of dc: what its ScyllaDBDatacenter reports, or, while the caches of its remote
-// cluster load, what sc's status said of it before, if anything: what they do not hold yet is unknown, not absent.
+// cluster load or fail to list, what sc's status said of it before, if anything: what they do not hold yet is unknown, not absent.
 func datacenterStatus(sc *scyllav1alpha1.ScyllaDBCluster, dc *remoteDatacenter) scyllav1alpha1.ScyllaDBClusterDatacenterStatus {
-	if dc.loading() {
+	if dc.unknown() {
 		if previous := previousDatacenterStatus(sc, dc.spec.Name); previous != nil {
 			dcStatus := *previous.DeepCopy()
 			dcStatus.RemoteNamespaceName = new(dc.namespace)
+			if errors.Is(dc.err, errCachesNotSyncing) {
+				// Not a moment's wait: what it said may be long out of date.
+				dcStatus.Stale = new(true)
+			}
 			return dcStatus
 		}
 	}
@@ -117,11 +122,11 @@ func invalidSpecStatus(sc *scyllav1alpha1.ScyllaDBCluster, validationErr error) 
 }
 
 // availableCondition is True when every datacenter's ScyllaDBDatacenter is Available at its generation. Of a
-// datacenter whose remote cluster's caches load, it says what sc's status said before (previouslyNotAvailable).
+// datacenter whose remote cluster's caches load or fail to list, it says what sc's status said before (previouslyNotAvailable).
 func availableCondition(sc *scyllav1alpha1.ScyllaDBCluster, dcs []*remoteDatacenter) metav1.Condition {
 	var notAvailable []string
 	for _, dc := range dcs {
-		if dc.loading() {
+		if dc.unknown() {
 			if line, ok := previouslyNotAvailable(sc, dc.spec.Name); ok {
 				if len(line) != 0 {
 					notAvailable = append(notAvailable, line)

@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -241,5 +243,72 @@ func TestRightAfterARestartADatacenterWhoseClientIsNotBuiltYetIsLoadingNotDegrad
 	}
 	if c := f.condition("Degraded"); c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, `RemoteKubernetesCluster "w2" has no client`) {
 		t.Errorf("want Degraded saying w2 has no client, got %+v", c)
+	}
+}
+
+func TestCachesThatFailToListForAWhileDegradeTheirDatacenterUntilTheySync(t *testing.T) {
+	t.Parallel()
+	f := newRolledOutFixture(t)
+	before := f.scyllaDBCluster().Status
+
+	t.Log("w2's new kubeconfig passes the health check, but its user may not list anything")
+	forbidden := apierrors.NewForbidden(scyllav1alpha1.Resource("scylladbdatacenters"), "",
+		errors.New(`User "x" cannot list resource "scylladbdatacenters" in API group "scylla.scylladb.com" at the cluster scope`))
+	cachesSynced := f.reloadCaches("w2", forbidden)
+	f.setUnreachable("w2", false)
+	rc, _ := f.pool.Get("w2")
+	err := wait.PollUntilContextTimeout(f.ctx, 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return rc.SyncError() != nil, nil
+	})
+	if err != nil {
+		t.Fatal("w2's informers reported no list error")
+	}
+	queue := &delayRecordingQueue{TypedRateLimitingInterface: f.controller.queue, after: map[string]time.Duration{}}
+	f.controller.queue = queue
+	if err := f.sync(); err != nil {
+		t.Fatalf("caches failing to list for a moment are a wait, got %v", err)
+	}
+	if d := queue.delay(testKey); d <= cachesSyncTimeout-time.Minute || d > cachesSyncTimeout {
+		t.Errorf("the ScyllaDBCluster is not synced again when cachesSyncTimeout passes: requeued after %v", d)
+	}
+	if c := f.condition("Degraded"); c.Status != metav1.ConditionFalse {
+		t.Errorf("want Degraded False before cachesSyncTimeout, got %+v", c)
+	}
+
+	t.Log("cachesSyncTimeout later, they still fail: dc2 is degraded with the list error")
+	f.controller.clock = func() time.Time { return time.Now().Add(cachesSyncTimeout) }
+	err = f.sync()
+	wantMessage := `datacenter "dc2" (RemoteKubernetesCluster "w2"): RemoteKubernetesCluster "w2": the caches of the remote cluster have not synced for over 3m0s: failed to list`
+	if err == nil || !strings.Contains(err.Error(), wantMessage) {
+		t.Fatalf("want an error saying dc2's caches do not sync, retried with back-off, got %v", err)
+	}
+	degraded := f.condition("Degraded")
+	if degraded.Status != metav1.ConditionTrue || !strings.Contains(degraded.Message, wantMessage) ||
+		!strings.Contains(degraded.Message, `is forbidden: User "x" cannot list resource "scylladbdatacenters"`) || strings.Contains(degraded.Message, `"dc1"`) {
+		t.Errorf("want Degraded naming dc2 with the forbidden list error, got %+v", degraded)
+	}
+	if progressing := f.condition("Progressing"); strings.Contains(progressing.Message, "caches") {
+		t.Errorf("caches that fail to list are reported as loading: %+v", progressing)
+	}
+	status := f.scyllaDBCluster().Status
+	wantDC2 := *before.Datacenters[1].DeepCopy()
+	wantDC2.Stale = new(true)
+	if diff := cmp.Diff(wantDC2, status.Datacenters[1]); diff != "" {
+		t.Errorf("want dc2's last known status, stale (-want +got):\n%s", diff)
+	}
+	if c := f.condition(datacentersAvailableCondition); c.Status != metav1.ConditionTrue {
+		t.Errorf("dc2, available when its caches were last read, is reported not available: %+v", c)
+	}
+
+	t.Log("The RBAC is fixed: the informers' retries list, and dc2 is not degraded any more")
+	cachesSynced()
+	if err := f.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if c := f.condition("Degraded"); c.Status != metav1.ConditionFalse {
+		t.Errorf("want Degraded False once the caches synced, got %+v", c)
+	}
+	if diff := cmp.Diff(before, f.scyllaDBCluster().Status, cmpopts.IgnoreFields(metav1.Condition{}, "LastTransitionTime")); diff != "" {
+		t.Errorf("the status is not back to what it was (-want +got):\n%s", diff)
 	}
 }

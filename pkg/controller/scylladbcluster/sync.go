@@ -112,6 +112,12 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if referencesObjects(sc) {
 		c.queue.AddAfter(key, referencedObjectsPeriod)
 	}
+	for _, dc := range dcs {
+		// Nothing else may happen when caches that fail to list pass cachesSyncTimeout.
+		if left, ok := c.cachesSyncDeadline(dc); ok {
+			c.queue.AddAfter(key, left)
+		}
+	}
 	return errors.Join(syncErr, statusErr)
 }
 
