@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"k8s.io/klog/v2"
 )
 
 // versionsCursorPrefix starts the cursor of a walk through every version of a directory: a versioned bucket's.
@@ -159,11 +161,17 @@ func startWalk(ctx context.Context, store Interface, bucket, managerClusterID, c
 
 // BucketVersioned reports whether bucket keeps versions of its keys: its versioning is Enabled, or Suspended after
 // having been enabled (the versions kept meanwhile stay). A store that answers NotImplemented, as some
-// S3-compatible stores without versioning do, has an unversioned bucket.
+// S3-compatible stores without versioning do, has an unversioned bucket. So does one whose credentials may not read
+// the versioning (AccessDenied): ScyllaDB Manager's S3 policy grants no s3:GetBucketVersioning, and such
+// credentials purge as they did before versioned buckets were purged, current keys only.
 func BucketVersioned(ctx context.Context, store Interface, bucket string) (bool, error) {
 	status, err := store.GetBucketVersioning(ctx, bucket)
 	if err != nil {
-		if ErrorCode(err) == ErrorCodeNotImplemented {
+		switch ErrorCode(err) {
+		case ErrorCodeNotImplemented:
+			return false, nil
+		case ErrorCodeAccessDenied:
+			klog.FromContext(ctx).Info("The credentials may not read the bucket's versioning: purging its current keys only; grant s3:GetBucketVersioning, s3:ListBucketVersions and s3:DeleteObjectVersion to purge every version of a versioned bucket", "bucket", bucket, "err", err)
 			return false, nil
 		}
 		return false, err
