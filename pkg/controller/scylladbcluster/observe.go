@@ -144,10 +144,11 @@ func (dc *remoteDatacenter) loading() bool {
 	return errors.Is(dc.err, errCachesNotSynced)
 }
 
-// unknown tells whether the caches of dc's remote cluster have not synced, loading or failing to list: the status
-// keeps what it said of dc.
+// unknown tells whether nothing could be read of dc: its remote cluster has no client, or caches that have not
+// synced (loading, failing to list, or its API server not answering). The status keeps what it said of dc: that its
+// ScyllaDBDatacenter was not read is not that it does not exist.
 func (dc *remoteDatacenter) unknown() bool {
-	return dc.loading() || errors.Is(dc.err, errCachesNotSyncing)
+	return dc.cluster == nil
 }
 
 // rolledOut tells whether dc's ScyllaDBDatacenter exists and its status at its current generation says its rollout

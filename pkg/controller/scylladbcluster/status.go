@@ -2,7 +2,6 @@ package scylladbcluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -58,14 +57,15 @@ func calculateStatus(sc *scyllav1alpha1.ScyllaDBCluster, dcs []*remoteDatacenter
 	return status, nil
 }
 
-// datacenterStatus returns the status of dc: what its ScyllaDBDatacenter reports, or, while the caches of its remote
-// cluster load or fail to list, what sc's status said of it before, if anything: what they do not hold yet is unknown, not absent.
+// datacenterStatus returns the status of dc: what its ScyllaDBDatacenter reports, or, while nothing can be read of it
+// (remoteDatacenter.unknown), what sc's status said of it before, if anything, stale unless its caches are only
+// loading: what the caches do not hold is unknown, not absent.
 func datacenterStatus(sc *scyllav1alpha1.ScyllaDBCluster, dc *remoteDatacenter) scyllav1alpha1.ScyllaDBClusterDatacenterStatus {
 	if dc.unknown() {
 		if previous := previousDatacenterStatus(sc, dc.spec.Name); previous != nil {
 			dcStatus := *previous.DeepCopy()
 			dcStatus.RemoteNamespaceName = new(dc.namespace)
-			if errors.Is(dc.err, errCachesNotSyncing) {
+			if !dc.loading() {
 				// Not a moment's wait: what it said may be long out of date.
 				dcStatus.Stale = new(true)
 			}
@@ -122,7 +122,8 @@ func invalidSpecStatus(sc *scyllav1alpha1.ScyllaDBCluster, validationErr error) 
 }
 
 // availableCondition is True when every datacenter's ScyllaDBDatacenter is Available at its generation. Of a
-// datacenter whose remote cluster's caches load or fail to list, it says what sc's status said before (previouslyNotAvailable).
+// datacenter nothing can be read of (remoteDatacenter.unknown), it says what sc's status said before
+// (previouslyNotAvailable).
 func availableCondition(sc *scyllav1alpha1.ScyllaDBCluster, dcs []*remoteDatacenter) metav1.Condition {
 	var notAvailable []string
 	for _, dc := range dcs {
@@ -133,7 +134,11 @@ func availableCondition(sc *scyllav1alpha1.ScyllaDBCluster, dcs []*remoteDatacen
 				}
 				continue
 			}
-			notAvailable = append(notAvailable, fmt.Sprintf("datacenter %q: not known yet, the caches of its remote cluster are loading", dc.spec.Name))
+			if dc.loading() {
+				notAvailable = append(notAvailable, fmt.Sprintf("datacenter %q: not known yet, the caches of its remote cluster are loading", dc.spec.Name))
+			} else {
+				notAvailable = append(notAvailable, fmt.Sprintf("datacenter %q: not known, its remote cluster can't be read", dc.spec.Name))
+			}
 			continue
 		}
 		sdc := dc.sdc

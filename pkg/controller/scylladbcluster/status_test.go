@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
+	"github.com/scyllakube/scylla-operator/pkg/remoteclient"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -198,7 +199,7 @@ func TestTheAvailabilityOfADatacenterWhoseCachesLoadIsWhatTheStatusSaidOfIt(t *t
 				sc.Status.Conditions = []metav1.Condition{*tc.previous}
 			}
 			dcs := []*remoteDatacenter{
-				{spec: &sc.Spec.Datacenters[0], sdc: available("a")},
+				{spec: &sc.Spec.Datacenters[0], cluster: &remoteclient.Cluster{}, sdc: available("a")},
 				{spec: &sc.Spec.Datacenters[1], err: loading},
 			}
 			got := availableCondition(sc, dcs)
@@ -206,6 +207,38 @@ func TestTheAvailabilityOfADatacenterWhoseCachesLoadIsWhatTheStatusSaidOfIt(t *t
 				t.Errorf("want %s %q, got %s %q", tc.wantStatus, tc.wantMessage, got.Status, got.Message)
 			}
 		})
+	}
+}
+
+func TestADatacenterWhoseRemoteClusterCantBeReadKeepsItsLastKnownStatusMarkedStale(t *testing.T) {
+	t.Parallel()
+	f := newRolledOutFixture(t)
+	before := f.scyllaDBCluster().Status
+
+	t.Log("w2's kubeconfig changes to one whose API server does not answer: its new caches never sync")
+	f.reloadCaches("w2", errors.New("dial tcp: connect: connection refused"))
+	f.setUnreachable("w2", true)
+	if err := f.sync(); err == nil || !strings.Contains(err.Error(), `RemoteKubernetesCluster "w2" is unreachable`) {
+		t.Fatalf("want an error saying w2 is unreachable, got %v", err)
+	}
+	if c := f.condition(datacentersAvailableCondition); c.Status != metav1.ConditionTrue {
+		t.Errorf("dc2, available when last read, is reported not available: %+v", c)
+	}
+	wantDC2 := *before.Datacenters[1].DeepCopy()
+	wantDC2.Stale = new(true)
+	if diff := cmp.Diff(wantDC2, f.scyllaDBCluster().Status.Datacenters[1]); diff != "" {
+		t.Errorf("want dc2's last known status, stale (-want +got):\n%s", diff)
+	}
+
+	t.Log("A datacenter never read before is not known")
+	sc := newTwoDatacenterCluster()
+	dcs := []*remoteDatacenter{
+		{spec: &sc.Spec.Datacenters[0], err: errors.New("unreachable")},
+		{spec: &sc.Spec.Datacenters[1], err: fmt.Errorf("w2: %w", errCachesNotSynced)},
+	}
+	want := "datacenter \"dc1\": not known, its remote cluster can't be read\ndatacenter \"dc2\": not known yet, the caches of its remote cluster are loading"
+	if c := availableCondition(sc, dcs); c.Status != metav1.ConditionFalse || c.Message != want {
+		t.Errorf("want False %q, got %s %q", want, c.Status, c.Message)
 	}
 }
 
