@@ -37,6 +37,17 @@ func ScyllaDBBackupEntryName(clusterKind, clusterName, bucketName string) string
 	return hashedName(trimNameEnd(base), dns1123LabelMaxLength, clusterKind, clusterName, bucketName)
 }
 
+// ScyllaDBBackupEntryNameOfIncarnation returns the name of the ScyllaDBBackupEntry of the cluster object of
+// clusterKind and clusterName in the ScyllaDBBackupBucket named bucketName when ScyllaDBBackupEntryName is held by the
+// entry of an earlier object of the same name (deleted and created again, so another ScyllaDB Manager cluster ID and
+// another directory), whose directory waits out its grace period: "<cluster>-<bucket>-<hash5(kind, cluster, bucket,
+// managerClusterID)>", bounded as ScyllaDBBackupEntryName is. It hashes managerClusterID too, so that it is the same
+// on every retry of one incarnation and differs between incarnations.
+func ScyllaDBBackupEntryNameOfIncarnation(clusterKind, clusterName, bucketName, managerClusterID string) string {
+	base := strings.ReplaceAll(strings.ToLower(clusterName+"-"+bucketName), ".", "-")
+	return hashedName(trimNameEnd(base), dns1123LabelMaxLength, clusterKind, clusterName, bucketName, managerClusterID)
+}
+
 // ScyllaDBBackupPurgeCursorAnnotation on a ScyllaDBBackupEntry holds the last key a purge of its directory went past,
 // so that a purge interrupted by a failure or a restart resumes there instead of listing the directory from the start.
 const ScyllaDBBackupPurgeCursorAnnotation = "internal.scylla-operator.scylladb.com/scylladb-backup-purge-cursor"

@@ -23,6 +23,15 @@ func TestScyllaDBBackupEntryNameIsReadableAndStable(t *testing.T) {
 			want:    "basic-backups-" + Hash5("ScyllaDBDatacenter", "basic", "backups"),
 		},
 		{
+			// Existing entries keep their names across upgrades: a new name would make a second entry for the
+			// directory, which the entry controller refuses (DuplicateEntry). This is docs/backups.md's example.
+			name:    "an existing entry's name is pinned",
+			kind:    "ScyllaDBDatacenter",
+			cluster: "basic",
+			bucket:  "shared-backups",
+			want:    "basic-shared-backups-1zt73",
+		},
+		{
 			name:    "dots of the bucket become dashes",
 			kind:    "ScyllaDBCluster",
 			cluster: "multi",
@@ -43,6 +52,19 @@ func TestScyllaDBBackupEntryNameIsReadableAndStable(t *testing.T) {
 	}
 }
 
+func TestScyllaDBBackupEntryNameOfIncarnationIsReadableAndStable(t *testing.T) {
+	t.Parallel()
+
+	const id = "0b4c1e6e-7a8f-5a1d-9a34-1f2d3c4b5a69"
+	got := ScyllaDBBackupEntryNameOfIncarnation("ScyllaDBDatacenter", "basic", "acme.backups", id)
+	if want := "basic-acme-backups-" + Hash5("ScyllaDBDatacenter", "basic", "acme.backups", id); got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if again := ScyllaDBBackupEntryNameOfIncarnation("ScyllaDBDatacenter", "basic", "acme.backups", id); again != got {
+		t.Errorf("the same inputs gave %q, then %q", got, again)
+	}
+}
+
 func TestScyllaDBBackupEntryNameIsAValidLabelForLongInputs(t *testing.T) {
 	t.Parallel()
 
@@ -58,12 +80,16 @@ func TestScyllaDBBackupEntryNameIsAValidLabelForLongInputs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			for _, kind := range []string{"ScyllaDBDatacenter", "ScyllaDBCluster"} {
-				got := ScyllaDBBackupEntryName(kind, tc.cluster, tc.bucket)
-				if errs := validation.IsDNS1123Label(got); len(errs) != 0 {
-					t.Errorf("%s: %q is not a DNS label: %v", kind, got, errs)
-				}
-				if errs := validation.IsDNS1123Subdomain(got); len(errs) != 0 {
-					t.Errorf("%s: %q is not an object name: %v", kind, got, errs)
+				for _, got := range []string{
+					ScyllaDBBackupEntryName(kind, tc.cluster, tc.bucket),
+					ScyllaDBBackupEntryNameOfIncarnation(kind, tc.cluster, tc.bucket, "0b4c1e6e-7a8f-5a1d-9a34-1f2d3c4b5a69"),
+				} {
+					if errs := validation.IsDNS1123Label(got); len(errs) != 0 {
+						t.Errorf("%s: %q is not a DNS label: %v", kind, got, errs)
+					}
+					if errs := validation.IsDNS1123Subdomain(got); len(errs) != 0 {
+						t.Errorf("%s: %q is not an object name: %v", kind, got, errs)
+					}
 				}
 			}
 		})
@@ -107,6 +133,16 @@ func TestScyllaDBBackupEntryNamesAreCollisionFree(t *testing.T) {
 			name: "long buckets sharing a prefix",
 			a:    ScyllaDBBackupEntryName("ScyllaDBDatacenter", "basic", strings.Repeat("y", 62)+"1"),
 			b:    ScyllaDBBackupEntryName("ScyllaDBDatacenter", "basic", strings.Repeat("y", 62)+"2"),
+		},
+		{
+			name: "a cluster created again and its deleted predecessor",
+			a:    ScyllaDBBackupEntryName("ScyllaDBDatacenter", "basic", "backups"),
+			b:    ScyllaDBBackupEntryNameOfIncarnation("ScyllaDBDatacenter", "basic", "backups", "0b4c1e6e-7a8f-5a1d-9a34-1f2d3c4b5a69"),
+		},
+		{
+			name: "two later incarnations of one cluster",
+			a:    ScyllaDBBackupEntryNameOfIncarnation("ScyllaDBDatacenter", "basic", "backups", "0b4c1e6e-7a8f-5a1d-9a34-1f2d3c4b5a69"),
+			b:    ScyllaDBBackupEntryNameOfIncarnation("ScyllaDBDatacenter", "basic", "backups", "6f1e2d3c-4b5a-5968-8776-5a4b3c2d1e0f"),
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -108,6 +108,8 @@ type Controller struct {
 	rejections *rejections
 	// clusterOwners remembers the clusters found labelled with their object's UID.
 	clusterOwners *clusterOwners
+	// createdBackupEntries remembers the ScyllaDBBackupEntries created and not yet observed.
+	createdBackupEntries *createdBackupEntries
 
 	// clock is the time source of start dates, the task list memo and condition transitions; tests replace it.
 	clock                      func() time.Time
@@ -155,8 +157,8 @@ func newController(
 	}); err != nil {
 		return nil, fmt.Errorf("can't add the ScyllaDBManagerTask index %q: %w", naming.ScyllaDBManagerTaskClusterRefIndex, err)
 	}
-	// These find the declared bucket a location names, count the entries of a bucket against its quota, and bring
-	// back the tasks a bucket or entry change concerns.
+	// These find the declared bucket a location names, count the entries of a bucket against its quota, find a
+	// cluster's entry by the directory it records, and bring back the tasks a bucket or entry change concerns.
 	indexes := []struct {
 		kind      string
 		informer  cache.SharedIndexInformer
@@ -166,6 +168,7 @@ func newController(
 		{"ScyllaDBManagerTask", scyllaDBManagerTaskInformer.Informer(), taskLocationBucketIndex, taskLocationBucketIndexFunc},
 		{"ScyllaDBBackupBucket", scyllaDBBackupBucketInformer.Informer(), backupBucketNameIndex, backupBucketNameIndexFunc},
 		{"ScyllaDBBackupEntry", scyllaDBBackupEntryInformer.Informer(), backupstorage.EntryBucketRefIndex, backupstorage.EntryBucketRefIndexFunc},
+		{"ScyllaDBBackupEntry", scyllaDBBackupEntryInformer.Informer(), backupEntryDirectoryIndex, backupEntryDirectoryIndexFunc},
 	}
 	for _, i := range indexes {
 		if err := controllerhelpers.AddIndexerIfAbsent(i.informer, i.name, i.indexFunc); err != nil {
@@ -213,6 +216,7 @@ func newController(
 		statusRefreshInterval:      defaultStatusRefreshInterval,
 		clusterMissingRequeueDelay: defaultClusterMissingRequeueDelay,
 	}
+	c.createdBackupEntries = newCreatedBackupEntries(func() time.Time { return c.clock() })
 	c.taskLists = newTaskLists(defaultTaskListTTL, func() time.Time { return c.clock() }, func(ctx context.Context, clusterID string) ([]managerclient.TaskListItem, error) {
 		return c.managerClient.ListTasks(ctx, clusterID, managerclient.ListTasksOptions{All: true})
 	})

@@ -48,17 +48,17 @@ type backupEntryCluster struct {
 	clusterID string
 }
 
-// makeBackupEntry returns the ScyllaDBBackupEntry of cluster, in namespace, in bucket. Its owner reference lets
-// garbage collection delete it with the cluster object, without blocking the cluster's deletion and without making
+// makeBackupEntry returns the ScyllaDBBackupEntry named name, in namespace, of cluster in bucket. Its owner reference
+// lets garbage collection delete it with the cluster object, without blocking the cluster's deletion and without making
 // the cluster its controller: the entry outlives the task, and its own finalizer keeps it for the grace period. The
 // entry is created with that finalizer: backups go to the directory as soon as the entry exists, and an entry
 // deleted with its cluster before the entry controller got to adding it would go with nothing recorded, its
 // directory left behind in the bucket.
-func makeBackupEntry(namespace string, cluster backupEntryCluster, bucket *scyllav1alpha1.ScyllaDBBackupBucket) *scyllav1alpha1.ScyllaDBBackupEntry {
+func makeBackupEntry(namespace, name string, cluster backupEntryCluster, bucket *scyllav1alpha1.ScyllaDBBackupBucket) *scyllav1alpha1.ScyllaDBBackupEntry {
 	return &scyllav1alpha1.ScyllaDBBackupEntry{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace:  namespace,
-			Name:       naming.ScyllaDBBackupEntryName(cluster.kind, cluster.name, bucket.Name),
+			Name:       name,
 			Labels:     map[string]string{naming.ManagedByLabel: naming.ManagedByLabelValue},
 			Finalizers: []string{naming.ScyllaDBBackupEntryFinalizer},
 			OwnerReferences: []metav1.OwnerReference{{

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	scyllav1alpha1listers "github.com/scyllakube/client/scylla/listers/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/backupstorage"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
@@ -25,7 +28,25 @@ const (
 	backupBucketNameIndex = "scylla-operator.scylladb.com/scylladb-backup-bucket-name"
 	// taskLocationBucketIndex indexes ScyllaDBManagerTasks by the S3 buckets their backup locations name.
 	taskLocationBucketIndex = "scylla-operator.scylladb.com/scylladb-manager-task-location-bucket"
+	// backupEntryDirectoryIndex indexes ScyllaDBBackupEntries by the directory they record in their namespace
+	// (backupEntryDirectoryKey): a cluster's entry is found by its ScyllaDB Manager cluster ID, whatever its name.
+	backupEntryDirectoryIndex = "scylla-operator.scylladb.com/scylladb-backup-entry-namespaced-directory"
 )
+
+// backupEntryDirectoryKey is the key under which backupEntryDirectoryIndex holds the entries in namespace of the
+// directory managerClusterID in the ScyllaDBBackupBucket bucketRef. No part can contain a "/" (a DNS label, a DNS
+// subdomain and a UUID).
+func backupEntryDirectoryKey(namespace, bucketRef, managerClusterID string) string {
+	return namespace + "/" + bucketRef + "/" + managerClusterID
+}
+
+func backupEntryDirectoryIndexFunc(obj any) ([]string, error) {
+	entry, ok := obj.(*scyllav1alpha1.ScyllaDBBackupEntry)
+	if !ok {
+		return nil, fmt.Errorf("can't index %T: expected a ScyllaDBBackupEntry", obj)
+	}
+	return []string{backupEntryDirectoryKey(entry.Namespace, entry.Spec.BucketRef, entry.Spec.ManagerClusterID)}, nil
+}
 
 func backupBucketNameIndexFunc(obj any) ([]string, error) {
 	bucket, ok := obj.(*scyllav1alpha1.ScyllaDBBackupBucket)
@@ -41,6 +62,58 @@ func taskLocationBucketIndexFunc(obj any) ([]string, error) {
 		return nil, fmt.Errorf("can't index %T: expected a ScyllaDBManagerTask", obj)
 	}
 	return locationBuckets(task), nil
+}
+
+// createdBackupEntryTTL bounds how long a created entry the cache has not shown holds back choosing a name again: an
+// entry deleted before the informer saw it is never observed.
+const createdBackupEntryTTL = 5 * time.Minute
+
+// createdBackupEntries remembers the entries this process created, by the directory they record
+// (backupEntryDirectoryKey), until the cache shows them. Until then the cache may show the entry that held the plain
+// name gone without showing the entry created under the other name, and a sync choosing the name again would create
+// a second entry for the directory. A restarted process needs no memory: its cache starts from one consistent list.
+type createdBackupEntries struct {
+	mu      sync.Mutex
+	now     func() time.Time
+	entries map[string]createdBackupEntry
+}
+
+type createdBackupEntry struct {
+	name string
+	at   time.Time
+}
+
+func newCreatedBackupEntries(now func() time.Time) *createdBackupEntries {
+	return &createdBackupEntries{now: now, entries: map[string]createdBackupEntry{}}
+}
+
+func (e *createdBackupEntries) created(directory, name string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, ok := e.entries[directory]; !ok {
+		e.entries[directory] = createdBackupEntry{name: name, at: e.now()}
+	}
+}
+
+// pending returns the name of the entry created for directory that may not be in the cache yet.
+func (e *createdBackupEntries) pending(directory string) (string, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	created, ok := e.entries[directory]
+	if !ok {
+		return "", false
+	}
+	if e.now().Sub(created.at) > createdBackupEntryTTL {
+		delete(e.entries, directory)
+		return "", false
+	}
+	return created.name, true
+}
+
+func (e *createdBackupEntries) forget(directory string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.entries, directory)
 }
 
 // backupEntryHold is why a backup to one declared bucket can't be scheduled yet.
@@ -111,28 +184,45 @@ func (c *Controller) syncBackupEntries(ctx context.Context, task *scyllav1alpha1
 // syncBackupEntry makes sure the entry of cluster in bucket exists and records cluster's directory. It returns why the
 // task is held back, or nil when the entry is there; the error is one retrying may fix.
 func (c *Controller) syncBackupEntry(ctx context.Context, task *scyllav1alpha1.ScyllaDBManagerTask, cluster backupEntryCluster, bucket *scyllav1alpha1.ScyllaDBBackupBucket) (*backupEntryHold, error) {
-	required := makeBackupEntry(task.Namespace, cluster, bucket)
-	entries := c.scyllaDBBackupEntryLister.ScyllaDBBackupEntries(task.Namespace)
-
-	existing, err := entries.Get(required.Name)
-	switch {
-	case err == nil:
-		if !backupEntryRecords(existing, cluster, bucket.Name) {
-			return &backupEntryHold{backupEntryConflictReason, fmt.Sprintf(
-				"ScyllaDBBackupEntry %q records the directory of %s %q (UID %q, ScyllaDB Manager cluster %q) in ScyllaDBBackupBucket %q, not of this %s (UID %q, ScyllaDB Manager cluster %q) in %q; backups to bucket %q wait until it is gone (annotate it %s or %s to release it before its grace period ends)",
-				klog.KObj(existing), existing.Spec.ClusterRef.Kind, existing.Spec.ClusterRef.Name, existing.Spec.ClusterRef.UID, existing.Spec.ManagerClusterID, existing.Spec.BucketRef,
-				cluster.kind, cluster.uid, cluster.clusterID, bucket.Name, bucket.Spec.BucketName,
-				retentionAnnotation(naming.ScyllaDBBackupRetentionKeep), retentionAnnotation(naming.ScyllaDBBackupRetentionPurgeNow))}, nil
-		}
+	directory := backupEntryDirectoryKey(task.Namespace, bucket.Name, cluster.clusterID)
+	// The entry is found by the directory it records, not by name: the entry of a cluster created again under the name
+	// of a deleted one bears another name (backupEntryName), and an entry the user made may bear any.
+	objs, err := c.scyllaDBBackupEntryIndexer.ByIndex(backupEntryDirectoryIndex, directory)
+	if err != nil {
+		return nil, fmt.Errorf("can't look up the ScyllaDBBackupEntries of ScyllaDB Manager cluster %q in ScyllaDBBackupBucket %q: %w", cluster.clusterID, bucket.Name, err)
+	}
+	for _, obj := range objs {
 		// An entry being deleted while its cluster exists still records the directory: the entry controller purges
 		// nothing whose cluster exists.
-		return nil, nil
-	case !apierrors.IsNotFound(err):
-		return nil, fmt.Errorf("can't get ScyllaDBBackupEntry %q: %w", klog.KObj(required), err)
+		if entry, ok := obj.(*scyllav1alpha1.ScyllaDBBackupEntry); ok && backupEntryRecords(entry, cluster, bucket.Name) {
+			c.createdBackupEntries.forget(directory)
+			return nil, nil
+		}
 	}
 
+	entries := c.scyllaDBBackupEntryLister.ScyllaDBBackupEntries(task.Namespace)
+	if name, ok := c.createdBackupEntries.pending(directory); ok {
+		switch _, err := entries.Get(name); {
+		case apierrors.IsNotFound(err):
+			// Created by an earlier sync and not in the cache yet, which may already show the entry that held the plain
+			// name gone: choosing a name again would make a second entry for the directory.
+			return awaitBackupEntry(ctx, task, bucket, task.Namespace, name), nil
+		case err != nil:
+			return nil, fmt.Errorf("can't get ScyllaDBBackupEntry %q: %w", klog.KRef(task.Namespace, name), err)
+		}
+		// Observed, yet it does not record the directory: another actor took the name first; choose again.
+		c.createdBackupEntries.forget(directory)
+	}
+
+	name, hold, err := backupEntryName(entries, cluster, bucket)
+	if err != nil || hold != nil {
+		return hold, err
+	}
+	required := makeBackupEntry(task.Namespace, name, cluster, bucket)
+
 	if max := bucket.Spec.MaxClusters; max != nil {
-		// Entries of deleted clusters count until their directories are purged: they still use the bucket.
+		// Entries of deleted clusters count until their directories are purged: they still use the bucket, the entry
+		// of an earlier cluster object of the same name too.
 		using, err := c.scyllaDBBackupEntryIndexer.ByIndex(backupstorage.EntryBucketRefIndex, bucket.Name)
 		if err != nil {
 			return nil, fmt.Errorf("can't count the ScyllaDBBackupEntries of ScyllaDBBackupBucket %q: %w", bucket.Name, err)
@@ -149,8 +239,69 @@ func (c *Controller) syncBackupEntry(ctx context.Context, task *scyllav1alpha1.S
 		return &backupEntryHold{backupEntryErrorReason, fmt.Sprintf("can't create ScyllaDBBackupEntry %q: %v", klog.KObj(required), err)}, err
 	}
 	// Created now, or by the previous sync before the cache saw it: its add event brings the task back.
-	klog.FromContext(ctx).V(2).Info("Waiting for the ScyllaDBBackupEntry to reach the cache", "scyllaDBManagerTask", klog.KObj(task), "scyllaDBBackupEntry", klog.KObj(required))
-	return &backupEntryHold{awaitingBackupEntryReason, fmt.Sprintf("waiting for ScyllaDBBackupEntry %q of bucket %q to be observed", klog.KObj(required), bucket.Spec.BucketName)}, nil
+	c.createdBackupEntries.created(directory, required.Name)
+	return awaitBackupEntry(ctx, task, bucket, required.Namespace, required.Name), nil
+}
+
+func awaitBackupEntry(ctx context.Context, task *scyllav1alpha1.ScyllaDBManagerTask, bucket *scyllav1alpha1.ScyllaDBBackupBucket, namespace, name string) *backupEntryHold {
+	klog.FromContext(ctx).V(2).Info("Waiting for the ScyllaDBBackupEntry to reach the cache", "scyllaDBManagerTask", klog.KObj(task), "scyllaDBBackupEntry", klog.KRef(namespace, name))
+	return &backupEntryHold{awaitingBackupEntryReason, fmt.Sprintf("waiting for ScyllaDBBackupEntry %q of bucket %q to be observed", klog.KRef(namespace, name), bucket.Spec.BucketName)}
+}
+
+// backupEntryName returns the name of the entry to create for cluster, which no entry records yet, in bucket: the
+// plain one (naming.ScyllaDBBackupEntryName), which every cluster object that is the first of its name gets and which
+// existing entries bear, or, when the entry of an earlier cluster object of the same name holds it
+// (earlierIncarnationEntry), the one that hashes the cluster's ScyllaDB Manager cluster ID too
+// (naming.ScyllaDBBackupEntryNameOfIncarnation). It returns a hold when the name is held by an entry that records
+// another directory and is not such an earlier entry: a real conflict, which the user resolves.
+func backupEntryName(entries scyllav1alpha1listers.ScyllaDBBackupEntryNamespaceLister, cluster backupEntryCluster, bucket *scyllav1alpha1.ScyllaDBBackupBucket) (string, *backupEntryHold, error) {
+	name := naming.ScyllaDBBackupEntryName(cluster.kind, cluster.name, bucket.Name)
+	held, err := entries.Get(name)
+	switch {
+	case apierrors.IsNotFound(err):
+		return name, nil, nil
+	case err != nil:
+		return "", nil, fmt.Errorf("can't get ScyllaDBBackupEntry %q: %w", name, err)
+	case earlierIncarnationEntry(held, cluster):
+	default:
+		return "", backupEntryConflict(held, cluster, bucket), nil
+	}
+
+	name = naming.ScyllaDBBackupEntryNameOfIncarnation(cluster.kind, cluster.name, bucket.Name, cluster.clusterID)
+	held, err = entries.Get(name)
+	switch {
+	case apierrors.IsNotFound(err):
+		return name, nil, nil
+	case err != nil:
+		return "", nil, fmt.Errorf("can't get ScyllaDBBackupEntry %q: %w", name, err)
+	}
+	// The directory index found no entry recording the directory, so this one records another.
+	return "", backupEntryConflict(held, cluster, bucket), nil
+}
+
+// earlierIncarnationEntry tells whether entry, which bears the plain name of cluster's entry, records the directory of
+// an earlier cluster object, so that cluster's entry takes the other name: it records another ScyllaDB Manager cluster
+// (never two entries for one directory), and it is being deleted (its directory waits out the grace period) or it
+// references an object of cluster's kind and name with another UID, which is gone since cluster now bears the name
+// (the garbage collector deletes its entry soon). An entry that records another directory and references another
+// live object, or cluster itself, is a conflict.
+func earlierIncarnationEntry(entry *scyllav1alpha1.ScyllaDBBackupEntry, cluster backupEntryCluster) bool {
+	if entry.Spec.ManagerClusterID == cluster.clusterID {
+		return false
+	}
+	if entry.DeletionTimestamp != nil {
+		return true
+	}
+	ref := entry.Spec.ClusterRef
+	return ref.Kind == cluster.kind && ref.Name == cluster.name && ref.UID != cluster.uid
+}
+
+func backupEntryConflict(existing *scyllav1alpha1.ScyllaDBBackupEntry, cluster backupEntryCluster, bucket *scyllav1alpha1.ScyllaDBBackupBucket) *backupEntryHold {
+	return &backupEntryHold{backupEntryConflictReason, fmt.Sprintf(
+		"ScyllaDBBackupEntry %q records the directory of %s %q (UID %q, ScyllaDB Manager cluster %q) in ScyllaDBBackupBucket %q, not of this %s (UID %q, ScyllaDB Manager cluster %q) in %q; backups to bucket %q wait until it is gone (annotate it %s or %s to release it before its grace period ends)",
+		klog.KObj(existing), existing.Spec.ClusterRef.Kind, existing.Spec.ClusterRef.Name, existing.Spec.ClusterRef.UID, existing.Spec.ManagerClusterID, existing.Spec.BucketRef,
+		cluster.kind, cluster.uid, cluster.clusterID, bucket.Name, bucket.Spec.BucketName,
+		retentionAnnotation(naming.ScyllaDBBackupRetentionKeep), retentionAnnotation(naming.ScyllaDBBackupRetentionPurgeNow))}
 }
 
 func retentionAnnotation(value string) string {

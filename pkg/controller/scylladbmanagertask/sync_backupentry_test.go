@@ -3,6 +3,7 @@ package scylladbmanagertask
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
@@ -62,6 +63,33 @@ func newTestEntry() *scyllav1alpha1.ScyllaDBBackupEntry {
 			ManagerClusterID: testClusterID,
 		},
 	}
+}
+
+// predecessorClusterID is the ScyllaDB Manager cluster of an earlier ScyllaDBDatacenter named testDCName, deleted
+// before the test datacenter was created under its name.
+var predecessorClusterID = naming.ScyllaDBManagerClusterID(scyllaDBDatacenterKind, "old-sdc-uid")
+
+// testIncarnationEntryName is the name of the test datacenter's entry in testBucketObject while its predecessor's
+// entry holds testEntryName.
+var testIncarnationEntryName = naming.ScyllaDBBackupEntryNameOfIncarnation(scyllaDBDatacenterKind, testDCName, testBucketObject, testClusterID)
+
+// newPredecessorEntry returns the entry of the predecessor of the test datacenter, deleted with it, its finalizer
+// holding it for the grace period.
+func newPredecessorEntry() *scyllav1alpha1.ScyllaDBBackupEntry {
+	e := newTestEntry()
+	e.OwnerReferences[0].UID = "old-sdc-uid"
+	e.Spec.ClusterRef.UID = "old-sdc-uid"
+	e.Spec.ManagerClusterID = predecessorClusterID
+	e.DeletionTimestamp = new(metav1.NewTime(testStart.Add(-time.Hour)))
+	return e
+}
+
+// newTestIncarnationEntry returns the entry of the test datacenter in testBucketObject as the controller creates it
+// while newPredecessorEntry holds testEntryName.
+func newTestIncarnationEntry() *scyllav1alpha1.ScyllaDBBackupEntry {
+	e := newTestEntry()
+	e.Name = testIncarnationEntryName
+	return e
 }
 
 // entry returns the entry named name in the test namespace from the fake API server, nil when there is none.
@@ -147,23 +175,158 @@ func TestBackupToADeclaredBucketCreatesTheClustersEntryOnceBeforeScheduling(t *t
 	}
 }
 
+func TestTheFirstClusterObjectOfANameKeepsItsEntrysName(t *testing.T) {
+	t.Parallel()
+
+	// Entries made by earlier releases bear this name; another would make a second entry for their directory.
+	if want := "basic-shared-backups-1zt73"; testEntryName != want {
+		t.Errorf("the entry of the first ScyllaDBDatacenter %q in %q is named %q, want %q", testDCName, testBucketObject, testEntryName, want)
+	}
+	f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"), newBackupBucket(testBucketObject, "backups"))
+	f.mustSync(t, "daily")
+	if f.entry(t, testEntryName) == nil {
+		t.Errorf("expected ScyllaDBBackupEntry %q to be created", testEntryName)
+	}
+}
+
+func TestBackupOfAClusterCreatedAgainUnderTheNameOfADeletedOneStartsAtOnce(t *testing.T) {
+	t.Parallel()
+
+	// The garbage collector has not deleted the predecessor's entry yet.
+	notYetDeleted := newPredecessorEntry()
+	notYetDeleted.DeletionTimestamp = nil
+	for _, tc := range []struct {
+		name        string
+		predecessor *scyllav1alpha1.ScyllaDBBackupEntry
+	}{
+		{name: "the predecessor's entry waits out its grace period", predecessor: newPredecessorEntry()},
+		{name: "the predecessor's entry is not deleted yet", predecessor: notYetDeleted},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			bucket := newBackupBucket(testBucketObject, "backups")
+			// The predecessor's entry counts until its directory is purged.
+			bucket.Spec.MaxClusters = new(int32(2))
+			f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"), bucket, tc.predecessor)
+
+			f.mustSync(t, "daily")
+
+			if diff := cmp.Diff([]string{createEntry, "patch scylladbmanagertasks/status " + applyPatch}, f.kubeWrites()); diff != "" {
+				t.Errorf("unexpected Kubernetes writes (-want +got):\n%s", diff)
+			}
+			got := f.entry(t, testIncarnationEntryName)
+			if got == nil {
+				t.Fatalf("expected ScyllaDBBackupEntry %q to be created", testIncarnationEntryName)
+			}
+			want := newTestIncarnationEntry()
+			got.Annotations, got.ResourceVersion, got.UID = nil, want.ResourceVersion, want.UID
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("unexpected entry (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.predecessor, f.entry(t, testEntryName)); diff != "" {
+				t.Errorf("the predecessor's entry changed (-want +got):\n%s", diff)
+			}
+
+			f.mustSync(t, "daily")
+			f.onlyTask(t)
+			settle(t, f, "daily")
+			task := f.task(t, "daily")
+			if diff := cmp.Diff([]string{"Available=True/" + taskScheduledReason, "Degraded=False/AsExpected", "Progressing=False/AsExpected"}, conditionStatuses(task)); diff != "" {
+				t.Errorf("unexpected conditions (-want +got):\n%s", diff)
+			}
+			for _, w := range f.kubeWrites() {
+				if w == createEntry {
+					t.Errorf("an entry was created again once observed")
+				}
+			}
+		})
+	}
+}
+
+func TestAClusterCreatedAgainFindsItsEntryAfterARestart(t *testing.T) {
+	t.Parallel()
+
+	for _, tc := range []struct {
+		name    string
+		objects []runtime.Object
+	}{
+		{name: "the predecessor's entry still holds the plain name", objects: []runtime.Object{newPredecessorEntry(), newTestIncarnationEntry()}},
+		// The plain name is free now: taking it would make a second entry for the directory.
+		{name: "the predecessor's directory is purged", objects: []runtime.Object{newTestIncarnationEntry()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			// A new process: the entry created before the restart is in its first list, the task's status is not.
+			f := newFixture(t, append([]runtime.Object{newRegisteredDatacenter(), newBackupTask("daily"), newBackupBucket(testBucketObject, "backups")}, tc.objects...)...)
+
+			f.mustSync(t, "daily")
+
+			f.onlyTask(t)
+			for _, w := range f.kubeWrites() {
+				if strings.Contains(w, "scylladbbackupentries") {
+					t.Errorf("unexpected write of an entry: %s", w)
+				}
+			}
+		})
+	}
+}
+
+func TestAnEntryCreatedUnderTheOtherNameIsAwaitedWhileTheCacheShowsThePlainNameFreed(t *testing.T) {
+	t.Parallel()
+
+	f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"), newBackupBucket(testBucketObject, "backups"), newPredecessorEntry())
+	f.syncBeforeTheCacheCatchesUp(t, "daily")
+	if f.entry(t, testIncarnationEntryName) == nil {
+		t.Fatalf("expected ScyllaDBBackupEntry %q to be created", testIncarnationEntryName)
+	}
+	f.kubeWrites()
+
+	// The predecessor's directory is purged and its entry gone; the cache saw that, not yet the new entry.
+	if err := f.scyllaClient.Tracker().Delete(scyllav1alpha1.SchemeGroupVersion.WithResource("scylladbbackupentries"), testNamespace, testEntryName); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.factory.Scylla().V1alpha1().ScyllaDBBackupEntries().Informer().GetIndexer().Delete(newPredecessorEntry()); err != nil {
+		t.Fatal(err)
+	}
+	f.syncBeforeTheCacheCatchesUp(t, "daily")
+
+	if f.entry(t, testEntryName) != nil {
+		t.Errorf("a second entry, %q, was created for the directory", testEntryName)
+	}
+	progressing := condition(f.task(t, "daily"), controllerhelpers.ProgressingCondition)
+	if progressing.Reason != awaitingBackupEntryReason || !strings.Contains(progressing.Message, testIncarnationEntryName) {
+		t.Errorf("expected Progressing %s naming %q, got %+v", awaitingBackupEntryReason, testIncarnationEntryName, progressing)
+	}
+
+	f.catchUp(t)
+	f.mustSync(t, "daily")
+	f.onlyTask(t)
+}
+
 func TestBackupToADeclaredBucketUsesAnEntryThatRecordsTheClustersDirectory(t *testing.T) {
 	t.Parallel()
 
-	// A datacenter-scoped location names the bucket as well; the user created the entry.
-	task := newBackupTask("daily")
-	task.Spec.Backup.Location = []string{"dc1:s3:backups"}
-	userEntry := newTestEntry()
-	userEntry.Labels, userEntry.OwnerReferences = nil, nil
-	f := newFixture(t, newRegisteredDatacenter(), task, newBackupBucket(testBucketObject, "backups"), userEntry)
+	// A datacenter-scoped location names the bucket as well; the user created the entry, under the controller's name
+	// or another.
+	for _, name := range []string{testEntryName, "my-basic-backups"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			task := newBackupTask("daily")
+			task.Spec.Backup.Location = []string{"dc1:s3:backups"}
+			userEntry := newTestEntry()
+			userEntry.Name = name
+			userEntry.Labels, userEntry.OwnerReferences = nil, nil
+			f := newFixture(t, newRegisteredDatacenter(), task, newBackupBucket(testBucketObject, "backups"), userEntry)
 
-	f.mustSync(t, "daily")
+			f.mustSync(t, "daily")
 
-	f.onlyTask(t)
-	for _, w := range f.kubeWrites() {
-		if strings.Contains(w, "scylladbbackupentries") {
-			t.Errorf("unexpected write of the user's entry: %s", w)
-		}
+			f.onlyTask(t)
+			for _, w := range f.kubeWrites() {
+				if strings.Contains(w, "scylladbbackupentries") {
+					t.Errorf("unexpected write of an entry: %s", w)
+				}
+			}
+		})
 	}
 }
 
@@ -183,6 +346,8 @@ func TestBackupToADeclaredBucketIsHeldBack(t *testing.T) {
 	recreated.Spec.ClusterRef.UID = "old-sdc-uid"
 	recreated.DeletionTimestamp = new(metav1.NewTime(testStart))
 	recreated.Finalizers = []string{naming.ScyllaDBBackupEntryFinalizer}
+	oneClusterBucket := newBackupBucket(testBucketObject, "backups")
+	oneClusterBucket.Spec.MaxClusters = new(int32(1))
 	otherManagerCluster := newTestEntry()
 	otherManagerCluster.Spec.ManagerClusterID = otherClusterID
 
@@ -203,7 +368,9 @@ func TestBackupToADeclaredBucketIsHeldBack(t *testing.T) {
 			wantMessage: []string{`ScyllaDBBackupBucket "shared-backups" is full: 2 ScyllaDBBackupEntries use it and spec.maxClusters is 2`},
 		},
 		{
-			name:        "the entry of that name belongs to a deleted cluster object of the same name",
+			// Two entries for one directory would be refused (DuplicateEntry): the cluster was created again from a
+			// manifest that kept its predecessor's ScyllaDB Manager cluster ID.
+			name:        "the entry of that name, being deleted, records the same ScyllaDB Manager cluster for a deleted cluster object",
 			objects:     []runtime.Object{newBackupBucket(testBucketObject, "backups"), recreated},
 			wantReason:  backupEntryConflictReason,
 			wantMessage: []string{`ScyllaDBBackupEntry "scylla/` + testEntryName + `"`, `UID "old-sdc-uid"`, naming.ScyllaDBBackupRetentionAnnotation + "=keep"},
@@ -213,6 +380,24 @@ func TestBackupToADeclaredBucketIsHeldBack(t *testing.T) {
 			objects:     []runtime.Object{newBackupBucket(testBucketObject, "backups"), otherManagerCluster},
 			wantReason:  backupEntryConflictReason,
 			wantMessage: []string{`ScyllaDBBackupEntry "scylla/` + testEntryName + `"`, `ScyllaDB Manager cluster "` + otherClusterID + `"`},
+		},
+		{
+			name:        "a live entry made by hand under that name records another cluster object",
+			objects:     []runtime.Object{newBackupBucket(testBucketObject, "backups"), otherEntry(testNamespace, testEntryName)},
+			wantReason:  backupEntryConflictReason,
+			wantMessage: []string{`ScyllaDBBackupEntry "scylla/` + testEntryName + `"`, `ScyllaDBDatacenter "other"`},
+		},
+		{
+			name:        "the other name of a cluster created again is held by an entry of another directory",
+			objects:     []runtime.Object{newBackupBucket(testBucketObject, "backups"), newPredecessorEntry(), otherEntry(testNamespace, testIncarnationEntryName)},
+			wantReason:  backupEntryConflictReason,
+			wantMessage: []string{`ScyllaDBBackupEntry "scylla/` + testIncarnationEntryName + `"`, `ScyllaDBDatacenter "other"`},
+		},
+		{
+			name:        "the entry of the deleted cluster object of the same name fills the quota",
+			objects:     []runtime.Object{oneClusterBucket, newPredecessorEntry()},
+			wantReason:  backupBucketQuotaFullReason,
+			wantMessage: []string{`1 ScyllaDBBackupEntries use it and spec.maxClusters is 1, so ScyllaDBBackupEntry "scylla/` + testIncarnationEntryName + `" can't be created`},
 		},
 		{
 			name:        "two buckets declare the bucket",
