@@ -26,9 +26,10 @@ func (s Setting) String() string {
 	return s.Key + "=" + s.Value
 }
 
-// namePattern matches one name of a key: what /proc/sys names are made of. '.' is allowed inside a name (a VLAN
-// interface, eth0.100) only when '/' separates the names.
-var namePattern = regexp.MustCompile(`^[a-zA-Z0-9_+:@-][a-zA-Z0-9_.+:@-]*$`)
+// namePattern matches one name of a key: what /proc/sys names are made of, and '*', which matches any part of one
+// name (net.ipv4.conf.*.rp_filter sets it for every interface). '.' is allowed inside a name (a VLAN interface,
+// eth0.100) only when '/' separates the names.
+var namePattern = regexp.MustCompile(`^[a-zA-Z0-9_+:@*-][a-zA-Z0-9_.+:@*-]*$`)
 
 // ErrInvalid is wrapped by every error of Parse and Path.
 var ErrInvalid = errors.New("invalid sysctl")
@@ -62,8 +63,9 @@ func ParseAll(list []string) ([]Setting, error) {
 
 // Path returns the file of key under dir (ProcSysDir). As sysctl(8) reads a key, its first separator tells which
 // separates names: with '.', every '.' does and a '/' stands for a '.' inside a name (net.ipv4.conf.eth0/100.forwarding
-// is net/ipv4/conf/eth0.100/forwarding); with '/', every '/' does and '.' is part of a name. A key with an empty name,
-// a name "." or "..", or characters no parameter has (globs, blanks) is refused.
+// is net/ipv4/conf/eth0.100/forwarding); with '/', every '/' does and '.' is part of a name. A '*' in a name makes the
+// path a pattern (filepath.Match). A key with an empty name, a name "." or "..", or characters no parameter has
+// (blanks, other glob characters) is refused.
 func Path(dir, key string) (string, error) {
 	if len(key) == 0 {
 		return "", fmt.Errorf("%w: the key is empty", ErrInvalid)
@@ -82,24 +84,31 @@ func Path(dir, key string) (string, error) {
 	}
 	for _, name := range strings.Split(rel, "/") {
 		if name == "." || name == ".." || !namePattern.MatchString(name) {
-			return "", fmt.Errorf("%w key %q: must be names of letters, digits and '_', '-', '+', ':', '@' separated by '.' or '/', e.g. fs.aio-max-nr", ErrInvalid, key)
+			return "", fmt.Errorf("%w key %q: must be names of letters, digits and '_', '-', '+', ':', '@', '*' separated by '.' or '/', e.g. fs.aio-max-nr", ErrInvalid, key)
 		}
 	}
 	return filepath.Join(dir, filepath.FromSlash(rel)), nil
 }
 
-// Result says what Set did with one setting.
+// Result says what Set did with one parameter.
 type Result struct {
 	Setting Setting
+	// Parameter is the parameter's key, with the names a '*' of Setting.Key matched.
+	Parameter string
+	// Missing is true when the kernel has no such parameter, or none matches a pattern: nothing was set.
+	Missing bool
 	// Previous is the value the parameter had.
 	Previous string
 	// Written is false when the parameter already had the value.
 	Written bool
 }
 
-// Set gives each setting its value, in order, under dir (ProcSysDir): it reads the parameter and writes the value
-// only when it differs (as the kernel prints it: blanks between numbers do not count), so that parameters already
-// set need no write access. It stops at the first setting it can't read or write, and returns what it did before.
+// Set gives each setting its value, in order, under dir (ProcSysDir): every parameter a key with '*' matches, and
+// the parameter of any other key. It reads each parameter and writes the value only when it differs (as the kernel
+// prints it: blanks between numbers do not count), so that parameters already set need no write access. A parameter
+// the kernel does not have, or a pattern that matches none, is reported Missing and skipped, as sysctl -e does: the
+// parameters a kernel has differ between versions and configurations. It stops at the first parameter it can't read
+// or write otherwise, and returns what it did before.
 func Set(dir string, settings []Setting) ([]Result, error) {
 	results := make([]Result, 0, len(settings))
 	for _, s := range settings {
@@ -107,20 +116,50 @@ func Set(dir string, settings []Setting) ([]Result, error) {
 		if err != nil {
 			return results, err
 		}
-		current, err := os.ReadFile(path)
-		if err != nil {
-			return results, fmt.Errorf("can't read kernel parameter %s: %w", s.Key, err)
-		}
-		r := Result{Setting: s, Previous: strings.TrimSpace(string(current))}
-		if !sameValue(r.Previous, s.Value) {
-			if err := write(path, s.Value); err != nil {
-				return results, fmt.Errorf("can't set kernel parameter %s to %q: %w", s.Key, s.Value, err)
+		paths := []string{path}
+		if strings.Contains(s.Key, "*") {
+			if paths, err = filepath.Glob(path); err != nil {
+				return results, fmt.Errorf("can't expand kernel parameter pattern %s: %w", s.Key, err)
 			}
-			r.Written = true
 		}
-		results = append(results, r)
+		if len(paths) == 0 {
+			results = append(results, Result{Setting: s, Parameter: s.Key, Missing: true})
+			continue
+		}
+		for _, p := range paths {
+			r, err := set(dir, p, s)
+			if err != nil {
+				return results, err
+			}
+			results = append(results, r)
+		}
 	}
 	return results, nil
+}
+
+// set gives the parameter at path, under dir, the value of s.
+func set(dir, path string, s Setting) (Result, error) {
+	r := Result{Setting: s, Parameter: s.Key}
+	if rel, err := filepath.Rel(dir, path); err == nil && strings.Contains(s.Key, "*") {
+		// Named as the kernel names it: '/' separated.
+		r.Parameter = filepath.ToSlash(rel)
+	}
+	current, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		r.Missing = true
+		return r, nil
+	}
+	if err != nil {
+		return r, fmt.Errorf("can't read kernel parameter %s: %w", r.Parameter, err)
+	}
+	r.Previous = strings.TrimSpace(string(current))
+	if !sameValue(r.Previous, s.Value) {
+		if err := write(path, s.Value); err != nil {
+			return r, fmt.Errorf("can't set kernel parameter %s to %q: %w", r.Parameter, s.Value, err)
+		}
+		r.Written = true
+	}
+	return r, nil
 }
 
 // sameValue tells whether a parameter that reads current already holds value: the kernel prints the numbers of a

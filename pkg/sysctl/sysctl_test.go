@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -27,7 +28,8 @@ func TestPath(t *testing.T) {
 		{key: "fs.", wantErr: true},
 		{key: "net/../../etc/passwd", wantErr: true},
 		{key: "net/./ipv4", wantErr: true},
-		{key: "net.ipv4.conf.*.rp_filter", wantErr: true},
+		{key: "net.ipv4.conf.*.rp_filter", want: "/proc/sys/net/ipv4/conf/*/rp_filter"},
+		{key: "net.ipv4.conf.eth?.rp_filter", wantErr: true},
 		{key: "fs.aio max", wantErr: true},
 	}
 	for _, tc := range tests {
@@ -61,7 +63,8 @@ func TestParse(t *testing.T) {
 		{in: "fs.aio-max-nr", wantErr: `invalid sysctl "fs.aio-max-nr": must be key=value, e.g. fs.aio-max-nr=30000000`},
 		{in: "fs.aio-max-nr=", wantErr: `invalid sysctl "fs.aio-max-nr=": must be key=value, e.g. fs.aio-max-nr=30000000`},
 		{in: "=1", wantErr: "invalid sysctl: the key is empty"},
-		{in: "fs.*=1", wantErr: `invalid sysctl key "fs.*": must be names of letters, digits and '_', '-', '+', ':', '@' separated by '.' or '/', e.g. fs.aio-max-nr`},
+		{in: "net.ipv4.conf.*.rp_filter=1", want: Setting{Key: "net.ipv4.conf.*.rp_filter", Value: "1"}},
+		{in: "fs.[a]=1", wantErr: `invalid sysctl key "fs.[a]": must be names of letters, digits and '_', '-', '+', ':', '@', '*' separated by '.' or '/', e.g. fs.aio-max-nr`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {
@@ -121,10 +124,10 @@ func TestSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Result{
-		{Setting: settings[0], Previous: "65536", Written: true},
+		{Setting: settings[0], Parameter: "fs.aio-max-nr", Previous: "65536", Written: true},
 		// The kernel prints the range with a tab: the same value, nothing to write.
-		{Setting: settings[1], Previous: "1024\t65000", Written: false},
-		{Setting: settings[2], Previous: "0", Written: true},
+		{Setting: settings[1], Parameter: "net.ipv4.ip_local_port_range", Previous: "1024\t65000", Written: false},
+		{Setting: settings[2], Parameter: "net.ipv4.conf.eth0/100.forwarding", Previous: "0", Written: true},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("unexpected results (-want +got):\n%s", diff)
@@ -160,18 +163,68 @@ func TestSetAlreadySetNeedsNoWriteAccess(t *testing.T) {
 
 func TestSetStopsAtTheFirstFailure(t *testing.T) {
 	dir := procSys(t, map[string]string{"fs/aio-max-nr": "65536", "vm/swappiness": "60"})
+	// A parameter that can't be read (tests may run as root, whom file modes do not stop): a directory.
+	if err := os.MkdirAll(filepath.Join(dir, "fs", "file-max"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	got, err := Set(dir, []Setting{
 		{Key: "fs.aio-max-nr", Value: "30000000"},
-		{Key: "fs.no-such-parameter", Value: "1"},
+		{Key: "fs.file-max", Value: "200"},
 		{Key: "vm.swappiness", Value: "1"},
 	})
-	if err == nil || !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("expected a not-exist error, got %v", err)
+	if err == nil || !strings.HasPrefix(err.Error(), "can't read kernel parameter fs.file-max: ") {
+		t.Fatalf("expected fs.file-max's read error, got %v", err)
 	}
 	if len(got) != 1 || got[0].Setting.Key != "fs.aio-max-nr" || !got[0].Written {
 		t.Errorf("expected the first setting done and reported, got %#v", got)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "vm", "swappiness")); string(b) != "60\n" {
 		t.Errorf("expected vm.swappiness untouched, got %q", b)
+	}
+}
+
+func TestSetSkipsParametersTheKernelDoesNotHave(t *testing.T) {
+	dir := procSys(t, map[string]string{"fs/aio-max-nr": "65536"})
+	settings := []Setting{
+		{Key: "fs.no-such-parameter", Value: "1"},
+		{Key: "net.ipv4.conf.*.rp_filter", Value: "1"},
+		{Key: "fs.aio-max-nr", Value: "30000000"},
+	}
+	got, err := Set(dir, settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Result{
+		{Setting: settings[0], Parameter: "fs.no-such-parameter", Missing: true},
+		{Setting: settings[1], Parameter: "net.ipv4.conf.*.rp_filter", Missing: true},
+		{Setting: settings[2], Parameter: "fs.aio-max-nr", Previous: "65536", Written: true},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("unexpected results (-want +got):\n%s", diff)
+	}
+}
+
+func TestSetAPatternSetsEveryParameterItMatches(t *testing.T) {
+	dir := procSys(t, map[string]string{
+		"net/ipv4/conf/all/rp_filter":      "0",
+		"net/ipv4/conf/eth0/rp_filter":     "1",
+		"net/ipv4/conf/eth0.100/rp_filter": "0",
+		"net/ipv4/conf/eth0/forwarding":    "0",
+	})
+	s := Setting{Key: "net.ipv4.conf.*.rp_filter", Value: "1"}
+	got, err := Set(dir, []Setting{s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Result{
+		{Setting: s, Parameter: "net/ipv4/conf/all/rp_filter", Previous: "0", Written: true},
+		{Setting: s, Parameter: "net/ipv4/conf/eth0/rp_filter", Previous: "1"},
+		{Setting: s, Parameter: "net/ipv4/conf/eth0.100/rp_filter", Previous: "0", Written: true},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("unexpected results (-want +got):\n%s", diff)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "net", "ipv4", "conf", "eth0", "forwarding")); string(b) != "0\n" {
+		t.Errorf("expected a parameter the pattern does not match untouched, got %q", b)
 	}
 }

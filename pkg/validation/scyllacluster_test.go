@@ -323,12 +323,12 @@ func TestValidateScyllaClusterRefuses(t *testing.T) {
 			want:   field.ErrorList{field.Invalid(field.NewPath("spec", "sysctls").Index(0), "fs.aio-max-nr=", "must be key=value with a sysctl name as key, e.g. fs.aio-max-nr=30000000")},
 		},
 		{
-			name: "a sysctl key with a glob or a parent directory",
+			name: "a sysctl key with a glob character other than '*' or a parent directory",
 			modify: func(sc *scyllav1.ScyllaCluster) {
-				sc.Spec.Sysctls = []string{"net.ipv4.conf.*.rp_filter=1", "net/../../x=1", "fs.aio-max-nr=1"}
+				sc.Spec.Sysctls = []string{"net.ipv4.conf.eth?.rp_filter=1", "net/../../x=1", "net.ipv4.conf.*.rp_filter=1", "fs.aio-max-nr=1"}
 			},
 			want: field.ErrorList{
-				field.Invalid(field.NewPath("spec", "sysctls").Index(0), "net.ipv4.conf.*.rp_filter=1", "must be key=value with a sysctl name as key, e.g. fs.aio-max-nr=30000000"),
+				field.Invalid(field.NewPath("spec", "sysctls").Index(0), "net.ipv4.conf.eth?.rp_filter=1", "must be key=value with a sysctl name as key, e.g. fs.aio-max-nr=30000000"),
 				field.Invalid(field.NewPath("spec", "sysctls").Index(1), "net/../../x=1", "must be key=value with a sysctl name as key, e.g. fs.aio-max-nr=30000000"),
 			},
 		},

@@ -56,10 +56,13 @@ func (o *SysctlOptions) Validate() error {
 func (o *SysctlOptions) Run() error {
 	results, err := sysctl.Set(o.ProcSysDir, o.settings)
 	for _, r := range results {
-		if r.Written {
-			fmt.Fprintf(o.Out, "%s = %s (was %s)\n", r.Setting.Key, r.Setting.Value, r.Previous)
-		} else {
-			fmt.Fprintf(o.Out, "%s = %s (already)\n", r.Setting.Key, r.Previous)
+		switch {
+		case r.Missing:
+			fmt.Fprintf(o.Out, "%s: no such kernel parameter, skipped\n", r.Parameter)
+		case r.Written:
+			fmt.Fprintf(o.Out, "%s = %s (was %s)\n", r.Parameter, r.Setting.Value, r.Previous)
+		default:
+			fmt.Fprintf(o.Out, "%s = %s (already)\n", r.Parameter, r.Previous)
 		}
 	}
 	return err
@@ -72,8 +75,9 @@ func NewSysctlCommand(streams genericclioptions.IOStreams) *cobra.Command {
 		Use:   "sysctl KEY=VALUE...",
 		Short: "Set kernel parameters, as sysctl -w does, before ScyllaDB starts.",
 		Long: "sysctl sets each kernel parameter to its value, in order, through /proc/sys, and stops at the first it " +
-			"can't set. A parameter that already has its value is not written. It runs as a privileged init container " +
-			"of the ScyllaDB pods of a ScyllaCluster with spec.sysctls.",
+			"can't set. A '*' in a key matches any name (net.ipv4.conf.*.rp_filter). A parameter that already has its " +
+			"value is not written; one the kernel does not have is skipped, as sysctl -e does. It runs as a privileged " +
+			"init container of the ScyllaDB pods of a ScyllaCluster with spec.sysctls.",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(args); err != nil {

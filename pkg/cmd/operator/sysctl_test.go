@@ -59,10 +59,25 @@ func TestSysctlCommand(t *testing.T) {
 		}
 	})
 
-	t.Run("a parameter the kernel does not have fails the command", func(t *testing.T) {
+	t.Run("a parameter the kernel does not have is skipped", func(t *testing.T) {
 		t.Parallel()
-		_, err := run("--proc-sys-dir="+newProcSys(t), "fs.no-such=1")
-		if err == nil {
+		dir := newProcSys(t)
+		out, err := run("--proc-sys-dir="+dir, "fs.no-such=1", "fs.aio-max-nr=30000000")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "fs.no-such: no such kernel parameter, skipped\nfs.aio-max-nr = 30000000 (was 65536)\n"; out != want {
+			t.Errorf("expected output %q, got %q", want, out)
+		}
+	})
+
+	t.Run("a parameter that can't be read fails the command", func(t *testing.T) {
+		t.Parallel()
+		dir := newProcSys(t)
+		if err := os.MkdirAll(filepath.Join(dir, "fs", "broken"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := run("--proc-sys-dir="+dir, "fs.broken=1"); err == nil {
 			t.Fatal("expected an error")
 		}
 	})
