@@ -844,7 +844,7 @@ func makeStatefulSet(sdc *scyllav1alpha1.ScyllaDBDatacenter, rack *scyllav1alpha
 					ReadinessGates:                slices.Clone(sdc.Spec.ReadinessGates),
 					TerminationGracePeriodSeconds: &terminationGracePeriodSeconds,
 					Volumes:                       volumes,
-					InitContainers:                makeInitContainers(in.operatorImage, kernelSettings),
+					InitContainers:                makeInitContainers(in.operatorImage, kernelSettings, scyllaDBResources(rack)),
 					Containers: []corev1.Container{
 						makeScyllaDBContainer(sdc, rack, sidecarArgs, scyllaMounts, alternator),
 						makeAgentContainer(sdc, rack, agentMounts),
@@ -857,16 +857,21 @@ func makeStatefulSet(sdc *scyllav1alpha1.ScyllaDBDatacenter, rack *scyllav1alpha
 }
 
 // makeInitContainers returns the init containers of a ScyllaDB pod: the one that sets the kernel parameters, when there
-// are any, then the one that copies the operator binary the sidecar runs from.
-func makeInitContainers(operatorImage string, kernelSettings []sysctl.Setting) []corev1.Container {
+// are any, then the one that copies the operator binary the sidecar runs from. They take the ScyllaDB container's
+// resources: a pod is of the Guaranteed QoS class, which CPU pinning needs, only when every container, init
+// containers included, has limits equal to its requests, and an init container's resources count for the pod only
+// while it runs, before the others start.
+func makeInitContainers(operatorImage string, kernelSettings []sysctl.Setting, resources corev1.ResourceRequirements) []corev1.Container {
 	var containers []corev1.Container
 	if c := makeSysctlContainer(operatorImage, kernelSettings); c != nil {
+		c.Resources = *resources.DeepCopy()
 		containers = append(containers, *c)
 	}
 	return append(containers, corev1.Container{
 		Name:            naming.SidecarInjectionContainerName,
 		Image:           operatorImage,
 		ImagePullPolicy: corev1.PullIfNotPresent,
+		Resources:       *resources.DeepCopy(),
 		Command:         []string{"/bin/cp", "-a", naming.OperatorBinaryPathInImage, naming.SharedBinaryDir + "/"},
 		VolumeMounts: []corev1.VolumeMount{{
 			Name:      naming.SharedBinaryVolumeName,
@@ -879,11 +884,16 @@ func sharedOperatorBinary() string {
 	return naming.SharedBinaryDir + "/scylla-operator"
 }
 
-func makeScyllaDBContainer(sdc *scyllav1alpha1.ScyllaDBDatacenter, rack *scyllav1alpha1.RackSpec, sidecarArgs []string, mounts []corev1.VolumeMount, alternator alternatorSettings) corev1.Container {
-	var resources corev1.ResourceRequirements
+// scyllaDBResources returns the resources of a rack's ScyllaDB container.
+func scyllaDBResources(rack *scyllav1alpha1.RackSpec) corev1.ResourceRequirements {
 	if rack.ScyllaDB != nil && rack.ScyllaDB.Resources != nil {
-		resources = *rack.ScyllaDB.Resources.DeepCopy()
+		return *rack.ScyllaDB.Resources.DeepCopy()
 	}
+	return corev1.ResourceRequirements{}
+}
+
+func makeScyllaDBContainer(sdc *scyllav1alpha1.ScyllaDBDatacenter, rack *scyllav1alpha1.RackSpec, sidecarArgs []string, mounts []corev1.VolumeMount, alternator alternatorSettings) corev1.Container {
+	resources := scyllaDBResources(rack)
 
 	return corev1.Container{
 		Name:            naming.ScyllaDBContainerName,

@@ -1,6 +1,7 @@
 package scylladbdatacenter
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -110,7 +111,12 @@ func expectedStatefulSet() *appsv1.StatefulSet {
 						Image:           testOperatorImage,
 						ImagePullPolicy: corev1.PullIfNotPresent,
 						Command:         []string{"/bin/cp", "-a", "/usr/bin/scylla-operator", "/mnt/shared/"},
-						VolumeMounts:    []corev1.VolumeMount{{Name: "shared", MountPath: "/mnt/shared"}},
+						// The ScyllaDB container's, so that the pod's QoS class is the one they give.
+						Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{
+							corev1.ResourceCPU:    resource.MustParse("2"),
+							corev1.ResourceMemory: resource.MustParse("8Gi"),
+						}},
+						VolumeMounts: []corev1.VolumeMount{{Name: "shared", MountPath: "/mnt/shared"}},
 					}},
 					Containers: []corev1.Container{
 						{
@@ -470,6 +476,7 @@ func TestMakeStatefulSet(t *testing.T) {
 					ImagePullPolicy: corev1.PullIfNotPresent,
 					Command:         []string{"/usr/bin/scylla-operator", "sysctl", "--", "fs.aio-max-nr=30000000", "net.ipv4.ip_local_port_range=1024 65000"},
 					SecurityContext: &corev1.SecurityContext{Privileged: new(true), RunAsUser: new(int64(0))},
+					Resources:       *podSpec(sts).InitContainers[0].Resources.DeepCopy(),
 				}}, podSpec(sts).InitContainers...)
 			},
 		},
@@ -572,5 +579,38 @@ func TestMakeStatefulSetNeedsTheOperatorImage(t *testing.T) {
 	_, err := makeStatefulSet(sdc, &rack, statefulSetInputs{replicas: 1})
 	if err == nil || err.Error() != "can't make a StatefulSet: the operator image is not set" || isSpecError(err) {
 		t.Errorf("unexpected error %v", err)
+	}
+}
+
+// TestMakeStatefulSetPodsOfEqualRequestsAndLimitsAreGuaranteed: a pod is of the Guaranteed QoS class, which CPU
+// pinning needs, only when every container, init containers included, has requests equal to its limits for CPU and
+// memory. With the rack's ScyllaDB and agent resources so, the operator's own containers are too.
+func TestMakeStatefulSetPodsOfEqualRequestsAndLimitsAreGuaranteed(t *testing.T) {
+	t.Parallel()
+	sdc := newBasicSDC()
+	sdc.Annotations = map[string]string{"internal.scylla-operator.scylladb.com/sysctls": `["fs.aio-max-nr=30000000"]`}
+	guaranteed := func(cpu, memory string) *corev1.ResourceRequirements {
+		list := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory)}
+		return &corev1.ResourceRequirements{Requests: list, Limits: list.DeepCopy()}
+	}
+	sdc.Spec.RackTemplate.ScyllaDB.Resources = guaranteed("4", "16Gi")
+	sdc.Spec.RackTemplate.ScyllaDBManagerAgent = &scyllav1alpha1.ScyllaDBManagerAgentTemplate{Resources: guaranteed("100m", "128Mi")}
+	rack := effectiveRacks(sdc)[0]
+	sts, err := makeStatefulSet(sdc, &rack, statefulSetInputs{operatorImage: testOperatorImage, replicas: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := podSpec(sts)
+	containers := append(slices.Clone(spec.InitContainers), spec.Containers...)
+	if len(spec.InitContainers) != 2 {
+		t.Fatalf("expected the sysctl and sidecar-injection init containers, got %d", len(spec.InitContainers))
+	}
+	for _, c := range containers {
+		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			req, limit := c.Resources.Requests[name], c.Resources.Limits[name]
+			if req.IsZero() || req.Cmp(limit) != 0 {
+				t.Errorf("container %q: %s request %s and limit %s are not equal and set: the pod is not Guaranteed", c.Name, name, req.String(), limit.String())
+			}
+		}
 	}
 }
