@@ -228,7 +228,7 @@ func newController(
 		informer cache.SharedIndexInformer
 		handler  cache.ResourceEventHandler
 	}{
-		{"ScyllaDBManagerTask", scyllaDBManagerTaskInformer.Informer(), c.handlers.ControllerHandlerFuncs()},
+		{"ScyllaDBManagerTask", scyllaDBManagerTaskInformer.Informer(), c.taskHandlerFuncs()},
 		{scyllaDBDatacenterKind, scyllaDBDatacenterInformer.Informer(), c.referencedClusterHandlerFuncs(scyllaDBDatacenterKind)},
 		{scyllaDBClusterKind, scyllaDBClusterInformer.Informer(), c.referencedClusterHandlerFuncs(scyllaDBClusterKind)},
 		{"ScyllaDBBackupBucket", scyllaDBBackupBucketInformer.Informer(), c.backupBucketsHandlerFuncs()},
@@ -255,6 +255,14 @@ func clusterRefIndexFunc(obj any) ([]string, error) {
 	}
 	ref := task.Spec.ScyllaDBClusterRef
 	return []string{naming.ScyllaDBManagerTaskClusterRefIndexKey(task.Namespace, ref.Kind, ref.Name)}, nil
+}
+
+// taskHandlerFuncs handle the events of ScyllaDBManagerTasks. A task's status-only updates, the controller's own
+// status writes, queue nothing: a failure whose message changes on every attempt (a connection reset names its
+// local port) would otherwise be retried at once, skipping the queue's back-off, with a ScyllaDB Manager request and
+// a status write each time.
+func (c *Controller) taskHandlerFuncs() cache.ResourceEventHandlerFuncs {
+	return controllerhelpers.IgnoringStatusUpdates(c.handlers.ControllerHandlerFuncs())
 }
 
 // referencedClusterHandlerFuncs enqueue the ScyllaDBManagerTasks that reference a ScyllaDBDatacenter or

@@ -175,3 +175,35 @@ func TestRunSchedulesThroughStartedInformersAndReturnsOnShutdown(t *testing.T) {
 	<-done
 	f.factory.Shutdown()
 }
+
+// TestATasksStatusOnlyUpdateQueuesNothing: the controller's own status writes queue nothing, so that a failure whose
+// message changes on every attempt is retried with the queue's back-off, not at once; other updates and resyncs
+// queue the task.
+func TestATasksStatusOnlyUpdateQueuesNothing(t *testing.T) {
+	t.Parallel()
+
+	f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"))
+	drainQueue(f.controller)
+	old := f.task(t, "daily")
+	statusOnly := old.DeepCopy()
+	statusOnly.ResourceVersion = "100"
+	statusOnly.Status.Conditions = []metav1.Condition{{Type: "Degraded", Status: metav1.ConditionTrue, Reason: "ScyllaDBManagerError", Message: "connection reset by peer: 127.0.0.1:40123"}}
+	labelled := old.DeepCopy()
+	labelled.ResourceVersion = "101"
+	labelled.Labels = map[string]string{"team": "db"}
+
+	for _, tc := range []struct {
+		name     string
+		old, cur *scyllav1alpha1.ScyllaDBManagerTask
+		want     []string
+	}{
+		{name: "a status-only update", old: old, cur: statusOnly},
+		{name: "a label change", old: old, cur: labelled, want: []string{testNamespace + "/daily"}},
+		{name: "a resync", old: old, cur: old, want: []string{testNamespace + "/daily"}},
+	} {
+		f.controller.taskHandlerFuncs().OnUpdate(tc.old, tc.cur)
+		if diff := cmp.Diff(tc.want, drainQueue(f.controller)); diff != "" {
+			t.Errorf("%s: unexpected queued keys (-want +got):\n%s", tc.name, diff)
+		}
+	}
+}
