@@ -2,6 +2,7 @@ package naming
 
 import (
 	"fmt"
+	"strings"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -21,6 +22,10 @@ const (
 	// ScyllaDBClusterNameLabel names the ScyllaDBCluster an object in the meta cluster (its client Service, its
 	// auth-token Secret) belongs to.
 	ScyllaDBClusterNameLabel = "scylla-operator.scylladb.com/scylladbcluster-name"
+
+	// ScyllaDBClusterDatacenterNameLabel names the datacenter of a ScyllaDBCluster that an object in the meta cluster
+	// belongs to: the client Service's EndpointSlices, one set per datacenter.
+	ScyllaDBClusterDatacenterNameLabel = "scylla-operator.scylladb.com/scylladbcluster-datacenter-name"
 
 	// ManagedByClusterLabel names the meta Kubernetes cluster whose operator manages an object in a remote cluster,
 	// so that two meta clusters sharing a remote cluster can tell their objects apart.
@@ -61,6 +66,15 @@ func ScyllaDBClusterRemoteNamespaceName(namespace, dcName string) string {
 // whose endpoints are the seed addresses of datacenter dcName: "<cluster>-<dc>-seed", bounded to a DNS label.
 func ScyllaDBClusterSeedServiceName(clusterName, dcName string) string {
 	return boundedName(fmt.Sprintf("%s-%s-seed", clusterName, dcName), dns1123LabelMaxLength)
+}
+
+// ScyllaDBClusterClientEndpointSliceName returns the name of the EndpointSlice of a ScyllaDBCluster's client Service
+// (ScyllaDBClusterClientServiceName) that lists the addresses of family addressType of datacenter dcName's nodes:
+// "<client Service>-<dc>-<ipv4|ipv6>", bounded to a DNS subdomain. The Service's name is fixed and the family suffix
+// is one of two, so two datacenters never share a name, nor one with the un-attributed "<client Service>-<family>"
+// of earlier versions.
+func ScyllaDBClusterClientEndpointSliceName(clusterName, dcName string, addressType discoveryv1.AddressType) string {
+	return boundedName(fmt.Sprintf("%s-%s-%s", ScyllaDBClusterClientServiceName(clusterName), dcName, strings.ToLower(string(addressType))), dns1123SubdomainMaxLength)
 }
 
 // hashedName returns "<base>-<Hash5(hashParts...)>", base truncated (and stripped of the separators the cut leaves

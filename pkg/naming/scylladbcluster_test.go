@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -23,6 +24,7 @@ func TestScyllaDBClusterNames(t *testing.T) {
 		{name: "remote namespace is <ns>-<hash5(ns,dc)>", got: ScyllaDBClusterRemoteNamespaceName("scylla", "us-east-1"), want: "scylla-" + Hash5("scylla", "us-east-1")},
 		{name: "client Service is <cluster>-client-<hash5>", got: ScyllaDBClusterClientServiceName("basic"), want: "basic-client-" + Hash5("basic")},
 		{name: "auth-token Secret is <cluster>-auth-token-<hash5>", got: ScyllaDBClusterAuthTokenSecretName("basic"), want: "basic-auth-token-" + Hash5("basic")},
+		{name: "client EndpointSlice is <client Service>-<dc>-<family>", got: ScyllaDBClusterClientEndpointSliceName("basic", "us-east-1", discoveryv1.AddressTypeIPv6), want: "basic-client-" + Hash5("basic") + "-us-east-1-ipv6"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -43,6 +45,9 @@ func TestScyllaDBClusterNames(t *testing.T) {
 		{name: "remote namespace of a long namespace is a DNS label", make: ScyllaDBClusterRemoteNamespaceName, a: long, b: long, validate: validation.IsDNS1123Label},
 		{name: "client Service of a long cluster is a Service name", make: func(a, _ string) string { return ScyllaDBClusterClientServiceName(a) }, a: long, validate: validation.IsDNS1035Label},
 		{name: "client Service of a long subdomain cluster is a DNS label", make: func(a, _ string) string { return ScyllaDBClusterClientServiceName(a) }, a: longSubdomain, validate: validation.IsDNS1123Label},
+		{name: "client EndpointSlice of a long cluster and datacenter is a DNS subdomain", make: func(a, b string) string {
+			return ScyllaDBClusterClientEndpointSliceName(a, b, discoveryv1.AddressTypeIPv4)
+		}, a: longSubdomain, b: long, validate: validation.IsDNS1123Subdomain},
 		{name: "auth-token Secret of a long cluster is a DNS subdomain", make: func(a, _ string) string { return ScyllaDBClusterAuthTokenSecretName(a) }, a: longSubdomain + "." + long, validate: validation.IsDNS1123Subdomain},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -73,6 +78,9 @@ func TestScyllaDBClusterNamesAreCollisionFree(t *testing.T) {
 		{name: "remote namespaces of long namespaces sharing a prefix", a: ScyllaDBClusterRemoteNamespaceName(long[:62]+"1", "dc"), b: ScyllaDBClusterRemoteNamespaceName(long[:62]+"2", "dc")},
 		{name: "remote namespaces of namespace/datacenter splits of the same text", a: ScyllaDBClusterRemoteNamespaceName("a-b", "c"), b: ScyllaDBClusterRemoteNamespaceName("a", "b-c")},
 		{name: "client Services of long clusters sharing a prefix", a: ScyllaDBClusterClientServiceName(long + "1"), b: ScyllaDBClusterClientServiceName(long + "2")},
+		{name: "client EndpointSlices of two datacenters", a: ScyllaDBClusterClientEndpointSliceName("basic", "dc1", discoveryv1.AddressTypeIPv4), b: ScyllaDBClusterClientEndpointSliceName("basic", "dc2", discoveryv1.AddressTypeIPv4)},
+		{name: "client EndpointSlices of two families", a: ScyllaDBClusterClientEndpointSliceName("basic", "dc1", discoveryv1.AddressTypeIPv4), b: ScyllaDBClusterClientEndpointSliceName("basic", "dc1", discoveryv1.AddressTypeIPv6)},
+		{name: "client EndpointSlice of a datacenter named like a family and an older version's", a: ScyllaDBClusterClientEndpointSliceName("basic", "ipv4", discoveryv1.AddressTypeIPv4), b: ScyllaDBClusterClientServiceName("basic") + "-ipv4"},
 		{name: "auth-token Secrets of long clusters sharing a prefix", a: ScyllaDBClusterAuthTokenSecretName(strings.Repeat("y", 250) + "1"), b: ScyllaDBClusterAuthTokenSecretName(strings.Repeat("y", 250) + "2")},
 		{name: "the copied auth-token Secret and the datacenter's own", a: ScyllaDBClusterAuthTokenSecretName("basic"), b: AgentAuthTokenSecretName(ScyllaDBClusterDatacenterName("basic", "auth"))},
 	} {

@@ -60,7 +60,7 @@ func makeSeedEndpointSlices(sc *scyllav1alpha1.ScyllaDBCluster, dc *scyllav1alph
 		ready, ok := endpoints[a]
 		eps = append(eps, endpoint{address: a, ready: ready || !ok})
 	}
-	return makeEndpointSlices(remoteObjectMeta(sc, dc, s.name), s.name, seedPorts, eps)
+	return makeEndpointSlices(remoteObjectMeta(sc, dc, s.name), s.name, familySliceName(s.name), seedPorts, eps)
 }
 
 // makeClientService returns sc's client Service in the meta cluster: headless and without selector, its
@@ -71,10 +71,16 @@ func makeClientService(sc *scyllav1alpha1.ScyllaDBCluster) *corev1.Service {
 	return makeHeadlessService(metaObjectMeta(sc, naming.ScyllaDBClusterClientServiceName(sc.Name)), clientPorts)
 }
 
-// makeClientEndpointSlices returns the EndpointSlices of sc's client Service.
-func makeClientEndpointSlices(sc *scyllav1alpha1.ScyllaDBCluster, endpoints []endpoint) ([]*discoveryv1.EndpointSlice, error) {
-	name := naming.ScyllaDBClusterClientServiceName(sc.Name)
-	return makeEndpointSlices(metaObjectMeta(sc, name), name, clientPorts, endpoints)
+// makeClientEndpointSlices returns the EndpointSlices of sc's client Service that list the endpoints of datacenter
+// dcName's nodes: one per address family, named by naming.ScyllaDBClusterClientEndpointSliceName and labelled with
+// the datacenter's name, so that each datacenter's addresses are replaced only by what its own remote cluster tells.
+func makeClientEndpointSlices(sc *scyllav1alpha1.ScyllaDBCluster, dcName string, endpoints []endpoint) ([]*discoveryv1.EndpointSlice, error) {
+	serviceName := naming.ScyllaDBClusterClientServiceName(sc.Name)
+	meta := metaObjectMeta(sc, serviceName)
+	meta.Labels[naming.ScyllaDBClusterDatacenterNameLabel] = dcName
+	return makeEndpointSlices(meta, serviceName, func(family discoveryv1.AddressType) string {
+		return naming.ScyllaDBClusterClientEndpointSliceName(sc.Name, dcName, family)
+	}, clientPorts, endpoints)
 }
 
 // metaObjectMeta returns the metadata of an object named name that sc controls in its own namespace.
@@ -103,10 +109,18 @@ func makeHeadlessService(meta metav1.ObjectMeta, ports []corev1.ServicePort) *co
 	}
 }
 
+// familySliceName returns a function naming the EndpointSlices of Service serviceName "<service>-ipv4" and
+// "<service>-ipv6".
+func familySliceName(serviceName string) func(discoveryv1.AddressType) string {
+	return func(family discoveryv1.AddressType) string {
+		return serviceName + "-" + strings.ToLower(string(family))
+	}
+}
+
 // makeEndpointSlices returns the EndpointSlices of the Service serviceName with meta's namespace, labels and owner:
-// one per address family that endpoints have, named "<service>-ipv4" and "<service>-ipv6", endpoints sorted by
-// address. An address that is not an IP (a load balancer's hostname) can't be an endpoint and is an error.
-func makeEndpointSlices(meta metav1.ObjectMeta, serviceName string, ports []corev1.ServicePort, endpoints []endpoint) ([]*discoveryv1.EndpointSlice, error) {
+// one per address family that endpoints have, named by sliceName, endpoints sorted by address. An address that is not
+// an IP (a load balancer's hostname) can't be an endpoint and is an error.
+func makeEndpointSlices(meta metav1.ObjectMeta, serviceName string, sliceName func(discoveryv1.AddressType) string, ports []corev1.ServicePort, endpoints []endpoint) ([]*discoveryv1.EndpointSlice, error) {
 	byFamily := map[discoveryv1.AddressType][]discoveryv1.Endpoint{}
 	sorted := slices.SortedFunc(slices.Values(endpoints), func(a, b endpoint) int { return strings.Compare(a.address, b.address) })
 	sorted = slices.CompactFunc(sorted, func(a, b endpoint) bool { return a.address == b.address })
@@ -136,7 +150,7 @@ func makeEndpointSlices(meta metav1.ObjectMeta, serviceName string, ports []core
 			continue
 		}
 		m := *meta.DeepCopy()
-		m.Name = serviceName + "-" + strings.ToLower(string(family))
+		m.Name = sliceName(family)
 		m.Labels = merge.Maps(m.Labels, map[string]string{
 			discoveryv1.LabelServiceName: serviceName,
 			discoveryv1.LabelManagedBy:   naming.EndpointSliceManagedByValue,

@@ -86,14 +86,22 @@ func TestMakeClientServiceIsControlledByTheScyllaDBCluster(t *testing.T) {
 	if diff := cmp.Diff([]int32{9042, 10001}, ports); diff != "" {
 		t.Errorf("ports (-want +got):\n%s", diff)
 	}
-	slices, err := makeClientEndpointSlices(sc, []endpoint{{"10.0.0.1", true}, {"10.0.0.1", true}})
+	slices, err := makeClientEndpointSlices(sc, "dc1", []endpoint{{"10.0.0.1", true}, {"10.0.0.1", true}, {"fd00::1", true}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(slices) != 1 || len(slices[0].Endpoints) != 1 || metav1.GetControllerOf(slices[0]) == nil {
-		t.Errorf("want one controlled slice with one endpoint, got %+v", slices)
+	if len(slices) != 2 || len(slices[0].Endpoints) != 1 || metav1.GetControllerOf(slices[0]) == nil {
+		t.Fatalf("want one controlled slice per family, the IPv4 one with one endpoint, got %+v", slices)
 	}
-	if slices, _ := makeClientEndpointSlices(sc, nil); len(slices) != 0 {
+	for _, slice := range slices {
+		if want := naming.ScyllaDBClusterClientEndpointSliceName("basic", "dc1", slice.AddressType); slice.Name != want {
+			t.Errorf("want the %s slice named %q, got %q", slice.AddressType, want, slice.Name)
+		}
+		if slice.Labels[naming.ScyllaDBClusterDatacenterNameLabel] != "dc1" || slice.Labels[discoveryv1.LabelServiceName] != svc.Name {
+			t.Errorf("want the %s slice labelled with its datacenter and Service, got %v", slice.AddressType, slice.Labels)
+		}
+	}
+	if slices, _ := makeClientEndpointSlices(sc, "dc1", nil); len(slices) != 0 {
 		t.Errorf("want no slice without endpoints, got %d", len(slices))
 	}
 }

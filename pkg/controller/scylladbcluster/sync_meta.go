@@ -44,10 +44,18 @@ func (c *Controller) syncAuthTokenSecret(ctx context.Context, sc *scyllav1alpha1
 }
 
 // syncClientService applies sc's client Service in the meta cluster and its EndpointSlices, which list the client
-// addresses of every datacenter's nodes as the remote caches last saw them, and removes EndpointSlices no longer
-// needed. While the remote cluster of a datacenter can't be read (it has no client, or its caches have not synced),
-// nothing is known of its nodes: the addresses the EndpointSlices have that no other datacenter has are kept, so that
-// ScyllaDB Manager keeps reaching its agents.
+// addresses of every datacenter's nodes as the remote caches last saw them: one EndpointSlice per datacenter and
+// address family, labelled with the datacenter's name (makeClientEndpointSlices).
+//
+//   - A datacenter whose remote cluster can be read gets the addresses its nodes have now; its other EndpointSlices
+//     (a family it no longer has) are removed.
+//   - A datacenter whose remote cluster can't be read (it has no client, or its caches have not synced) keeps its
+//     EndpointSlices exactly as they are: nothing is known of its nodes, and ScyllaDB Manager keeps reaching its agents.
+//   - The EndpointSlices of datacenters no longer in the spec are removed.
+//   - The un-attributed EndpointSlices of earlier versions ("<client Service>-ipv4/-ipv6", without the datacenter
+//     label) are removed once no datacenter depends on them: when every datacenter that can't be read has
+//     EndpointSlices of its own and every other datacenter's were applied in this sync. Until then they stay as they
+//     are, as the only record of an unreadable datacenter's addresses.
 func (c *Controller) syncClientService(ctx context.Context, sc *scyllav1alpha1.ScyllaDBCluster, dcs []*remoteDatacenter) error {
 	svc := makeClientService(sc)
 	client, lister := c.kubeClient.DiscoveryV1().EndpointSlices(sc.Namespace), c.endpointSliceLister.EndpointSlices(sc.Namespace)
@@ -56,58 +64,61 @@ func (c *Controller) syncClientService(ctx context.Context, sc *scyllav1alpha1.S
 		return fmt.Errorf("can't list EndpointSlices: %w", err)
 	}
 
-	_, clientsType := broadcastTypes(sc)
-	var endpoints []endpoint
-	unknown := false
-	for _, dc := range dcs {
-		if dc.cluster == nil {
-			unknown = true
-			continue
-		}
-		endpoints = append(endpoints, dc.endpoints(clientsType)...)
-	}
-	if unknown {
-		endpoints = append(endpoints, keptEndpoints(sc, existing, endpoints)...)
-	}
-
 	var errs []error
 	if _, _, err := resourceapply.Apply(ctx, c.kubeClient.CoreV1().Services(sc.Namespace), c.serviceLister.Services(sc.Namespace), c.eventRecorder, svc, resourceapply.ApplyOptions{}); err != nil {
 		errs = append(errs, err)
 	}
-	required, err := makeClientEndpointSlices(sc, endpoints)
-	if err != nil {
-		return errors.Join(append(errs, err)...)
+
+	_, clientsType := broadcastTypes(sc)
+	// unread are the datacenters whose EndpointSlices stay as they are.
+	unread := sets.New[string]()
+	var required []*discoveryv1.EndpointSlice
+	for _, dc := range dcs {
+		if dc.cluster == nil {
+			unread.Insert(dc.spec.Name)
+			continue
+		}
+		slices, err := makeClientEndpointSlices(sc, dc.spec.Name, dc.endpoints(clientsType))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("datacenter %q: %w", dc.spec.Name, err))
+			unread.Insert(dc.spec.Name)
+			continue
+		}
+		required = append(required, slices...)
 	}
+	applied := true
 	for _, slice := range required {
 		if _, _, err := resourceapply.Apply(ctx, client, lister, c.eventRecorder, slice, resourceapply.ApplyOptions{}); err != nil {
 			errs = append(errs, err)
+			applied = false
 		}
 	}
-	if _, err := resourceapply.Prune(ctx, client, c.eventRecorder, metav1.NewControllerRef(sc, scyllaDBClusterGVK), existing, required, resourceapply.PruneOptions{}); err != nil {
+
+	keepLegacy := !applied || !clientSliceDatacenters(sc, existing).IsSuperset(unread)
+	var prunable []*discoveryv1.EndpointSlice
+	for _, slice := range existing {
+		dcName, attributed := slice.Labels[naming.ScyllaDBClusterDatacenterNameLabel]
+		switch {
+		case attributed && unread.Has(dcName):
+		case !attributed && keepLegacy:
+		default:
+			prunable = append(prunable, slice)
+		}
+	}
+	if _, err := resourceapply.Prune(ctx, client, c.eventRecorder, metav1.NewControllerRef(sc, scyllaDBClusterGVK), prunable, required, resourceapply.PruneOptions{}); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
 
-// keptEndpoints returns the endpoints of existing, sc's client EndpointSlices, whose addresses known does not have,
-// with the readiness they have.
-func keptEndpoints(sc *scyllav1alpha1.ScyllaDBCluster, existing []*discoveryv1.EndpointSlice, known []endpoint) []endpoint {
-	knownAddresses := sets.New[string]()
-	for _, e := range known {
-		knownAddresses.Insert(e.address)
-	}
-	var kept []endpoint
+// clientSliceDatacenters returns the datacenters that have EndpointSlices of their own among existing, sc's client
+// Service's EndpointSlices.
+func clientSliceDatacenters(sc *scyllav1alpha1.ScyllaDBCluster, existing []*discoveryv1.EndpointSlice) sets.Set[string] {
+	out := sets.New[string]()
 	for _, slice := range existing {
-		if !metav1.IsControlledBy(slice, sc) {
-			continue
-		}
-		for _, e := range slice.Endpoints {
-			for _, address := range e.Addresses {
-				if !knownAddresses.Has(address) {
-					kept = append(kept, endpoint{address: address, ready: e.Conditions.Ready == nil || *e.Conditions.Ready})
-				}
-			}
+		if dcName, ok := slice.Labels[naming.ScyllaDBClusterDatacenterNameLabel]; ok && metav1.IsControlledBy(slice, sc) && slice.DeletionTimestamp == nil {
+			out.Insert(dcName)
 		}
 	}
-	return kept
+	return out
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/scyllakube/scylla-operator/pkg/test/fakeclient"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -150,15 +149,7 @@ func TestTheFirstDatacenterBootstrapsAloneAndTheNextJoinsThroughItsSeedService(t
 		t.Errorf("want 2 ready nodes over 2 datacenters, got %+v", status)
 	}
 	// The client Service in the meta cluster lists both datacenters' nodes.
-	clientSlice, err := f.kubeClient.DiscoveryV1().EndpointSlices(testNamespace).Get(f.ctx, naming.ScyllaDBClusterClientServiceName(testName)+"-ipv4", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var addresses []string
-	for _, e := range clientSlice.Endpoints {
-		addresses = append(addresses, e.Addresses...)
-	}
-	if diff := cmp.Diff([]string{"10.1.0.5", "10.2.0.7"}, addresses); diff != "" {
+	if diff := cmp.Diff([]string{"10.1.0.5", "10.2.0.7"}, f.clientAddresses()); diff != "" {
 		t.Errorf("client EndpointSlice addresses (-want +got):\n%s", diff)
 	}
 
@@ -640,21 +631,6 @@ func TestReorderingDatacentersDoesNotRestartOneWhoseSeedsOnlyChangeOrder(t *test
 func TestTheClientServiceKeepsTheAddressesOfADatacenterWhoseRemoteClusterCantBeRead(t *testing.T) {
 	t.Parallel()
 	f := newRolledOutFixture(t)
-	clientAddresses := func() []string {
-		t.Helper()
-		slice, err := f.kubeClient.DiscoveryV1().EndpointSlices(testNamespace).Get(f.ctx, naming.ScyllaDBClusterClientServiceName(testName)+"-ipv4", metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		var addresses []string
-		for _, e := range slice.Endpoints {
-			addresses = append(addresses, e.Addresses...)
-		}
-		return addresses
-	}
 
 	t.Log("w1's kubeconfig Secret changes: its new client has not listed yet when the pool enqueues the ScyllaDBCluster")
 	r := f.remotes["w1"]
@@ -679,7 +655,7 @@ func TestTheClientServiceKeepsTheAddressesOfADatacenterWhoseRemoteClusterCantBeR
 	if err := f.sync(); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"10.1.0.5", "10.2.0.7"}, clientAddresses()); diff != "" {
+	if diff := cmp.Diff([]string{"10.1.0.5", "10.2.0.7"}, f.clientAddresses()); diff != "" {
 		t.Errorf("ScyllaDB Manager lost the agents of dc1, whose nodes run on, through the client Service (-want +got):\n%s", diff)
 	}
 	if writes := f.writes()["meta"]; slices.ContainsFunc(writes, func(w string) bool { return strings.HasSuffix(w, "endpointslices") }) {
