@@ -394,10 +394,8 @@ func TestManagerControllerRegistersALostClusterAgainWhenItsTasksFindItMissing(t 
 		obj, err := tracker.Get(scyllav1alpha1.SchemeGroupVersion.WithResource("scylladbdatacenters"), namespace, name)
 		return err == nil && obj.(*scyllav1alpha1.ScyllaDBDatacenter).Annotations[naming.ScyllaDBManagerClusterIDAnnotation] == clusterID && registered()
 	})
-	// The fake tracker stores a patch and then its new resourceVersion as two watch events, the first with the old
-	// resourceVersion, so the task controller's handler takes the annotation's arrival for a resync and waits for the
-	// tasks' next look.
-	touchTasks()
+	// The registration annotation's arrival alone syncs the tasks (the task controller watches the datacenter),
+	// which creates them in ScyllaDB Manager: nothing stands in for a look here.
 	waitFor("the tasks in ScyllaDB Manager", func() bool { return liveTasks() == len(taskNames) })
 	// At rest nothing reads ScyllaDB Manager: no periodic GETs come with the hand-off. The wait also outlasts the task
 	// controller's memo of the task list (15 s), so that the tasks' next look reads ScyllaDB Manager.
