@@ -258,9 +258,8 @@ func TestManagerControllerNeedsExactlyItsClusterRole(t *testing.T) {
 	o := NewManagerControllerOptions()
 	o.ScyllaDBManagerURL = server.URL
 	o.ConcurrentSyncs = 1
-	// The fake tracker keeps resourceVersions as they are, so updates can look like resyncs; frequent resyncs sync
-	// every object again regardless.
-	o.ResyncPeriod = 200 * time.Millisecond
+	// No resync during the test: each reaction follows a watch event, as with the API server.
+	o.ResyncPeriod = time.Hour
 	if err := o.completeScyllaDBManager(); err != nil {
 		t.Fatal(err)
 	}
