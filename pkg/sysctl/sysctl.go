@@ -118,7 +118,7 @@ func Set(dir string, settings []Setting) ([]Result, error) {
 		}
 		paths := []string{path}
 		if strings.Contains(s.Key, "*") {
-			if paths, err = filepath.Glob(path); err != nil {
+			if paths, err = parameters(path); err != nil {
 				return results, fmt.Errorf("can't expand kernel parameter pattern %s: %w", s.Key, err)
 			}
 		}
@@ -135,6 +135,22 @@ func Set(dir string, settings []Setting) ([]Result, error) {
 		}
 	}
 	return results, nil
+}
+
+// parameters returns the parameters pattern matches: the files, not the directories that group them (net.ipv4.*
+// matches net/ipv4/conf, a directory, as well as net/ipv4/ip_forward).
+func parameters(pattern string) ([]string, error) {
+	matches, err := filepath.Glob(pattern)
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, m := range matches {
+		if info, err := os.Stat(m); err == nil && !info.IsDir() {
+			files = append(files, m)
+		}
+	}
+	return files, nil
 }
 
 // set gives the parameter at path, under dir, the value of s.

@@ -212,7 +212,10 @@ func TestSetAPatternSetsEveryParameterItMatches(t *testing.T) {
 		"net/ipv4/conf/eth0/forwarding":    "0",
 	})
 	s := Setting{Key: "net.ipv4.conf.*.rp_filter", Value: "1"}
-	got, err := Set(dir, []Setting{s})
+	// A pattern that matches the directories grouping parameters, and one that matches nothing but them.
+	all := Setting{Key: "net.ipv4.conf.eth0.*", Value: "1"}
+	dirs := Setting{Key: "net.ipv4.*", Value: "1"}
+	got, err := Set(dir, []Setting{s, dirs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,11 +223,21 @@ func TestSetAPatternSetsEveryParameterItMatches(t *testing.T) {
 		{Setting: s, Parameter: "net/ipv4/conf/all/rp_filter", Previous: "0", Written: true},
 		{Setting: s, Parameter: "net/ipv4/conf/eth0/rp_filter", Previous: "1"},
 		{Setting: s, Parameter: "net/ipv4/conf/eth0.100/rp_filter", Previous: "0", Written: true},
+		{Setting: dirs, Parameter: "net.ipv4.*", Missing: true},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("unexpected results (-want +got):\n%s", diff)
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "net", "ipv4", "conf", "eth0", "forwarding")); string(b) != "0\n" {
-		t.Errorf("expected a parameter the pattern does not match untouched, got %q", b)
+	got, err = Set(dir, []Setting{all})
+	if err != nil {
+		t.Fatal(err)
 	}
+	want = []Result{
+		{Setting: all, Parameter: "net/ipv4/conf/eth0/forwarding", Previous: "0", Written: true},
+		{Setting: all, Parameter: "net/ipv4/conf/eth0/rp_filter", Previous: "1"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("unexpected results of %s (-want +got):\n%s", all.Key, diff)
+	}
+
 }
