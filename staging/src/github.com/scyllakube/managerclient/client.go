@@ -40,6 +40,9 @@ type Options struct {
 	URL string
 	// Token, when set, is sent as "Authorization: Bearer <Token>".
 	Token string
+	// TokenSource, when set, supplies the token of each request instead of Token (for example a FileTokenSource
+	// that follows a rotated file), and is told about 401 answers. It can't be combined with Token.
+	TokenSource TokenSource
 	// TLSConfig configures HTTPS. It can't be combined with HTTPClient; configure that client's transport instead.
 	TLSConfig *tls.Config
 	// HTTPClient replaces the default client. Its Timeout should be zero: the per-call timeouts below apply.
@@ -58,6 +61,7 @@ type Client struct {
 	root             *url.URL
 	httpClient       *http.Client
 	token            string
+	tokenSource      TokenSource
 	userAgent        string
 	requestTimeout   time.Duration
 	taskWriteTimeout time.Duration
@@ -81,11 +85,15 @@ func New(opts Options) (*Client, error) {
 	if strings.ContainsAny(opts.Token, "\r\n") {
 		return nil, errors.New("token must not contain line breaks")
 	}
+	if opts.TokenSource != nil && len(opts.Token) != 0 {
+		return nil, errors.New("Token and TokenSource are mutually exclusive")
+	}
 
 	c := &Client{
 		root:             root,
 		httpClient:       opts.HTTPClient,
 		token:            opts.Token,
+		tokenSource:      opts.TokenSource,
 		userAgent:        opts.UserAgent,
 		requestTimeout:   opts.RequestTimeout,
 		taskWriteTimeout: opts.TaskWriteTimeout,
@@ -200,8 +208,12 @@ func (c *Client) do(ctx context.Context, req request, out any) (*response, error
 	if req.body != nil {
 		httpReq.Header.Set("Content-Type", "application/json")
 	}
-	if c.token != "" {
-		httpReq.Header.Set("Authorization", "Bearer "+c.token)
+	token := c.token
+	if c.tokenSource != nil {
+		token = c.tokenSource.Token()
+	}
+	if token != "" {
+		httpReq.Header.Set("Authorization", "Bearer "+token)
 	}
 	if c.userAgent != "" {
 		httpReq.Header.Set("User-Agent", c.userAgent)
@@ -213,6 +225,10 @@ func (c *Client) do(ctx context.Context, req request, out any) (*response, error
 	}
 	defer resp.Body.Close()
 
+	if resp.StatusCode == http.StatusUnauthorized && c.tokenSource != nil {
+		// The request is not sent again: the next one carries the token the source has then.
+		c.tokenSource.Unauthorized(token)
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, readAPIError(resp, req.method, displayPath)
 	}
