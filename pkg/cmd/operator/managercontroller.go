@@ -3,14 +3,11 @@ package operator
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -40,10 +37,12 @@ type ManagerControllerOptions struct {
 	ScyllaDBManagerAuthTokenFile string
 	ScyllaDBManagerCAFile        string
 
+	// scyllaDBManagerFileCheckInterval is the shortest time between two reads of the token and CA files; zero means
+	// managerclient.DefaultFileCheckInterval. Tests shorten it.
+	scyllaDBManagerFileCheckInterval time.Duration
+
 	// Set by Complete.
-	scyllaDBManagerToken     string
-	scyllaDBManagerTLSConfig *tls.Config
-	managerClient            *managerclient.Client
+	managerClient *managerclient.Client
 }
 
 // NewManagerControllerOptions returns ManagerControllerOptions with their defaults.
@@ -58,8 +57,8 @@ func NewManagerControllerOptions() *ManagerControllerOptions {
 func (o *ManagerControllerOptions) AddFlags(cmd *cobra.Command) {
 	o.ControllerProgramOptions.AddFlags(cmd, "How often every object is synced again even when nothing changed, which also compares it with ScyllaDB Manager's state again.")
 	cmd.Flags().StringVar(&o.ScyllaDBManagerURL, "scylladb-manager-url", o.ScyllaDBManagerURL, "URL of ScyllaDB Manager's API, with or without the /api/v1 suffix (http or https).")
-	cmd.Flags().StringVar(&o.ScyllaDBManagerAuthTokenFile, "scylladb-manager-auth-token-file", o.ScyllaDBManagerAuthTokenFile, "File holding the token sent to ScyllaDB Manager as \"Authorization: Bearer <token>\" (surrounding whitespace is ignored). Empty sends none.")
-	cmd.Flags().StringVar(&o.ScyllaDBManagerCAFile, "scylladb-manager-ca-file", o.ScyllaDBManagerCAFile, "PEM file of the certificate authorities that sign ScyllaDB Manager's certificate, for an https URL. Empty uses the system's.")
+	cmd.Flags().StringVar(&o.ScyllaDBManagerAuthTokenFile, "scylladb-manager-auth-token-file", o.ScyllaDBManagerAuthTokenFile, "File holding the token sent to ScyllaDB Manager as \"Authorization: Bearer <token>\" (surrounding whitespace is ignored). Empty sends none. The file is followed: a changed token is used from the next request on.")
+	cmd.Flags().StringVar(&o.ScyllaDBManagerCAFile, "scylladb-manager-ca-file", o.ScyllaDBManagerCAFile, "PEM file of the certificate authorities that sign ScyllaDB Manager's certificate, for an https URL. Empty uses the system's. The file is followed: a changed bundle is used from the next request on.")
 }
 
 // Validate rejects flag values the manager-controller can't run with. The files the flags name are read by Complete.
@@ -103,19 +102,26 @@ func (o *ManagerControllerOptions) Complete() error {
 }
 
 // completeScyllaDBManager reads the files the ScyllaDB Manager flags name and builds the ScyllaDB Manager client. Both
-// files are read before a problem with either is returned, so that every problem is reported at once.
+// files are read before a problem with either is returned, so that every problem is reported at once. The client
+// follows both files afterwards (a mounted Secret is updated in place), reading each again at most once per
+// scyllaDBManagerFileCheckInterval, from the request path: there is no goroutine to stop.
 func (o *ManagerControllerOptions) completeScyllaDBManager() error {
-	if err := errors.Join(o.readScyllaDBManagerAuthToken(), o.readScyllaDBManagerCA()); err != nil {
+	tokenSource, tokenErr := o.newScyllaDBManagerTokenSource()
+	transport, caErr := o.newScyllaDBManagerCATransport()
+	if err := errors.Join(tokenErr, caErr); err != nil {
 		return err
 	}
 
-	var err error
-	o.managerClient, err = managerclient.New(managerclient.Options{
+	opts := managerclient.Options{
 		URL:        o.ScyllaDBManagerURL,
-		Token:      o.scyllaDBManagerToken,
-		HTTPClient: &http.Client{Transport: metrics.InstrumentScyllaDBManagerTransport(newScyllaDBManagerTransport(o.scyllaDBManagerTLSConfig))},
+		HTTPClient: &http.Client{Transport: metrics.InstrumentScyllaDBManagerTransport(transport)},
 		UserAgent:  naming.ManagerControllerUserAgent(version.Get().GitVersion),
-	})
+	}
+	if tokenSource != nil {
+		opts.TokenSource = tokenSource
+	}
+	var err error
+	o.managerClient, err = managerclient.New(opts)
 	if err != nil {
 		// The error names neither the token nor its file's content.
 		return fmt.Errorf("can't build the ScyllaDB Manager client: %w", err)
@@ -123,42 +129,46 @@ func (o *ManagerControllerOptions) completeScyllaDBManager() error {
 	return nil
 }
 
-// readScyllaDBManagerAuthToken reads the token --scylladb-manager-auth-token-file names, if any. The errors never quote
-// the file's content.
-func (o *ManagerControllerOptions) readScyllaDBManagerAuthToken() error {
-	if len(o.ScyllaDBManagerAuthTokenFile) == 0 {
-		return nil
+// scyllaDBManagerFileOptions says how the file a flag names is followed. Problems with a changed file are logged
+// once each and leave the last good content in use; the messages never quote the file's content.
+func (o *ManagerControllerOptions) scyllaDBManagerFileOptions(flag, what string) managerclient.FileOptions {
+	return managerclient.FileOptions{
+		CheckInterval: o.scyllaDBManagerFileCheckInterval,
+		OnError: func(err error) {
+			klog.ErrorS(err, "Can't load the changed file; the last good one stays in use", "flag", flag, "content", what)
+		},
+		OnReload: func() {
+			klog.InfoS("Loaded the changed file", "flag", flag, "content", what)
+		},
 	}
-	data, err := os.ReadFile(o.ScyllaDBManagerAuthTokenFile)
-	if err != nil {
-		return fmt.Errorf("can't read --scylladb-manager-auth-token-file: %w", err)
-	}
-	token := strings.TrimSpace(string(data))
-	switch {
-	case len(token) == 0:
-		return fmt.Errorf("--scylladb-manager-auth-token-file %q holds no token", o.ScyllaDBManagerAuthTokenFile)
-	case strings.ContainsAny(token, "\r\n"):
-		return fmt.Errorf("--scylladb-manager-auth-token-file %q holds more than one line: the token must not contain line breaks", o.ScyllaDBManagerAuthTokenFile)
-	}
-	o.scyllaDBManagerToken = token
-	return nil
 }
 
-// readScyllaDBManagerCA reads the certificate authorities --scylladb-manager-ca-file names, if any.
-func (o *ManagerControllerOptions) readScyllaDBManagerCA() error {
-	if len(o.ScyllaDBManagerCAFile) == 0 {
-		return nil
+// newScyllaDBManagerTokenSource reads the token --scylladb-manager-auth-token-file names, if any, and returns a
+// source that follows the file. The errors never quote the file's content.
+func (o *ManagerControllerOptions) newScyllaDBManagerTokenSource() (*managerclient.FileTokenSource, error) {
+	if len(o.ScyllaDBManagerAuthTokenFile) == 0 {
+		return nil, nil
 	}
-	data, err := os.ReadFile(o.ScyllaDBManagerCAFile)
+	s, err := managerclient.NewFileTokenSource(o.ScyllaDBManagerAuthTokenFile, o.scyllaDBManagerFileOptions("--scylladb-manager-auth-token-file", "ScyllaDB Manager API token"))
 	if err != nil {
-		return fmt.Errorf("can't read --scylladb-manager-ca-file: %w", err)
+		return nil, fmt.Errorf("--scylladb-manager-auth-token-file %q: %w", o.ScyllaDBManagerAuthTokenFile, err)
 	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(data) {
-		return fmt.Errorf("--scylladb-manager-ca-file %q holds no PEM certificate", o.ScyllaDBManagerCAFile)
+	return s, nil
+}
+
+// newScyllaDBManagerCATransport returns the transport to ScyllaDB Manager: one that trusts the certificate
+// authorities --scylladb-manager-ca-file names and follows the file, or, without the flag, one that trusts the
+// system's.
+func (o *ManagerControllerOptions) newScyllaDBManagerCATransport() (http.RoundTripper, error) {
+	if len(o.ScyllaDBManagerCAFile) == 0 {
+		return newScyllaDBManagerTransport(nil), nil
 	}
-	o.scyllaDBManagerTLSConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
-	return nil
+	t, err := managerclient.NewCAFileTransport(o.ScyllaDBManagerCAFile, &tls.Config{MinVersion: tls.VersionTLS12}, newScyllaDBManagerTransport,
+		o.scyllaDBManagerFileOptions("--scylladb-manager-ca-file", "ScyllaDB Manager CA bundle"))
+	if err != nil {
+		return nil, fmt.Errorf("--scylladb-manager-ca-file %q: %w", o.ScyllaDBManagerCAFile, err)
+	}
+	return t, nil
 }
 
 // newScyllaDBManagerTransport returns a transport with bounded connection set-up; the client bounds each call.

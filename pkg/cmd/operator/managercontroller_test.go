@@ -3,13 +3,16 @@ package operator
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/pem"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,6 +27,9 @@ import (
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
 
+	"github.com/scyllakube/managerclient"
+
+	"github.com/scyllakube/scylla-operator/pkg/certs"
 	"github.com/scyllakube/scylla-operator/pkg/genericclioptions"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/scyllaagent"
@@ -99,12 +105,13 @@ func TestManagerControllerRejectsUnusableTokenAndCAFiles(t *testing.T) {
 		tokenFile func(t *testing.T) string
 		caFile    func(t *testing.T) string
 		wantErr   string
+		wantErr2  string
 	}{
-		{name: "missing token file", tokenFile: func(t *testing.T) string { return filepath.Join(t.TempDir(), "absent") }, wantErr: "can't read --scylladb-manager-auth-token-file"},
+		{name: "missing token file", tokenFile: func(t *testing.T) string { return filepath.Join(t.TempDir(), "absent") }, wantErr: "--scylladb-manager-auth-token-file \"", wantErr2: ": can't read file: "},
 		{name: "empty token file", tokenFile: func(t *testing.T) string { return writeFile(t, "token", nil) }, wantErr: "holds no token"},
 		{name: "token file of whitespace", tokenFile: func(t *testing.T) string { return writeFile(t, "token", []byte(" \n\t\n")) }, wantErr: "holds no token"},
 		{name: "token of two lines", tokenFile: func(t *testing.T) string { return writeFile(t, "token", []byte(secretToken+"\n"+secretToken)) }, wantErr: "token must not contain line breaks"},
-		{name: "missing CA file", caFile: func(t *testing.T) string { return filepath.Join(t.TempDir(), "absent") }, wantErr: "can't read --scylladb-manager-ca-file"},
+		{name: "missing CA file", caFile: func(t *testing.T) string { return filepath.Join(t.TempDir(), "absent") }, wantErr: "--scylladb-manager-ca-file \"", wantErr2: ": can't read file: "},
 		{name: "CA file that is not PEM", caFile: func(t *testing.T) string { return writeFile(t, "ca.crt", []byte("not a certificate")) }, wantErr: "holds no PEM certificate"},
 		{name: "CA file with a PEM key only", caFile: func(t *testing.T) string {
 			return writeFile(t, "ca.crt", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: []byte("x")}))
@@ -129,6 +136,9 @@ func TestManagerControllerRejectsUnusableTokenAndCAFiles(t *testing.T) {
 			err := o.completeScyllaDBManager()
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("want an error containing %q, got %v", tc.wantErr, err)
+			}
+			if !strings.Contains(err.Error(), tc.wantErr2) {
+				t.Fatalf("want an error containing %q, got %v", tc.wantErr2, err)
 			}
 			if strings.Contains(err.Error(), secretToken) {
 				t.Errorf("the error reveals the token: %v", err)
@@ -439,5 +449,100 @@ func TestManagerControllerRegistersALostClusterAgainWhenItsTasksFindItMissing(t 
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// swapMountedFile replaces the content of <dir>/<key>, a symlink to ..data/<key>, the way the kubelet updates a
+// mounted Secret: a new directory, then a new ..data link renamed over the old one.
+func swapMountedFile(t *testing.T, dir, key string, gen int, data []byte) {
+	t.Helper()
+	ts := fmt.Sprintf("..2026_11_25_15_00_%02d.%d", gen, gen)
+	if err := os.Mkdir(filepath.Join(dir, ts), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ts, key), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(ts, filepath.Join(dir, "..data_tmp")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// newMountedFile returns the path of <dir>/<key> laid out as a mounted Secret's key, holding data.
+func newMountedFile(t *testing.T, key string, data []byte) (dir, path string) {
+	t.Helper()
+	dir = t.TempDir()
+	swapMountedFile(t, dir, key, 0, data)
+	if err := os.Symlink(filepath.Join("..data", key), filepath.Join(dir, key)); err != nil {
+		t.Fatal(err)
+	}
+	return dir, filepath.Join(dir, key)
+}
+
+func TestManagerControllerFollowsARotatedTokenAndCAWithoutARestart(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	oldCA, err := certs.NewSelfSignedCA("old-ca", time.Hour, certs.ECDSAP256, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newCA, err := certs.NewSelfSignedCA("new-ca", time.Hour, certs.ECDSAP256, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serving, err := newCA.Sign(certs.CertificateRequest{CommonName: "scylla-manager", IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, Usage: certs.ServingUsage, Validity: time.Hour}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var mu sync.Mutex
+	accepted := "old-token"
+	server := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if r.Header.Get("Authorization") != "Bearer "+accepted {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	server.TLS = &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{serving.Certificate.Raw}, PrivateKey: serving.Key}}}
+	server.StartTLS()
+	defer server.Close()
+
+	tokenDir, tokenFile := newMountedFile(t, "token", []byte("old-token\n"))
+	caDir, caFile := newMountedFile(t, "ca.crt", certs.EncodeCertificatesPEM(oldCA.Certificate))
+	o := NewManagerControllerOptions()
+	o.ScyllaDBManagerURL = server.URL + "/api/v1"
+	o.ScyllaDBManagerAuthTokenFile = tokenFile
+	o.ScyllaDBManagerCAFile = caFile
+	// Every request may read the files again, so the test needs no clock.
+	o.scyllaDBManagerFileCheckInterval = time.Nanosecond
+	if err := o.completeScyllaDBManager(); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.managerClient.Ping(t.Context()); err == nil || !strings.Contains(err.Error(), "certificate signed by unknown authority") {
+		t.Fatalf("ping while the CA file holds only the old CA: want an unknown authority, got %v", err)
+	}
+
+	swapMountedFile(t, caDir, "ca.crt", 1, certs.EncodeCertificatesPEM(oldCA.Certificate, newCA.Certificate))
+	time.Sleep(time.Millisecond)
+	if err := o.managerClient.Ping(t.Context()); err != nil {
+		t.Fatalf("ping once the CA file holds the new CA: %v", err)
+	}
+
+	mu.Lock()
+	accepted = "new-token"
+	mu.Unlock()
+	if err := o.managerClient.Ping(t.Context()); managerclient.StatusCode(err) != http.StatusUnauthorized {
+		t.Fatalf("ping with the old token after ScyllaDB Manager moved on: want 401, got %v", err)
+	}
+	swapMountedFile(t, tokenDir, "token", 1, []byte("new-token\n"))
+	time.Sleep(time.Millisecond)
+	if err := o.managerClient.Ping(t.Context()); err != nil {
+		t.Fatalf("ping once the token file holds the new token: %v", err)
 	}
 }
