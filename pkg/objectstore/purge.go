@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	"k8s.io/klog/v2"
 )
 
 // versionsCursorPrefix starts the cursor of a walk through every version of a directory: a versioned bucket's.
@@ -31,6 +29,9 @@ type PurgeResult struct {
 	Skipped []string
 	// Done reports that nothing is left after Cursor under any of the cluster's prefixes.
 	Done bool
+	// VersioningRefused is the store's refusal to tell the bucket's versioning (AccessDenied), when this batch, the
+	// walk's first, asked: the walk goes through current keys only, which in a versioned bucket frees nothing.
+	VersioningRefused error
 }
 
 // PurgeBatch deletes from bucket up to limit objects of the directory of the cluster with managerClusterID, in key
@@ -52,10 +53,11 @@ func PurgeBatch(ctx context.Context, store Interface, bucket, managerClusterID, 
 	fail := func(err error) (PurgeResult, error) {
 		return result, fmt.Errorf("can't purge cluster %q from bucket %q: %w", managerClusterID, bucket, err)
 	}
-	versioned, after, err := startWalk(ctx, store, bucket, managerClusterID, cursor, limit)
+	versioned, after, refused, err := startWalk(ctx, store, bucket, managerClusterID, cursor, limit)
 	if err != nil {
 		return fail(err)
 	}
+	result.VersioningRefused = refused
 	if versioned {
 		return purgeVersionsBatch(ctx, store, bucket, managerClusterID, after, limit, result)
 	}
@@ -146,43 +148,51 @@ func failedDeletions(err error) map[versionRef]bool {
 
 // startWalk checks the arguments of a walk through the directory of managerClusterID and tells from cursor whether
 // it goes through every version of a versioned bucket, asking the store when the walk starts; it returns the key the
-// walk resumes after. Bad arguments make no store call.
-func startWalk(ctx context.Context, store Interface, bucket, managerClusterID, cursor string, limit int) (bool, string, error) {
+// walk resumes after, and the store's refusal to tell the versioning (bucketVersioning) when it asked and was
+// refused. Bad arguments make no store call.
+func startWalk(ctx context.Context, store Interface, bucket, managerClusterID, cursor string, limit int) (bool, string, error, error) {
 	after, versioned := strings.CutPrefix(cursor, versionsCursorPrefix)
 	if _, err := checkWalk(managerClusterID, after, limit); err != nil {
-		return false, "", err
+		return false, "", nil, err
 	}
 	if versioned || cursor != "" {
-		return versioned, after, nil
+		return versioned, after, nil, nil
 	}
-	versioned, err := BucketVersioned(ctx, store, bucket)
-	return versioned, "", err
+	versioned, refused, err := bucketVersioning(ctx, store, bucket)
+	return versioned, "", refused, err
 }
 
 // BucketVersioned reports whether bucket keeps versions of its keys: its versioning is Enabled, or Suspended after
 // having been enabled (the versions kept meanwhile stay). A store that answers NotImplemented, as some
-// S3-compatible stores without versioning do, has an unversioned bucket. So does one whose credentials may not read
-// the versioning (AccessDenied): ScyllaDB Manager's S3 policy grants no s3:GetBucketVersioning, and such
-// credentials purge as they did before versioned buckets were purged, current keys only.
+// S3-compatible stores without versioning do, has an unversioned bucket, and so does one whose credentials may not
+// read the versioning (bucketVersioning).
 func BucketVersioned(ctx context.Context, store Interface, bucket string) (bool, error) {
+	versioned, _, err := bucketVersioning(ctx, store, bucket)
+	return versioned, err
+}
+
+// bucketVersioning is BucketVersioned, which also returns the store's refusal (AccessDenied) when the credentials may
+// not read the versioning: ScyllaDB Manager's S3 policy grants no s3:GetBucketVersioning, and such credentials purge
+// current keys, as before versioned buckets were purged; the caller tells the user, since in a versioned bucket that
+// frees nothing.
+func bucketVersioning(ctx context.Context, store Interface, bucket string) (bool, error, error) {
 	status, err := store.GetBucketVersioning(ctx, bucket)
 	if err != nil {
 		switch ErrorCode(err) {
 		case ErrorCodeNotImplemented:
-			return false, nil
+			return false, nil, nil
 		case ErrorCodeAccessDenied:
-			klog.FromContext(ctx).Info("The credentials may not read the bucket's versioning: purging its current keys only; grant s3:GetBucketVersioning, s3:ListBucketVersions and s3:DeleteObjectVersion to purge every version of a versioned bucket", "bucket", bucket, "err", err)
-			return false, nil
+			return false, err, nil
 		}
-		return false, err
+		return false, nil, err
 	}
 	switch status {
 	case "":
-		return false, nil
+		return false, nil, nil
 	case VersioningEnabled, VersioningSuspended:
-		return true, nil
+		return true, nil, nil
 	}
-	return false, fmt.Errorf("bucket %q has an unknown versioning status %q", bucket, status)
+	return false, nil, fmt.Errorf("bucket %q has an unknown versioning status %q", bucket, status)
 }
 
 // clusterBatch is one listing step through a cluster's directory.
@@ -380,6 +390,8 @@ type InventoryResult struct {
 	Skipped []string
 	// Done reports that nothing is left after Cursor under any of the cluster's prefixes.
 	Done bool
+	// VersioningRefused is as PurgeResult's: the inventory counts current keys only.
+	VersioningRefused error
 }
 
 // InventoryBatch counts up to limit objects (versions and delete markers, in a versioned bucket) of the directory of
@@ -389,7 +401,7 @@ func InventoryBatch(ctx context.Context, store Interface, bucket, managerCluster
 	fail := func(err error) (InventoryResult, error) {
 		return InventoryResult{Cursor: cursor}, fmt.Errorf("can't inventory cluster %q in bucket %q: %w", managerClusterID, bucket, err)
 	}
-	versioned, after, err := startWalk(ctx, store, bucket, managerClusterID, cursor, limit)
+	versioned, after, refused, err := startWalk(ctx, store, bucket, managerClusterID, cursor, limit)
 	if err != nil {
 		return fail(err)
 	}
@@ -415,7 +427,7 @@ func InventoryBatch(ctx context.Context, store Interface, bucket, managerCluster
 	if err != nil {
 		return fail(err)
 	}
-	result := InventoryResult{Cursor: batch.last, Objects: len(batch.objects), Skipped: batch.skipped, Done: batch.done}
+	result := InventoryResult{Cursor: batch.last, Objects: len(batch.objects), Skipped: batch.skipped, Done: batch.done, VersioningRefused: refused}
 	for _, obj := range batch.objects {
 		result.Bytes += obj.Size
 	}

@@ -52,4 +52,7 @@ const (
 	duplicateReleasedReason = "DuplicateEntryReleased"
 	purgeStartedReason      = "PurgeStarted"
 	directoryCountedReason  = "DirectoryInventoried"
+	// bucketVersioningUnknownReason: the credentials may not read the bucket's versioning; only current keys are
+	// walked.
+	bucketVersioningUnknownReason = "BucketVersioningUnknown"
 )

@@ -69,6 +69,7 @@ func (c *Controller) inventory(ctx context.Context, entry *scyllav1alpha1.Scylla
 		if len(result.Skipped) != 0 {
 			c.recordSkipped(entry, result.Skipped)
 		}
+		c.recordVersioningRefused(entry, "inventory", result.VersioningRefused)
 		logger.V(2).Info("Inventoried a batch", "objects", result.Objects, "cursor", result.Cursor, "done", result.Done)
 
 		if result.Done {

@@ -58,6 +58,7 @@ func (c *Controller) purge(ctx context.Context, entry *scyllav1alpha1.ScyllaDBBa
 		if len(result.Skipped) != 0 {
 			c.recordSkipped(entry, result.Skipped)
 		}
+		c.recordVersioningRefused(entry, "purge", result.VersioningRefused)
 		if err != nil {
 			return failed(storeErrorReason(err, purgeFailedReason), err)
 		}
@@ -130,6 +131,18 @@ func (c *Controller) recordSkipped(entry *scyllav1alpha1.ScyllaDBBackupEntry, sk
 	}
 	c.eventRecorder.Eventf(entry, corev1.EventTypeWarning, "ObjectsSkipped",
 		"Left %d objects under the directory's prefixes that are not plain keys of it, for example %q", len(skipped), shown)
+}
+
+// recordVersioningRefused tells, in a Warning event, that the store refused to say whether entry's bucket keeps
+// versions (refused, when not nil), so that operation goes through current keys only: in a versioned bucket their
+// older versions stay, and nothing is freed.
+func (c *Controller) recordVersioningRefused(entry *scyllav1alpha1.ScyllaDBBackupEntry, operation string, refused error) {
+	if refused == nil {
+		return
+	}
+	c.eventRecorder.Eventf(entry, corev1.EventTypeWarning, bucketVersioningUnknownReason,
+		"The credentials may not read the bucket's versioning (%v): the %s goes through current keys only, so in a versioned bucket the older versions stay and nothing is freed; grant s3:GetBucketVersioning, s3:ListBucketVersions and s3:DeleteObjectVersion to remove every version",
+		refused, operation)
 }
 
 // writeCursor records cursor in entry's purge cursor annotation, unless it holds it already.

@@ -163,3 +163,33 @@ func TestPurgeOfAVersionObjectLockKeepsIsDegradedWithTheStoresMessage(t *testing
 		t.Errorf("expected no immediate requeue, got %q", f.queue.added)
 	}
 }
+
+// TestPurgeWithCredentialsThatMayNotReadTheVersioningSaysSo: credentials refused the bucket's versioning (ScyllaDB
+// Manager's S3 policy grants no s3:GetBucketVersioning) purge current keys, as before versioned buckets were purged,
+// and a Warning event says that in a versioned bucket the older versions stay.
+func TestPurgeWithCredentialsThatMayNotReadTheVersioningSaysSo(t *testing.T) {
+	t.Parallel()
+
+	f := newFixture(t, afterGracePeriod, goneObjects(deleted(newEntry())), allKeys(), newCredentialsSecret())
+	f.store.SetErrorFunc(func(c objectstorefake.Call) error {
+		if c.Op == objectstorefake.OpGetBucketVersioning {
+			return objectstorefake.ErrorResponse(objectstore.ErrorCodeAccessDenied, "Access Denied.", http.StatusForbidden)
+		}
+		return nil
+	})
+	for i := 0; f.testEntry(t).Status.LastOperation == nil || f.testEntry(t).Status.LastOperation.State != scyllav1alpha1.ScyllaDBBackupEntryOperationStateSucceeded; i++ {
+		if i == 20 {
+			t.Fatal("the purge did not finish in 20 syncs")
+		}
+		f.mustSync(t)
+	}
+	var warnings []string
+	for _, e := range f.events() {
+		if strings.HasPrefix(e, "Warning "+bucketVersioningUnknownReason) {
+			warnings = append(warnings, e)
+		}
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "Access Denied.") || !strings.Contains(warnings[0], "s3:GetBucketVersioning") {
+		t.Errorf("expected one %s warning naming the refusal and the permission, got %q", bucketVersioningUnknownReason, warnings)
+	}
+}
