@@ -96,10 +96,12 @@ func NewController(
 	}
 
 	if err := entryInformer.Informer().AddIndexers(cache.Indexers{
-		directoryIndex: directoryIndexFunc,
-		clusterIndex:   clusterIndexFunc,
+		clusterIndex: clusterIndexFunc,
 	}); err != nil {
 		return nil, fmt.Errorf("can't add the ScyllaDBBackupEntry indexes: %w", err)
+	}
+	if err := backupstorage.AddEntryDirectoryIndex(entryInformer.Informer()); err != nil {
+		return nil, fmt.Errorf("can't index ScyllaDBBackupEntries: %w", err)
 	}
 	if err := backupstorage.AddEntryBucketRefIndex(entryInformer.Informer()); err != nil {
 		return nil, fmt.Errorf("can't index ScyllaDBBackupEntries: %w", err)
@@ -191,7 +193,7 @@ func (c *Controller) entryHandlerFuncs() cache.ResourceEventHandlerFuncs {
 			utilruntime.HandleError(err)
 			return
 		}
-		c.enqueueIndexed(directoryIndex, directoryKey(entry.Spec.BucketRef, entry.Spec.ManagerClusterID))
+		c.enqueueIndexed(backupstorage.EntryDirectoryIndex, backupstorage.EntryDirectoryKey(entry.Spec.BucketRef, entry.Spec.ManagerClusterID))
 		if !entriesOfBucket {
 			return
 		}

@@ -17,32 +17,17 @@ import (
 // default.
 const defaultDeletionGracePeriod = 720 * time.Hour
 
-// Names of the entry informer's indexes; entries are found by bucket through backupstorage.EntryBucketRefIndex.
+// Names of the entry informer's indexes; entries are found by bucket through backupstorage.EntryBucketRefIndex and by
+// the directory they record through backupstorage.EntryDirectoryIndex, which the task controller shares.
 const (
-	// directoryIndex indexes entries by the directory they record: bucketRef and managerClusterID.
-	directoryIndex = "scylladbbackupentry-directory"
 	// clusterIndex indexes entries by the cluster object they reference: namespace, kind and name.
 	clusterIndex = "scylladbbackupentry-cluster"
 )
-
-// directoryKey is the key under which directoryIndex holds the entries of the directory managerClusterID in the
-// bucket bucketRef. Neither part can contain a "/" (a DNS subdomain and a UUID).
-func directoryKey(bucketRef, managerClusterID string) string {
-	return bucketRef + "/" + managerClusterID
-}
 
 // clusterKey is the key under which clusterIndex holds the entries that reference the cluster object of kind and
 // name in namespace.
 func clusterKey(namespace, kind, name string) string {
 	return namespace + "/" + kind + "/" + name
-}
-
-func directoryIndexFunc(obj any) ([]string, error) {
-	entry, ok := obj.(*scyllav1alpha1.ScyllaDBBackupEntry)
-	if !ok {
-		return nil, fmt.Errorf("can't index %T: expected a ScyllaDBBackupEntry", obj)
-	}
-	return []string{directoryKey(entry.Spec.BucketRef, entry.Spec.ManagerClusterID)}, nil
 }
 
 func clusterIndexFunc(obj any) ([]string, error) {

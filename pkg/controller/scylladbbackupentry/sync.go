@@ -280,7 +280,7 @@ func (c *Controller) release(ctx context.Context, entry *scyllav1alpha1.ScyllaDB
 
 // otherEntriesOfDirectory returns the entries, in any namespace, that record the same directory as entry.
 func (c *Controller) otherEntriesOfDirectory(entry *scyllav1alpha1.ScyllaDBBackupEntry) ([]*scyllav1alpha1.ScyllaDBBackupEntry, error) {
-	objs, err := c.entryIndexer.ByIndex(directoryIndex, directoryKey(entry.Spec.BucketRef, entry.Spec.ManagerClusterID))
+	objs, err := c.entryIndexer.ByIndex(backupstorage.EntryDirectoryIndex, backupstorage.EntryDirectoryKey(entry.Spec.BucketRef, entry.Spec.ManagerClusterID))
 	if err != nil {
 		return nil, fmt.Errorf("can't look up the entries of the directory of ScyllaDBBackupEntry %q: %w", klog.KObj(entry), err)
 	}

@@ -168,7 +168,7 @@ func newController(
 		{"ScyllaDBManagerTask", scyllaDBManagerTaskInformer.Informer(), taskLocationBucketIndex, taskLocationBucketIndexFunc},
 		{"ScyllaDBBackupBucket", scyllaDBBackupBucketInformer.Informer(), backupBucketNameIndex, backupBucketNameIndexFunc},
 		{"ScyllaDBBackupEntry", scyllaDBBackupEntryInformer.Informer(), backupstorage.EntryBucketRefIndex, backupstorage.EntryBucketRefIndexFunc},
-		{"ScyllaDBBackupEntry", scyllaDBBackupEntryInformer.Informer(), backupEntryDirectoryIndex, backupEntryDirectoryIndexFunc},
+		{"ScyllaDBBackupEntry", scyllaDBBackupEntryInformer.Informer(), backupstorage.EntryDirectoryIndex, backupstorage.EntryDirectoryIndexFunc},
 	}
 	for _, i := range indexes {
 		if err := controllerhelpers.AddIndexerIfAbsent(i.informer, i.name, i.indexFunc); err != nil {

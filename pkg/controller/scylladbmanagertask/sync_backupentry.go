@@ -21,32 +21,15 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// Index names on the shared informers; the entries of a bucket are found through backupstorage.EntryBucketRefIndex,
-// which the manager-controller's controllers share.
+// Index names on the shared informers; the entries of a bucket and of a directory are found through
+// backupstorage.EntryBucketRefIndex and backupstorage.EntryDirectoryIndex, which the manager-controller's controllers
+// share.
 const (
 	// backupBucketNameIndex indexes ScyllaDBBackupBuckets by spec.bucketName.
 	backupBucketNameIndex = "scylla-operator.scylladb.com/scylladb-backup-bucket-name"
 	// taskLocationBucketIndex indexes ScyllaDBManagerTasks by the S3 buckets their backup locations name.
 	taskLocationBucketIndex = "scylla-operator.scylladb.com/scylladb-manager-task-location-bucket"
-	// backupEntryDirectoryIndex indexes ScyllaDBBackupEntries by the directory they record in their namespace
-	// (backupEntryDirectoryKey): a cluster's entry is found by its ScyllaDB Manager cluster ID, whatever its name.
-	backupEntryDirectoryIndex = "scylla-operator.scylladb.com/scylladb-backup-entry-namespaced-directory"
 )
-
-// backupEntryDirectoryKey is the key under which backupEntryDirectoryIndex holds the entries in namespace of the
-// directory managerClusterID in the ScyllaDBBackupBucket bucketRef. No part can contain a "/" (a DNS label, a DNS
-// subdomain and a UUID).
-func backupEntryDirectoryKey(namespace, bucketRef, managerClusterID string) string {
-	return namespace + "/" + bucketRef + "/" + managerClusterID
-}
-
-func backupEntryDirectoryIndexFunc(obj any) ([]string, error) {
-	entry, ok := obj.(*scyllav1alpha1.ScyllaDBBackupEntry)
-	if !ok {
-		return nil, fmt.Errorf("can't index %T: expected a ScyllaDBBackupEntry", obj)
-	}
-	return []string{backupEntryDirectoryKey(entry.Namespace, entry.Spec.BucketRef, entry.Spec.ManagerClusterID)}, nil
-}
 
 func backupBucketNameIndexFunc(obj any) ([]string, error) {
 	bucket, ok := obj.(*scyllav1alpha1.ScyllaDBBackupBucket)
@@ -68,8 +51,14 @@ func taskLocationBucketIndexFunc(obj any) ([]string, error) {
 // entry deleted before the informer saw it is never observed.
 const createdBackupEntryTTL = 5 * time.Minute
 
-// createdBackupEntries remembers the entries this process created, by the directory they record
-// (backupEntryDirectoryKey), until the cache shows them. Until then the cache may show the entry that held the plain
+// createdBackupEntryKey is the key under which createdBackupEntries remembers the entry created in namespace for the
+// directory managerClusterID in the ScyllaDBBackupBucket bucketRef.
+func createdBackupEntryKey(namespace, bucketRef, managerClusterID string) string {
+	return namespace + "/" + backupstorage.EntryDirectoryKey(bucketRef, managerClusterID)
+}
+
+// createdBackupEntries remembers the entries this process created, by their namespace and the directory they record
+// (createdBackupEntryKey), until the cache shows them. Until then the cache may show the entry that held the plain
 // name gone without showing the entry created under the other name, and a sync choosing the name again would create
 // a second entry for the directory. A restarted process needs no memory: its cache starts from one consistent list.
 type createdBackupEntries struct {
@@ -184,17 +173,18 @@ func (c *Controller) syncBackupEntries(ctx context.Context, task *scyllav1alpha1
 // syncBackupEntry makes sure the entry of cluster in bucket exists and records cluster's directory. It returns why the
 // task is held back, or nil when the entry is there; the error is one retrying may fix.
 func (c *Controller) syncBackupEntry(ctx context.Context, task *scyllav1alpha1.ScyllaDBManagerTask, cluster backupEntryCluster, bucket *scyllav1alpha1.ScyllaDBBackupBucket) (*backupEntryHold, error) {
-	directory := backupEntryDirectoryKey(task.Namespace, bucket.Name, cluster.clusterID)
 	// The entry is found by the directory it records, not by name: the entry of a cluster created again under the name
-	// of a deleted one bears another name (backupEntryName), and an entry the user made may bear any.
-	objs, err := c.scyllaDBBackupEntryIndexer.ByIndex(backupEntryDirectoryIndex, directory)
+	// of a deleted one bears another name (backupEntryName), and an entry the user made may bear any. The index spans
+	// every namespace; only an entry in the task's namespace serves it.
+	objs, err := c.scyllaDBBackupEntryIndexer.ByIndex(backupstorage.EntryDirectoryIndex, backupstorage.EntryDirectoryKey(bucket.Name, cluster.clusterID))
 	if err != nil {
 		return nil, fmt.Errorf("can't look up the ScyllaDBBackupEntries of ScyllaDB Manager cluster %q in ScyllaDBBackupBucket %q: %w", cluster.clusterID, bucket.Name, err)
 	}
+	directory := createdBackupEntryKey(task.Namespace, bucket.Name, cluster.clusterID)
 	for _, obj := range objs {
 		// An entry being deleted while its cluster exists still records the directory: the entry controller purges
 		// nothing whose cluster exists.
-		if entry, ok := obj.(*scyllav1alpha1.ScyllaDBBackupEntry); ok && backupEntryRecords(entry, cluster, bucket.Name) {
+		if entry, ok := obj.(*scyllav1alpha1.ScyllaDBBackupEntry); ok && entry.Namespace == task.Namespace && backupEntryRecords(entry, cluster, bucket.Name) {
 			c.createdBackupEntries.forget(directory)
 			return nil, nil
 		}

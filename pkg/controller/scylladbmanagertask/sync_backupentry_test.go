@@ -1,18 +1,23 @@
 package scylladbmanagertask
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/backupstorage"
+	"github.com/scyllakube/scylla-operator/pkg/controller/scylladbbackupentry"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
+	"github.com/scyllakube/scylla-operator/pkg/objectstore"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	kubefake "k8s.io/client-go/kubernetes/fake"
 )
 
 const (
@@ -505,5 +510,67 @@ func TestLocationBuckets(t *testing.T) {
 
 	if got := locationBuckets(newRepairTask("weekly")); got != nil {
 		t.Errorf("a repair names buckets %q", got)
+	}
+}
+
+func TestTheTaskAndEntryControllersFindADirectorysEntriesThroughOneSharedIndex(t *testing.T) {
+	t.Parallel()
+
+	f := newFixture(t)
+	entryInformer := f.factory.Scylla().V1alpha1().ScyllaDBBackupEntries()
+	if _, err := scylladbbackupentry.NewController(
+		kubefake.NewClientset(),
+		f.scyllaClient,
+		entryInformer,
+		f.factory.Scylla().V1alpha1().ScyllaDBBackupBuckets(),
+		f.factory.Scylla().V1alpha1().ScyllaDBDatacenters(),
+		f.factory.Scylla().V1alpha1().ScyllaDBClusters(),
+		func(objectstore.Config) (objectstore.Interface, error) {
+			return nil, errors.New("no object store in this test")
+		},
+	); err != nil {
+		t.Fatalf("can't create the ScyllaDBBackupEntry controller: %v", err)
+	}
+
+	// Two entries of one directory in two namespaces, and one of another directory: an index keys entries by their
+	// directory when it puts the first two, and only them, under one key.
+	entry := newTestEntry()
+	inOtherNamespace := newTestEntry()
+	inOtherNamespace.Namespace = "elsewhere"
+	ofOtherDirectory := newTestEntry()
+	ofOtherDirectory.Spec.ManagerClusterID = predecessorClusterID
+	var directoryIndexes []string
+	for name, indexFunc := range entryInformer.Informer().GetIndexer().GetIndexers() {
+		keys := func(e *scyllav1alpha1.ScyllaDBBackupEntry) []string {
+			k, err := indexFunc(e)
+			if err != nil {
+				t.Fatalf("index %q: %v", name, err)
+			}
+			return k
+		}
+		if cmp.Equal(keys(entry), keys(inOtherNamespace)) && !cmp.Equal(keys(entry), keys(ofOtherDirectory)) {
+			directoryIndexes = append(directoryIndexes, name)
+		}
+	}
+	if diff := cmp.Diff([]string{backupstorage.EntryDirectoryIndex}, directoryIndexes); diff != "" {
+		t.Errorf("unexpected indexes by directory on the shared informer (-want +got):\n%s", diff)
+	}
+}
+
+func TestAnEntryInAnotherNamespaceDoesNotServeTheTask(t *testing.T) {
+	t.Parallel()
+
+	elsewhere := newTestEntry()
+	elsewhere.Namespace = "elsewhere"
+	f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"), newBackupBucket(testBucketObject, "backups"), elsewhere)
+
+	f.syncBeforeTheCacheCatchesUp(t, "daily")
+
+	if f.entry(t, testEntryName) == nil {
+		t.Errorf("expected ScyllaDBBackupEntry %q to be created in the task's namespace", testEntryName)
+	}
+	progressing := condition(f.task(t, "daily"), controllerhelpers.ProgressingCondition)
+	if progressing.Reason != awaitingBackupEntryReason {
+		t.Errorf("expected Progressing %s, got %+v", awaitingBackupEntryReason, progressing)
 	}
 }
