@@ -189,7 +189,7 @@ func (p *Pool) Update(name string, kubeconfig []byte) (bool, error) {
 		stopCh:          make(chan struct{}),
 		clock:           p.opts.Clock,
 		built:           p.opts.Clock(),
-		listErrors:      map[cache.SharedIndexInformer]error{},
+		listErrors:      map[cache.SharedIndexInformer]listError{},
 	}
 
 	p.lock.Lock()
@@ -311,10 +311,20 @@ type Cluster struct {
 
 	lock      sync.Mutex
 	informers []cache.SharedIndexInformer
-	// listErrors are the last list or watch error of each informer, as its reflector reported it.
-	listErrors map[cache.SharedIndexInformer]error
+	// listErrors are the last list or watch error of each informer, as its reflector reported it, and when.
+	listErrors map[cache.SharedIndexInformer]listError
 	lastProbe  *ProbeResult
 }
+
+// listError is an informer's list or watch error and the time its reflector reported it.
+type listError struct {
+	err error
+	at  time.Time
+}
+
+// recentListErrorAge is how old a list error SyncError still reports: twice the longest back-off of a reflector's
+// retries (30 seconds).
+const recentListErrorAge = time.Minute
 
 // Name is the name of the cluster's RemoteKubernetesCluster.
 func (c *Cluster) Name() string { return c.name }
@@ -357,14 +367,18 @@ func (c *Cluster) Built() time.Time { return c.built }
 // SyncError returns why the informers registered through Pool.AddHandler that have not synced yet could not list,
 // nil when none of them reported an error: the last error of the first of them in registration order, e.g. that the
 // kubeconfig's user may not list the kind (RBAC missing in the remote cluster). The informers keep retrying.
+//
+// An error older than recentListErrorAge is not reported: a reflector retries a failed list within 30 seconds, so a
+// retry has run since and has not failed, and a list that is only slow (large caches) is not refused.
 func (c *Cluster) SyncError() error {
 	c.lock.Lock()
 	defer c.lock.Unlock()
 	var first error
 	more := 0
 	for _, informer := range c.informers {
-		err := c.listErrors[informer]
-		if err == nil || informer.HasSynced() {
+		last := c.listErrors[informer]
+		err := last.err
+		if err == nil || informer.HasSynced() || c.clock().Sub(last.at) > recentListErrorAge {
 			continue
 		}
 		if first == nil {
@@ -429,7 +443,7 @@ func (c *Cluster) register(h InformerHandler) error {
 	// Set before the informer starts: it can't be set afterwards.
 	err := informer.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
 		c.lock.Lock()
-		c.listErrors[informer] = err
+		c.listErrors[informer] = listError{err: err, at: c.clock()}
 		c.lock.Unlock()
 		cache.DefaultWatchErrorHandler(ctx, r, err)
 	})

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -497,5 +498,57 @@ func TestSyncErrorTellsWhyTheCachesDoNotSyncUntilTheyDo(t *testing.T) {
 	}
 	if err := c.SyncError(); err != nil {
 		t.Errorf("want no error once the caches synced, got %v", err)
+	}
+}
+
+// TestSyncErrorForgetsAnErrorTheRetryDidNotRepeat: a list refused once and then slow (large caches, a busy API
+// server) is not reported as refused once the refusal is older than a reflector's retries: the retry runs, without an
+// error so far.
+func TestSyncErrorForgetsAnErrorTheRetryDidNotRepeat(t *testing.T) {
+	t.Parallel()
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "namespaces"}, "", errors.New(`User "x" cannot list resource "namespaces" in API group "" at the cluster scope`))
+	slow := make(chan struct{})
+	var lists atomic.Int32
+	f := &fakeClients{listErr: func() error {
+		if lists.Add(1) == 1 {
+			return forbidden
+		}
+		<-slow
+		return nil
+	}}
+	var lock sync.Mutex
+	now := time.Date(2026, 11, 25, 15, 0, 0, 0, time.UTC)
+	clock := func() time.Time {
+		lock.Lock()
+		defer lock.Unlock()
+		return now
+	}
+	advance := func(d time.Duration) {
+		lock.Lock()
+		defer lock.Unlock()
+		now = now.Add(d)
+	}
+	p := NewPool(Options{NewClients: f.newClients, Clock: clock})
+	t.Cleanup(p.Shutdown)
+	t.Cleanup(func() { close(slow) })
+	if err := p.AddHandler(namespaceHandler(&recorder{})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Update("dc2", newKubeconfig(t, "https://dc2.example.com", nil)); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := p.Get("dc2")
+	if err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return c.SyncError() != nil && lists.Load() >= 2, nil
+	}); err != nil {
+		t.Fatal("the refused list and its retry did not happen")
+	}
+	advance(recentListErrorAge)
+	if err := c.SyncError(); !apierrors.IsForbidden(err) {
+		t.Errorf("want the refusal while it is recent, got %v", err)
+	}
+	advance(time.Second)
+	if err := c.SyncError(); err != nil {
+		t.Errorf("want no error once the refusal is older than the retries, got %v", err)
 	}
 }
