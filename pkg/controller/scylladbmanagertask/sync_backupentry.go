@@ -76,27 +76,43 @@ func newCreatedBackupEntries(now func() time.Time) *createdBackupEntries {
 	return &createdBackupEntries{now: now, entries: map[string]createdBackupEntry{}}
 }
 
-func (e *createdBackupEntries) created(directory, name string) {
+// created remembers the entry named name created for directory, unless one is remembered already, and returns how
+// long until the remembered one is forgotten.
+func (e *createdBackupEntries) created(directory, name string) time.Duration {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if _, ok := e.entries[directory]; !ok {
-		e.entries[directory] = createdBackupEntry{name: name, at: e.now()}
+	now := e.now()
+	e.pruneLocked(now)
+	record, ok := e.entries[directory]
+	if !ok {
+		record = createdBackupEntry{name: name, at: now}
+		e.entries[directory] = record
 	}
+	return record.at.Add(createdBackupEntryTTL).Sub(now)
 }
 
-// pending returns the name of the entry created for directory that may not be in the cache yet.
-func (e *createdBackupEntries) pending(directory string) (string, bool) {
+// pending returns the name of the entry created for directory that may not be in the cache yet, and how long until
+// it is forgotten: a task waiting on it is synced again then, when no event of the entry came.
+func (e *createdBackupEntries) pending(directory string) (string, time.Duration, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	created, ok := e.entries[directory]
+	now := e.now()
+	e.pruneLocked(now)
+	record, ok := e.entries[directory]
 	if !ok {
-		return "", false
+		return "", 0, false
 	}
-	if e.now().Sub(created.at) > createdBackupEntryTTL {
-		delete(e.entries, directory)
-		return "", false
+	return record.name, record.at.Add(createdBackupEntryTTL).Sub(now), true
+}
+
+// pruneLocked forgets every expired record, not only the directory read: the entry of a task deleted, or moved to
+// another bucket, before the cache showed it is never synced again.
+func (e *createdBackupEntries) pruneLocked(now time.Time) {
+	for directory, record := range e.entries {
+		if now.Sub(record.at) >= createdBackupEntryTTL {
+			delete(e.entries, directory)
+		}
 	}
-	return created.name, true
 }
 
 func (e *createdBackupEntries) forget(directory string) {
@@ -108,6 +124,9 @@ func (e *createdBackupEntries) forget(directory string) {
 // backupEntryHold is why a backup to one declared bucket can't be scheduled yet.
 type backupEntryHold struct {
 	reason, message string
+	// requeueAfter, when positive, is when the task is to be synced again though no event comes: an entry it awaits
+	// may have been deleted before the cache saw it.
+	requeueAfter time.Duration
 }
 
 // syncBackupEntries makes sure that, for every ScyllaDBBackupBucket task's backup locations name, the entry of
@@ -139,7 +158,7 @@ func (c *Controller) syncBackupEntries(ctx context.Context, task *scyllav1alpha1
 				names = append(names, fmt.Sprintf("%q", b.Name))
 			}
 			slices.Sort(names)
-			failures = append(failures, backupEntryHold{backupBucketAmbiguousReason, fmt.Sprintf(
+			failures = append(failures, backupEntryHold{reason: backupBucketAmbiguousReason, message: fmt.Sprintf(
 				"ScyllaDBBackupBuckets %s all declare bucket %q; the location can't tell which one backups go to", strings.Join(names, ", "), bucketName)})
 			continue
 		}
@@ -150,6 +169,9 @@ func (c *Controller) syncBackupEntries(ctx context.Context, task *scyllav1alpha1
 		}
 		if hold == nil {
 			continue
+		}
+		if hold.requeueAfter > 0 && (o.requeueAfter <= 0 || hold.requeueAfter < o.requeueAfter) {
+			o.requeueAfter = hold.requeueAfter
 		}
 		if hold.reason == awaitingBackupEntryReason {
 			waits = append(waits, *hold)
@@ -191,12 +213,12 @@ func (c *Controller) syncBackupEntry(ctx context.Context, task *scyllav1alpha1.S
 	}
 
 	entries := c.scyllaDBBackupEntryLister.ScyllaDBBackupEntries(task.Namespace)
-	if name, ok := c.createdBackupEntries.pending(directory); ok {
+	if name, remaining, ok := c.createdBackupEntries.pending(directory); ok {
 		switch _, err := entries.Get(name); {
 		case apierrors.IsNotFound(err):
 			// Created by an earlier sync and not in the cache yet, which may already show the entry that held the plain
 			// name gone: choosing a name again would make a second entry for the directory.
-			return awaitBackupEntry(ctx, task, bucket, task.Namespace, name), nil
+			return awaitBackupEntry(ctx, task, bucket, task.Namespace, name, remaining), nil
 		case err != nil:
 			return nil, fmt.Errorf("can't get ScyllaDBBackupEntry %q: %w", klog.KRef(task.Namespace, name), err)
 		}
@@ -218,7 +240,7 @@ func (c *Controller) syncBackupEntry(ctx context.Context, task *scyllav1alpha1.S
 			return nil, fmt.Errorf("can't count the ScyllaDBBackupEntries of ScyllaDBBackupBucket %q: %w", bucket.Name, err)
 		}
 		if int64(len(using)) >= int64(*max) {
-			return &backupEntryHold{backupBucketQuotaFullReason, fmt.Sprintf(
+			return &backupEntryHold{reason: backupBucketQuotaFullReason, message: fmt.Sprintf(
 				"ScyllaDBBackupBucket %q is full: %d ScyllaDBBackupEntries use it and spec.maxClusters is %d, so ScyllaDBBackupEntry %q can't be created; backups to bucket %q wait until an entry is gone or the quota is raised",
 				bucket.Name, len(using), *max, klog.KObj(required), bucket.Spec.BucketName)}, nil
 		}
@@ -226,16 +248,22 @@ func (c *Controller) syncBackupEntry(ctx context.Context, task *scyllav1alpha1.S
 
 	_, _, err = resourceapply.Apply(ctx, c.scyllaClient.ScyllaV1alpha1().ScyllaDBBackupEntries(task.Namespace), entries, c.eventRecorder, required, resourceapply.ApplyOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
-		return &backupEntryHold{backupEntryErrorReason, fmt.Sprintf("can't create ScyllaDBBackupEntry %q: %v", klog.KObj(required), err)}, err
+		return &backupEntryHold{reason: backupEntryErrorReason, message: fmt.Sprintf("can't create ScyllaDBBackupEntry %q: %v", klog.KObj(required), err)}, err
 	}
 	// Created now, or by the previous sync before the cache saw it: its add event brings the task back.
-	c.createdBackupEntries.created(directory, required.Name)
-	return awaitBackupEntry(ctx, task, bucket, required.Namespace, required.Name), nil
+	remaining := c.createdBackupEntries.created(directory, required.Name)
+	return awaitBackupEntry(ctx, task, bucket, required.Namespace, required.Name, remaining), nil
 }
 
-func awaitBackupEntry(ctx context.Context, task *scyllav1alpha1.ScyllaDBManagerTask, bucket *scyllav1alpha1.ScyllaDBBackupBucket, namespace, name string) *backupEntryHold {
-	klog.FromContext(ctx).V(2).Info("Waiting for the ScyllaDBBackupEntry to reach the cache", "scyllaDBManagerTask", klog.KObj(task), "scyllaDBBackupEntry", klog.KRef(namespace, name))
-	return &backupEntryHold{awaitingBackupEntryReason, fmt.Sprintf("waiting for ScyllaDBBackupEntry %q of bucket %q to be observed", klog.KRef(namespace, name), bucket.Spec.BucketName)}
+// awaitBackupEntry returns the hold of a task waiting for the entry named name to reach the cache; it is synced again
+// after requeueAfter, when the entry is forgotten, should the entry be deleted before the cache saw it.
+func awaitBackupEntry(ctx context.Context, task *scyllav1alpha1.ScyllaDBManagerTask, bucket *scyllav1alpha1.ScyllaDBBackupBucket, namespace, name string, requeueAfter time.Duration) *backupEntryHold {
+	klog.FromContext(ctx).V(2).Info("Waiting for the ScyllaDBBackupEntry to reach the cache", "scyllaDBManagerTask", klog.KObj(task), "scyllaDBBackupEntry", klog.KRef(namespace, name), "requeueAfter", requeueAfter)
+	return &backupEntryHold{
+		reason:       awaitingBackupEntryReason,
+		message:      fmt.Sprintf("waiting for ScyllaDBBackupEntry %q of bucket %q to be observed", klog.KRef(namespace, name), bucket.Spec.BucketName),
+		requeueAfter: requeueAfter,
+	}
 }
 
 // backupEntryName returns the name of the entry to create for cluster, which no entry records yet, in bucket: the
@@ -287,7 +315,7 @@ func earlierIncarnationEntry(entry *scyllav1alpha1.ScyllaDBBackupEntry, cluster 
 }
 
 func backupEntryConflict(existing *scyllav1alpha1.ScyllaDBBackupEntry, cluster backupEntryCluster, bucket *scyllav1alpha1.ScyllaDBBackupBucket) *backupEntryHold {
-	return &backupEntryHold{backupEntryConflictReason, fmt.Sprintf(
+	return &backupEntryHold{reason: backupEntryConflictReason, message: fmt.Sprintf(
 		"ScyllaDBBackupEntry %q records the directory of %s %q (UID %q, ScyllaDB Manager cluster %q) in ScyllaDBBackupBucket %q, not of this %s (UID %q, ScyllaDB Manager cluster %q) in %q; backups to bucket %q wait until it is gone (annotate it %s or %s to release it before its grace period ends)",
 		klog.KObj(existing), existing.Spec.ClusterRef.Kind, existing.Spec.ClusterRef.Name, existing.Spec.ClusterRef.UID, existing.Spec.ManagerClusterID, existing.Spec.BucketRef,
 		cluster.kind, cluster.uid, cluster.clusterID, bucket.Name, bucket.Spec.BucketName,

@@ -3,6 +3,7 @@ package scylladbmanagertask
 import (
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/util/workqueue"
 )
 
 const (
@@ -572,5 +574,81 @@ func TestAnEntryInAnotherNamespaceDoesNotServeTheTask(t *testing.T) {
 	progressing := condition(f.task(t, "daily"), controllerhelpers.ProgressingCondition)
 	if progressing.Reason != awaitingBackupEntryReason {
 		t.Errorf("expected Progressing %s, got %+v", awaitingBackupEntryReason, progressing)
+	}
+}
+
+func TestExpiredCreatedEntriesAreForgottenWhenTheMemoryIsRead(t *testing.T) {
+	t.Parallel()
+
+	clock := &testClock{now: testStart}
+	created := newCreatedBackupEntries(clock.Now)
+	// The task of this directory was deleted before the cache showed its entry: the directory is never read again.
+	created.created(createdBackupEntryKey(testNamespace, testBucketObject, predecessorClusterID), "gone")
+	clock.Advance(createdBackupEntryTTL)
+
+	if _, _, ok := created.pending(createdBackupEntryKey(testNamespace, testBucketObject, testClusterID)); ok {
+		t.Errorf("expected no record of the test directory")
+	}
+	if got := len(created.entries); got != 0 {
+		t.Errorf("expected the expired record of another directory to be forgotten, %d records remain: %v", got, created.entries)
+	}
+}
+
+// delayRecordingQueue records the delays of AddAfter.
+type delayRecordingQueue struct {
+	workqueue.TypedRateLimitingInterface[string]
+	mu     sync.Mutex
+	delays []string
+}
+
+func (q *delayRecordingQueue) AddAfter(key string, d time.Duration) {
+	q.mu.Lock()
+	q.delays = append(q.delays, key+" after "+d.String())
+	q.mu.Unlock()
+	q.TypedRateLimitingInterface.AddAfter(key, d)
+}
+
+// take returns and forgets the recorded delays.
+func (q *delayRecordingQueue) take() []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	delays := q.delays
+	q.delays = nil
+	return delays
+}
+
+func TestATaskAwaitingACreatedEntryIsSyncedAgainWhenTheEntryIsForgotten(t *testing.T) {
+	t.Parallel()
+
+	f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"), newBackupBucket(testBucketObject, "backups"))
+	queue := &delayRecordingQueue{TypedRateLimitingInterface: f.controller.queue}
+	f.controller.queue = queue
+	key := testNamespace + "/daily"
+
+	f.syncBeforeTheCacheCatchesUp(t, "daily")
+	if f.entry(t, testEntryName) == nil {
+		t.Fatalf("expected ScyllaDBBackupEntry %q to be created", testEntryName)
+	}
+	if diff := cmp.Diff([]string{key + " after " + createdBackupEntryTTL.String()}, queue.take()); diff != "" {
+		t.Errorf("unexpected requeues after the create (-want +got):\n%s", diff)
+	}
+
+	// The entry is deleted before the cache saw it: no event of it ever comes; the next sync still waits, until the
+	// record expires.
+	if err := f.scyllaClient.Tracker().Delete(scyllav1alpha1.SchemeGroupVersion.WithResource("scylladbbackupentries"), testNamespace, testEntryName); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(2 * time.Minute)
+	f.syncBeforeTheCacheCatchesUp(t, "daily")
+	if diff := cmp.Diff([]string{key + " after " + (createdBackupEntryTTL - 2*time.Minute).String()}, queue.take()); diff != "" {
+		t.Errorf("unexpected requeues while waiting (-want +got):\n%s", diff)
+	}
+	f.kubeWrites()
+
+	// The requeued sync, once the record expired, creates the entry again.
+	f.clock.Advance(createdBackupEntryTTL - 2*time.Minute)
+	f.syncBeforeTheCacheCatchesUp(t, "daily")
+	if f.entry(t, testEntryName) == nil {
+		t.Errorf("expected ScyllaDBBackupEntry %q to be created again once the record expired", testEntryName)
 	}
 }
