@@ -57,8 +57,8 @@ func createdBackupEntryKey(namespace, bucketRef, managerClusterID string) string
 	return namespace + "/" + backupstorage.EntryDirectoryKey(bucketRef, managerClusterID)
 }
 
-// createdBackupEntries remembers the entries this process created, by their namespace and the directory they record
-// (createdBackupEntryKey), until the cache shows them. Until then the cache may show the entry that held the plain
+// createdBackupEntries remembers the entries this process creates, from just before the create, by their namespace and
+// the directory they record (createdBackupEntryKey), until the cache shows them or createdBackupEntryTTL passes. Until then the cache may show the entry that held the plain
 // name gone without showing the entry created under the other name, and a sync choosing the name again would create
 // a second entry for the directory. A restarted process needs no memory: its cache starts from one consistent list.
 type createdBackupEntries struct {
@@ -76,9 +76,12 @@ func newCreatedBackupEntries(now func() time.Time) *createdBackupEntries {
 	return &createdBackupEntries{now: now, entries: map[string]createdBackupEntry{}}
 }
 
-// created remembers the entry named name created for directory, unless one is remembered already, and returns how
-// long until the remembered one is forgotten.
-func (e *createdBackupEntries) created(directory, name string) time.Duration {
+// reserve remembers the entry named name as created for directory, before it is created, unless one is remembered
+// already: two workers (the tasks of one cluster) that both found the directory without an entry would otherwise
+// create one each, the second under the plain name that the cache shows freed while the first one's create is in
+// flight. It returns the remembered name, which only a caller it equals may create, and how long until it is
+// forgotten.
+func (e *createdBackupEntries) reserve(directory, name string) (string, time.Duration) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := e.now()
@@ -88,7 +91,16 @@ func (e *createdBackupEntries) created(directory, name string) time.Duration {
 		record = createdBackupEntry{name: name, at: now}
 		e.entries[directory] = record
 	}
-	return record.at.Add(createdBackupEntryTTL).Sub(now)
+	return record.name, record.at.Add(createdBackupEntryTTL).Sub(now)
+}
+
+// release forgets the reservation of name for directory, whose create failed, so that the next sync chooses again.
+func (e *createdBackupEntries) release(directory, name string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if record, ok := e.entries[directory]; ok && record.name == name {
+		delete(e.entries, directory)
+	}
 }
 
 // pending returns the name of the entry created for directory that may not be in the cache yet, and how long until
@@ -246,12 +258,18 @@ func (c *Controller) syncBackupEntry(ctx context.Context, task *scyllav1alpha1.S
 		}
 	}
 
+	// Reserved before the create: another worker that finds the directory without an entry meanwhile waits for this
+	// one instead of choosing a name of its own.
+	reserved, remaining := c.createdBackupEntries.reserve(directory, required.Name)
+	if reserved != required.Name {
+		return awaitBackupEntry(ctx, task, bucket, task.Namespace, reserved, remaining), nil
+	}
 	_, _, err = resourceapply.Apply(ctx, c.scyllaClient.ScyllaV1alpha1().ScyllaDBBackupEntries(task.Namespace), entries, c.eventRecorder, required, resourceapply.ApplyOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
+		c.createdBackupEntries.release(directory, required.Name)
 		return &backupEntryHold{reason: backupEntryErrorReason, message: fmt.Sprintf("can't create ScyllaDBBackupEntry %q: %v", klog.KObj(required), err)}, err
 	}
 	// Created now, or by the previous sync before the cache saw it: its add event brings the task back.
-	remaining := c.createdBackupEntries.created(directory, required.Name)
 	return awaitBackupEntry(ctx, task, bucket, required.Namespace, required.Name, remaining), nil
 }
 

@@ -1,6 +1,7 @@
 package scylladbmanagertask
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"sync"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	scyllaclientset "github.com/scyllakube/client/scylla/clientset/versioned"
+	scyllav1alpha1client "github.com/scyllakube/client/scylla/clientset/versioned/typed/scylla/v1alpha1"
 	"github.com/scyllakube/scylla-operator/pkg/backupstorage"
 	"github.com/scyllakube/scylla-operator/pkg/controller/scylladbbackupentry"
 	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
@@ -19,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/util/workqueue"
 )
 
@@ -583,7 +587,7 @@ func TestExpiredCreatedEntriesAreForgottenWhenTheMemoryIsRead(t *testing.T) {
 	clock := &testClock{now: testStart}
 	created := newCreatedBackupEntries(clock.Now)
 	// The task of this directory was deleted before the cache showed its entry: the directory is never read again.
-	created.created(createdBackupEntryKey(testNamespace, testBucketObject, predecessorClusterID), "gone")
+	created.reserve(createdBackupEntryKey(testNamespace, testBucketObject, predecessorClusterID), "gone")
 	clock.Advance(createdBackupEntryTTL)
 
 	if _, _, ok := created.pending(createdBackupEntryKey(testNamespace, testBucketObject, testClusterID)); ok {
@@ -650,5 +654,108 @@ func TestATaskAwaitingACreatedEntryIsSyncedAgainWhenTheEntryIsForgotten(t *testi
 	f.syncBeforeTheCacheCatchesUp(t, "daily")
 	if f.entry(t, testEntryName) == nil {
 		t.Errorf("expected ScyllaDBBackupEntry %q to be created again once the record expired", testEntryName)
+	}
+}
+
+// blockingEntryCreates blocks the first create of a ScyllaDBBackupEntry, after closing entered, until release is
+// closed. It wraps the clientset rather than being a reactor of the fake: the fake runs its reactors under one lock,
+// which a blocked reactor would hold against every other request.
+type blockingEntryCreates struct {
+	scyllaclientset.Interface
+	once             sync.Once
+	entered, release chan struct{}
+}
+
+func (c *blockingEntryCreates) ScyllaV1alpha1() scyllav1alpha1client.ScyllaV1alpha1Interface {
+	return &blockingEntryCreatesV1alpha1{ScyllaV1alpha1Interface: c.Interface.ScyllaV1alpha1(), c: c}
+}
+
+type blockingEntryCreatesV1alpha1 struct {
+	scyllav1alpha1client.ScyllaV1alpha1Interface
+	c *blockingEntryCreates
+}
+
+func (v *blockingEntryCreatesV1alpha1) ScyllaDBBackupEntries(namespace string) scyllav1alpha1client.ScyllaDBBackupEntryInterface {
+	return &blockingEntryCreatesEntries{ScyllaDBBackupEntryInterface: v.ScyllaV1alpha1Interface.ScyllaDBBackupEntries(namespace), c: v.c}
+}
+
+type blockingEntryCreatesEntries struct {
+	scyllav1alpha1client.ScyllaDBBackupEntryInterface
+	c *blockingEntryCreates
+}
+
+func (e *blockingEntryCreatesEntries) Create(ctx context.Context, entry *scyllav1alpha1.ScyllaDBBackupEntry, opts metav1.CreateOptions) (*scyllav1alpha1.ScyllaDBBackupEntry, error) {
+	first := false
+	e.c.once.Do(func() { first = true })
+	if first {
+		close(e.c.entered)
+		<-e.c.release
+	}
+	return e.ScyllaDBBackupEntryInterface.Create(ctx, entry, opts)
+}
+
+func TestTwoTasksOfAClusterCreateOneEntryWhileTheFirstCreateIsInFlight(t *testing.T) {
+	t.Parallel()
+
+	f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"), newBackupTask("weekly"), newBackupBucket(testBucketObject, "backups"), newPredecessorEntry())
+	blocking := &blockingEntryCreates{Interface: f.controller.scyllaClient, entered: make(chan struct{}), release: make(chan struct{})}
+	f.controller.scyllaClient = blocking
+
+	// The daily task's worker creates the entry under the other name, the predecessor's entry holding the plain one.
+	dailyErr := make(chan error, 1)
+	go func() { dailyErr <- f.controller.sync(t.Context(), testNamespace+"/daily") }()
+	select {
+	case <-blocking.entered:
+	case err := <-dailyErr:
+		t.Fatalf("the daily task's sync created no entry: %v", err)
+	}
+
+	// While that create is in flight the predecessor's entry is gone from the API server and the cache: the weekly
+	// task's worker finds the directory without an entry and the plain name free.
+	if err := f.scyllaClient.Tracker().Delete(scyllav1alpha1.SchemeGroupVersion.WithResource("scylladbbackupentries"), testNamespace, testEntryName); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.factory.Scylla().V1alpha1().ScyllaDBBackupEntries().Informer().GetIndexer().Delete(newPredecessorEntry()); err != nil {
+		t.Fatal(err)
+	}
+	weeklyErr := f.controller.sync(t.Context(), testNamespace+"/weekly")
+	close(blocking.release)
+	if err := <-dailyErr; err != nil {
+		t.Errorf("unexpected sync error of the daily task: %v", err)
+	}
+	if weeklyErr != nil {
+		t.Errorf("unexpected sync error of the weekly task: %v", weeklyErr)
+	}
+
+	list, err := f.scyllaClient.ScyllaV1alpha1().ScyllaDBBackupEntries(testNamespace).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range list.Items {
+		names = append(names, e.Name)
+	}
+	if diff := cmp.Diff([]string{testIncarnationEntryName}, names); diff != "" {
+		t.Errorf("unexpected entries (-want +got):\n%s", diff)
+	}
+	progressing := condition(f.task(t, "weekly"), controllerhelpers.ProgressingCondition)
+	if progressing.Reason != awaitingBackupEntryReason || !strings.Contains(progressing.Message, testIncarnationEntryName) {
+		t.Errorf("expected the weekly task Progressing %s naming %q, got %+v", awaitingBackupEntryReason, testIncarnationEntryName, progressing)
+	}
+}
+
+func TestAFailedCreateReleasesTheEntrysReservation(t *testing.T) {
+	t.Parallel()
+
+	f := newFixture(t, newRegisteredDatacenter(), newBackupTask("daily"), newBackupBucket(testBucketObject, "backups"))
+	f.scyllaClient.PrependReactor("create", "scylladbbackupentries", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, errors.New("etcd is down")
+	})
+
+	if err := f.controller.sync(t.Context(), testNamespace+"/daily"); err == nil {
+		t.Fatalf("expected the failed create to fail the sync")
+	}
+	if _, _, ok := f.controller.createdBackupEntries.pending(createdBackupEntryKey(testNamespace, testBucketObject, testClusterID)); ok {
+		t.Errorf("expected no reservation left by the failed create")
 	}
 }
