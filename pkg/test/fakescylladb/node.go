@@ -187,7 +187,8 @@ func (n *Node) APIAddress() string {
 }
 
 // Run serves the REST API on listener, joins the ring and heartbeats until ctx is done, then marks the node Down
-// and returns nil. It returns an error when the node can't join a ring, as ScyllaDB would fail to start.
+// and returns nil. It returns an error when the node can't join a ring, as ScyllaDB would fail to start; stopped
+// while it joins, it returns nil.
 func (n *Node) Run(ctx context.Context, listener net.Listener) error {
 	if n.IsDecommissioned() {
 		return ErrDecommissioned
@@ -205,6 +206,10 @@ func (n *Node) Run(ctx context.Context, listener net.Listener) error {
 		return nil
 	}
 	if err := n.join(ctx); err != nil {
+		if ctx.Err() != nil {
+			// Stopped while it joined, as a node stopped during its bootstrap: not a failure to join.
+			return nil
+		}
 		return err
 	}
 

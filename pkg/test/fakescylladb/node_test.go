@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -158,6 +159,50 @@ func TestNodeWithoutLiveSeedFailsToStart(t *testing.T) {
 	err := n.wait()
 	if err == nil || !strings.Contains(err.Error(), "no live node at any of its seeds [10.0.0.1]") {
 		t.Errorf("unexpected error %v", err)
+	}
+}
+
+// TestNodeStoppedWhileItJoinsExitsCleanly: a node registered in the ring but stopped before it reported itself
+// Normal (its state request still in flight) returns nil, as when it is stopped at any later point; a caller that
+// waited for it to show in the ring and stopped it must not read a failure to start.
+func TestNodeStoppedWhileItJoinsExitsCleanly(t *testing.T) {
+	t.Parallel()
+	registry := NewRegistry(0).Handler()
+	stateRequested := make(chan struct{}, 1)
+	release := make(chan struct{})
+	var slowState atomic.Bool
+	reg := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if slowState.Load() && strings.HasSuffix(req.URL.Path, "/state") {
+			select {
+			case stateRequested <- struct{}{}:
+			default:
+			}
+			// Slow to answer: the node is stopped meanwhile.
+			select {
+			case <-req.Context().Done():
+			case <-release:
+			}
+			http.Error(w, "too late", http.StatusServiceUnavailable)
+			return
+		}
+		registry.ServeHTTP(w, req)
+	}))
+	defer reg.Close()
+	defer close(release)
+	a := startTestNode(t, reg.URL, t.TempDir(), "10.0.0.1", Knobs{}, "10.0.0.1")
+	a.waitForMode(t, scyllaclient.OperationModeNormal)
+	slowState.Store(true)
+	// A bootstrap delay makes the node join Joining and then report itself Normal.
+	n := startTestNode(t, reg.URL, t.TempDir(), "10.0.0.2", Knobs{BootstrapDelay: Duration(time.Millisecond)}, "10.0.0.1")
+	select {
+	case <-stateRequested:
+	case <-n.finished:
+		t.Fatalf("the node stopped before it reported its state: %v", n.runErr)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the node never reported its state")
+	}
+	if err := n.stop(); err != nil {
+		t.Errorf("want a node stopped while it joins to return nil, got %v", err)
 	}
 }
 
