@@ -96,7 +96,7 @@ func NewController(
 		statusBatcher: controllerhelpers.NewStatusBatcher(controllerhelpers.DefaultStatusBatchPeriod),
 		clock:         time.Now,
 		createdTasks:  newCreateExpectations(time.Now),
-		refusals:      newRefusals(),
+		refusals:      controllerhelpers.NewKeyedMemory[refusal](),
 	}
 
 	c.handlers = controllerhelpers.NewHandlers(klog.Background().WithName(ControllerName), c.queue, scyllaClusterGVK, c.getScyllaCluster)

@@ -3,15 +3,15 @@ package scyllacluster
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"strings"
-	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/record"
+
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 )
 
 // isRefusal tells whether err, possibly wrapped, is the API server refusing a write for what the object holds, a
@@ -83,42 +83,12 @@ type refusal struct {
 
 // refusals remember, per ScyllaCluster key and then per object ("<Kind>/<name>"), the writes the API server refused
 // (isRefusal), so that the same write is not sent again on every sync of the ScyllaCluster: each of the ScyllaCluster's
-// own status writes, for one, syncs it again. A refused write is sent again once its verdict key changes: the
-// ScyllaCluster's generation, the object required, the existing object (its resourceVersion, status included, as a
-// webhook may judge an update by the old object's status) or the ScyllaDBDatacenter a task names. They live in memory
-// only: after a restart each refused write is sent once more.
-type refusals struct {
-	lock      sync.Mutex
-	byCluster map[string]map[string]refusal
-}
-
-func newRefusals() *refusals {
-	return &refusals{byCluster: map[string]map[string]refusal{}}
-}
-
-// get returns a copy of the refusals the last sync of the ScyllaCluster key met.
-func (r *refusals) get(key string) map[string]refusal {
-	r.lock.Lock()
-	defer r.lock.Unlock()
-	return maps.Clone(r.byCluster[key])
-}
-
-// set replaces the refusals of the ScyllaCluster key with those its sync met: a write that was not refused again, or
-// not attempted, is forgotten.
-func (r *refusals) set(key string, met map[string]refusal) {
-	r.lock.Lock()
-	defer r.lock.Unlock()
-	if len(met) == 0 {
-		delete(r.byCluster, key)
-		return
-	}
-	r.byCluster[key] = met
-}
-
-// forget drops the refusals of the ScyllaCluster key, which is gone.
-func (r *refusals) forget(key string) {
-	r.set(key, nil)
-}
+// own status writes, for one, syncs it again. A sync replaces what it met (a write that was not refused again, or not
+// attempted, is forgotten). A refused write is sent again once its verdict key changes: the ScyllaCluster's
+// generation, the object required, the existing object (its resourceVersion, status included, as a webhook may judge
+// an update by the old object's status) or the ScyllaDBDatacenter a task names. They live in memory only: after a
+// restart each refused write is sent once more.
+type refusals = controllerhelpers.KeyedMemory[refusal]
 
 // applyUnlessRefused runs apply, which writes the object named object ("<Kind>/<name>") of kind and records its
 // events on the recorder it gets, unless the API server refused the write of the same verdict key (verdictKey) in the

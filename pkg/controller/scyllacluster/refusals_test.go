@@ -448,7 +448,7 @@ func TestSyncForgetsTheRefusalsOfAGoneScyllaCluster(t *testing.T) {
 	if err := f.sync(t, sc); err != nil {
 		t.Fatalf("expected no error to requeue with, got %v", err)
 	}
-	if got := f.controller.refusals.get(key); len(got) != 1 {
+	if got := f.controller.refusals.Get(key); len(got) != 1 {
 		t.Fatalf("expected the refusal remembered, got %v", got)
 	}
 
@@ -459,7 +459,7 @@ func TestSyncForgetsTheRefusalsOfAGoneScyllaCluster(t *testing.T) {
 	if err := f.sync(t, sc); err != nil {
 		t.Fatalf("unexpected error once the ScyllaCluster is gone: %v", err)
 	}
-	if got := f.controller.refusals.get(key); len(got) != 0 {
+	if got := f.controller.refusals.Get(key); len(got) != 0 {
 		t.Errorf("expected the refusals of the gone ScyllaCluster forgotten, got %v", got)
 	}
 }

@@ -67,7 +67,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		logger.V(2).Info("ScyllaCluster is gone", "scyllaCluster", klog.KRef(namespace, name))
 		c.statusBatcher.Forget(key)
 		c.createdTasks.forget(key)
-		c.refusals.forget(key)
+		c.refusals.Forget(key)
 		return nil
 	}
 	if err != nil {
@@ -80,11 +80,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 
 	state := newSyncState()
-	state.previousRefusals = c.refusals.get(key)
+	state.previousRefusals = c.refusals.Get(key)
 	// Whatever way the sync ends, a refused write it did not send again is forgotten: one it did not get to (the tasks
 	// after the ScyllaDBDatacenter's creation, the datacenter of a spec that can't be translated) is sent once more
 	// next time.
-	defer func() { c.refusals.set(key, state.refusals) }()
+	defer func() { c.refusals.Set(key, state.refusals) }()
 	// A spec the webhook would refuse (one stored while it was not installed, or before it had a rule) is not
 	// translated where it is wrong: errors inside one backup or repair leave only that task as it is, and the
 	// ScyllaDBManagerTask sub-sync reports them.

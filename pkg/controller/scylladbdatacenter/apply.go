@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sync"
 
 	scyllav1alpha1 "github.com/scyllakube/api/scylla/v1alpha1"
+	"github.com/scyllakube/scylla-operator/pkg/controllerhelpers"
 	"github.com/scyllakube/scylla-operator/pkg/kubeinterfaces"
 	"github.com/scyllakube/scylla-operator/pkg/naming"
 	"github.com/scyllakube/scylla-operator/pkg/resourceapply"
@@ -191,8 +191,7 @@ func keepsDecommissionProgress(required metav1.Object) func(existing metav1.Obje
 // which saves hashing the object. inputs must identify everything the builder reads. Objects without a UID or a
 // resourceVersion are never taken as unchanged.
 type noOpApplies[I comparable] struct {
-	lock  sync.Mutex
-	byKey map[string]map[string]noOpApply[I]
+	*controllerhelpers.KeyedMemory[noOpApply[I]]
 }
 
 // noOpApply is an object Apply left as it was.
@@ -203,7 +202,7 @@ type noOpApply[I comparable] struct {
 }
 
 func newNoOpApplies[I comparable]() *noOpApplies[I] {
-	return &noOpApplies[I]{byKey: map[string]map[string]noOpApply[I]{}}
+	return &noOpApplies[I]{controllerhelpers.NewKeyedMemory[noOpApply[I]]()}
 }
 
 // unchanged tells whether Apply left the object named like inCache, built from inputs, as it was at the version the
@@ -212,24 +211,6 @@ func (n *noOpApplies[I]) unchanged(key string, inputs I, inCache metav1.Object) 
 	if len(inCache.GetUID()) == 0 || len(inCache.GetResourceVersion()) == 0 {
 		return false
 	}
-	n.lock.Lock()
-	defer n.lock.Unlock()
-	a, ok := n.byKey[key][inCache.GetName()]
+	a, ok := n.Lookup(key, inCache.GetName())
 	return ok && a.inputs == inputs && a.uid == inCache.GetUID() && a.resourceVersion == inCache.GetResourceVersion()
-}
-
-// set replaces what is remembered of the datacenter key.
-func (n *noOpApplies[I]) set(key string, applies map[string]noOpApply[I]) {
-	n.lock.Lock()
-	defer n.lock.Unlock()
-	if len(applies) == 0 {
-		delete(n.byKey, key)
-		return
-	}
-	n.byKey[key] = applies
-}
-
-// forget drops what is remembered of the datacenter key, which is gone.
-func (n *noOpApplies[I]) forget(key string) {
-	n.set(key, nil)
 }

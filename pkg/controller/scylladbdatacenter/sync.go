@@ -74,7 +74,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		logger.V(2).Info("ScyllaDBDatacenter is gone")
 		c.expectations.forget(key)
 		c.conflicts.forget(key)
-		c.serviceApplies.forget(key)
+		c.serviceApplies.Forget(key)
 		c.statusBatcher.Forget(key)
 		c.forgetCertificates(namespace, name)
 		return nil

@@ -152,9 +152,9 @@ func (c *Controller) applyServices(ctx context.Context, sdc *scyllav1alpha1.Scyl
 		remembered[svc.Name] = noOpApply[serviceInputs]{inputs: inputs[i], uid: actual.UID, resourceVersion: actual.ResourceVersion}
 	}
 	if mayKeep {
-		c.serviceApplies.set(owned.key, remembered)
+		c.serviceApplies.Set(owned.key, remembered)
 	} else {
-		c.serviceApplies.forget(owned.key)
+		c.serviceApplies.Forget(owned.key)
 	}
 	return applied, progressing, err
 }

@@ -120,7 +120,7 @@ func TestNoOpAppliesNeedTheSameInputsAndVersion(t *testing.T) {
 	svc.Name, svc.UID, svc.ResourceVersion = "basic-dc1-a-0", "svc-uid", "7"
 	inputs := serviceInputs{sdcUID: "sdc-uid", sdcResourceVersion: "3", automaticTLS: true}
 	applies := newNoOpApplies[serviceInputs]()
-	applies.set("scylla/basic", map[string]noOpApply[serviceInputs]{svc.Name: {inputs: inputs, uid: svc.UID, resourceVersion: svc.ResourceVersion}})
+	applies.Set("scylla/basic", map[string]noOpApply[serviceInputs]{svc.Name: {inputs: inputs, uid: svc.UID, resourceVersion: svc.ResourceVersion}})
 
 	if !applies.unchanged("scylla/basic", inputs, svc) {
 		t.Error("the Service as remembered is not unchanged")
@@ -151,7 +151,7 @@ func TestNoOpAppliesNeedTheSameInputsAndVersion(t *testing.T) {
 	if applies.unchanged("scylla/other", inputs, svc) {
 		t.Error("the Service is unchanged for another datacenter")
 	}
-	applies.forget("scylla/basic")
+	applies.Forget("scylla/basic")
 	if applies.unchanged("scylla/basic", inputs, svc) {
 		t.Error("the Service is unchanged after the datacenter was forgotten")
 	}
