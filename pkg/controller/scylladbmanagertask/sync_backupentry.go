@@ -82,16 +82,26 @@ func newCreatedBackupEntries(now func() time.Time) *createdBackupEntries {
 // flight. It returns the remembered name, which only a caller it equals may create, and how long until it is
 // forgotten.
 func (e *createdBackupEntries) reserve(directory, name string) (string, time.Duration) {
+	record, left, _ := e.lookup(directory, name)
+	return record, left
+}
+
+// lookup returns the entry remembered for directory and how long until it is forgotten, after forgetting the
+// expired ones. With reserve set, a directory without an entry remembered gets one named reserve.
+func (e *createdBackupEntries) lookup(directory, reserve string) (string, time.Duration, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := e.now()
 	e.pruneLocked(now)
 	record, ok := e.entries[directory]
 	if !ok {
-		record = createdBackupEntry{name: name, at: now}
+		if reserve == "" {
+			return "", 0, false
+		}
+		record = createdBackupEntry{name: reserve, at: now}
 		e.entries[directory] = record
 	}
-	return record.name, record.at.Add(createdBackupEntryTTL).Sub(now)
+	return record.name, record.at.Add(createdBackupEntryTTL).Sub(now), true
 }
 
 // release forgets the reservation of name for directory, whose create failed, so that the next sync chooses again.
@@ -106,15 +116,7 @@ func (e *createdBackupEntries) release(directory, name string) {
 // pending returns the name of the entry created for directory that may not be in the cache yet, and how long until
 // it is forgotten: a task waiting on it is synced again then, when no event of the entry came.
 func (e *createdBackupEntries) pending(directory string) (string, time.Duration, bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	now := e.now()
-	e.pruneLocked(now)
-	record, ok := e.entries[directory]
-	if !ok {
-		return "", 0, false
-	}
-	return record.name, record.at.Add(createdBackupEntryTTL).Sub(now), true
+	return e.lookup(directory, "")
 }
 
 // pruneLocked forgets every expired record, not only the directory read: the entry of a task deleted, or moved to
